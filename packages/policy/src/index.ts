@@ -1,0 +1,1 @@
+export { RingfenceError, isRingfenceError } from './errors.js';

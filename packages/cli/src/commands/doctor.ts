@@ -1,0 +1,28 @@
+import { Command } from '@oclif/core';
+import { type DoctorReport, runDoctor } from '@ringfence/gateway';
+import { formatCheckLines } from '../lib/format.js';
+
+export default class Doctor extends Command {
+  static override description =
+    'Check this machine: Node.js, the container engine, RINGFENCE_HOME permissions, the installed organisation policy and offline images.';
+
+  static override examples = ['<%= config.bin %> doctor', '<%= config.bin %> doctor --json'];
+
+  static override enableJsonFlag = true;
+
+  async run(): Promise<DoctorReport> {
+    await this.parse(Doctor);
+    const report = await runDoctor();
+    if (!this.jsonEnabled()) {
+      for (const line of formatCheckLines(report.checks)) this.log(line);
+      this.log(
+        report.ok
+          ? '\nAll required checks passed.'
+          : '\nA required check failed: run the fix shown above, then `ringfence doctor` again.',
+      );
+    }
+    // Exit 1 on a failed required check, in text and JSON mode alike (CI reads the code).
+    if (!report.ok) process.exitCode = 1;
+    return report;
+  }
+}

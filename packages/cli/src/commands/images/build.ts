@@ -1,0 +1,45 @@
+import { Command, Flags } from '@oclif/core';
+import {
+  type BuiltImage,
+  buildNodeBaseImage,
+  createDockerClient,
+  probeEngine,
+  resolveEngineEndpoint,
+} from '@ringfence/gateway';
+import { formatBytes } from '../../lib/format.js';
+
+export default class ImagesBuild extends Command {
+  static override description =
+    'Build the images ringfence needs from files on this machine, without any registry: a Node base image made from the local Node runtime (FROM scratch). Tags are derived from the content; a second run builds nothing.';
+
+  static override examples = ['<%= config.bin %> images build', '<%= config.bin %> images build --json'];
+
+  static override enableJsonFlag = true;
+
+  static override flags = {
+    verbose: Flags.boolean({ char: 'v', description: "Show the engine's build output." }),
+  };
+
+  async run(): Promise<{ images: BuiltImage[] }> {
+    const { flags } = await this.parse(ImagesBuild);
+    const endpoint = resolveEngineEndpoint();
+    const docker = createDockerClient(endpoint);
+    try {
+      await probeEngine(docker, endpoint);
+    } catch (error) {
+      this.error((error as Error).message, { exit: 1 });
+    }
+    const onProgress =
+      flags.verbose && !this.jsonEnabled() ? (line: string) => this.logToStderr(`  ${line}`) : undefined;
+    const images: BuiltImage[] = [];
+    const base = await buildNodeBaseImage(docker, onProgress ? { onProgress } : {});
+    images.push(base);
+    if (!this.jsonEnabled()) {
+      for (const image of images) {
+        const verb = image.built ? 'built  ' : 'present';
+        this.log(`${verb}  ${image.ref}  ${image.id.slice(0, 19)}  ${formatBytes(image.sizeBytes)}`);
+      }
+    }
+    return { images };
+  }
+}

@@ -1,0 +1,147 @@
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type Docker from 'dockerode';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { GatewayError } from '../errors.js';
+import { inspectHome } from '../home/home.js';
+import { checkNode, type DoctorEnvironment, runDoctor } from './doctor.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'rf-doctor-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const fakeDocker = {
+  listImages: async () => [{ RepoTags: ['ringfence/node-base:20.20.2-abc'] }],
+} as unknown as Docker;
+
+function environment(overrides: Partial<DoctorEnvironment> = {}): DoctorEnvironment {
+  return {
+    env: { RINGFENCE_HOME: join(dir, 'home'), RINGFENCE_POLICY_DIR: join(dir, 'policy') },
+    nodeVersion: '20.20.2',
+    engine: async () => ({
+      endpoint: { host: 'unix:///fake.sock', source: 'DOCKER_HOST', options: {} },
+      info: { kind: 'docker', version: '28.0.0', apiVersion: '1.47' },
+      docker: fakeDocker,
+    }),
+    inspectHome: (path) => inspectHome(path),
+    fileExists: () => false,
+    ...overrides,
+  };
+}
+
+describe('runDoctor', () => {
+  it('passes when the engine answers and the home does not exist yet', async () => {
+    const report = await runDoctor(environment());
+    expect(report.ok).toBe(true);
+    expect(report.checks.map((c) => [c.id, c.status])).toEqual([
+      ['node', 'ok'],
+      ['engine', 'ok'],
+      ['home', 'ok'],
+      ['policy', 'ok'],
+      ['images', 'ok'],
+    ]);
+    expect(report.checks.find((c) => c.id === 'engine')?.summary).toContain('docker 28.0.0');
+  });
+
+  it('fails, with a fix, when no engine answers, and skips the image check', async () => {
+    const report = await runDoctor(
+      environment({
+        engine: async () => {
+          throw new GatewayError(
+            'ENGINE_UNREACHABLE',
+            'No container engine answers at unix:///nope.sock (ENOENT). Run …',
+          );
+        },
+      }),
+    );
+    expect(report.ok).toBe(false);
+    const engine = report.checks.find((c) => c.id === 'engine');
+    expect(engine).toMatchObject({ status: 'fail', required: true });
+    expect(engine?.summary).toContain('unix:///nope.sock');
+    expect(engine?.fix).toContain('scripts/ensure-engine');
+    expect(report.checks.some((c) => c.id === 'images')).toBe(false);
+  });
+
+  it('fails when RINGFENCE_HOME is readable by others, naming the chmod that fixes it', async () => {
+    const home = join(dir, 'home');
+    await import('node:fs/promises').then((fs) => fs.mkdir(home, { mode: 0o755 }));
+    await chmod(home, 0o755);
+    const report = await runDoctor(environment());
+    const check = report.checks.find((c) => c.id === 'home');
+    expect(report.ok).toBe(false);
+    expect(check?.status).toBe('fail');
+    expect(check?.summary).toContain('0755');
+    expect(check?.fix).toBe(`chmod 700 '${home}'`);
+  });
+
+  it('fails when a file in RINGFENCE_HOME is group-readable', async () => {
+    const home = join(dir, 'home');
+    await import('node:fs/promises').then((fs) => fs.mkdir(home, { mode: 0o700 }));
+    await writeFile(join(home, 'mcp-pins.json'), '{}', { mode: 0o640 });
+    await chmod(join(home, 'mcp-pins.json'), 0o640);
+    const check = (await runDoctor(environment())).checks.find((c) => c.id === 'home');
+    expect(check?.status).toBe('fail');
+    expect(check?.fix).toContain(`chmod 600 '${join(home, 'mcp-pins.json')}'`);
+  });
+
+  it('passes a 0700 home with 0600 files', async () => {
+    const home = join(dir, 'home');
+    await import('node:fs/promises').then((fs) => fs.mkdir(home, { mode: 0o700 }));
+    await writeFile(join(home, 'audit.jsonl'), '', { mode: 0o600 });
+    const check = (await runDoctor(environment())).checks.find((c) => c.id === 'home');
+    expect(check).toMatchObject({ status: 'ok' });
+  });
+
+  it('refuses a home that is a symbolic link', async () => {
+    const { mkdir, symlink } = await import('node:fs/promises');
+    await mkdir(join(dir, 'real'), { mode: 0o700 });
+    await symlink(join(dir, 'real'), join(dir, 'home'));
+    const check = (await runDoctor(environment())).checks.find((c) => c.id === 'home');
+    expect(check?.status).toBe('fail');
+    expect(check?.summary).toContain('not a directory');
+  });
+
+  it('reports a policy without its trust root as a required failure', async () => {
+    const policyDir = join(dir, 'policy');
+    const report = await runDoctor(environment({ fileExists: (p) => p === join(policyDir, 'policy.json') }));
+    const check = report.checks.find((c) => c.id === 'policy');
+    expect(check).toMatchObject({ status: 'fail', required: true });
+    expect(check?.fix).toContain('ringfence policy install');
+    expect(report.ok).toBe(false);
+  });
+
+  it('warns, without failing, when no base image is built', async () => {
+    const noImages = { listImages: async () => [] } as unknown as Docker;
+    const report = await runDoctor(
+      environment({
+        engine: async () => ({
+          endpoint: { host: 'unix:///fake.sock', source: 'DOCKER_HOST', options: {} },
+          info: { kind: 'podman', version: '5.0.0', apiVersion: '1.41' },
+          docker: noImages,
+        }),
+      }),
+    );
+    expect(report.ok).toBe(true);
+    expect(report.checks.find((c) => c.id === 'images')).toMatchObject({
+      status: 'warn',
+      fix: 'ringfence images build',
+    });
+    expect(report.checks.find((c) => c.id === 'engine')?.summary).toContain('podman 5.0.0');
+  });
+});
+
+describe('checkNode', () => {
+  it.each([
+    ['20.19.0', 'ok'],
+    ['22.1.0', 'ok'],
+    ['20.18.3', 'fail'],
+    ['18.20.0', 'fail'],
+  ])('%s → %s', (version, status) => {
+    expect(checkNode(version).status).toBe(status);
+  });
+});

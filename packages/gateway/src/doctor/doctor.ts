@@ -1,0 +1,181 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type Docker from 'dockerode';
+import { type HomeInspection, inspectHome, resolveHome } from '../home/home.js';
+import {
+  createDockerClient,
+  type EngineEndpoint,
+  type EngineInfo,
+  probeEngine,
+  resolveEngineEndpoint,
+} from '../runtime/engine.js';
+
+export type CheckStatus = 'ok' | 'warn' | 'fail';
+
+export interface DoctorCheck {
+  readonly id: 'node' | 'engine' | 'home' | 'policy' | 'images';
+  readonly title: string;
+  readonly status: CheckStatus;
+  /** A failed required check makes `ringfence doctor` exit 1. */
+  readonly required: boolean;
+  readonly summary: string;
+  /** What to run to fix it, when status is not ok. */
+  readonly fix?: string;
+}
+
+export interface DoctorReport {
+  readonly ok: boolean;
+  readonly checks: readonly DoctorCheck[];
+}
+
+/** Everything the doctor reads from the outside world, so each check can be tested alone. */
+export interface DoctorEnvironment {
+  readonly env: NodeJS.ProcessEnv;
+  readonly nodeVersion: string;
+  readonly engine: () => Promise<{ endpoint: EngineEndpoint; info: EngineInfo; docker: Docker }>;
+  readonly inspectHome: (path: string) => Promise<HomeInspection>;
+  readonly fileExists: (path: string) => boolean;
+}
+
+export const MIN_NODE = [20, 19] as const;
+
+export function systemDoctorEnvironment(env: NodeJS.ProcessEnv = process.env): DoctorEnvironment {
+  return {
+    env,
+    nodeVersion: process.versions.node,
+    engine: async () => {
+      const endpoint = resolveEngineEndpoint(env);
+      const docker = createDockerClient(endpoint);
+      return { endpoint, docker, info: await probeEngine(docker, endpoint) };
+    },
+    inspectHome: (path) => inspectHome(path),
+    fileExists: existsSync,
+  };
+}
+
+export function checkNode(version: string): DoctorCheck {
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  const ok = major > MIN_NODE[0] || (major === MIN_NODE[0] && minor >= MIN_NODE[1]);
+  return {
+    id: 'node',
+    title: 'Node.js',
+    required: true,
+    status: ok ? 'ok' : 'fail',
+    summary: ok ? `v${version}` : `v${version} is older than the v${MIN_NODE.join('.')} ringfence needs`,
+    ...(ok
+      ? {}
+      : {
+          fix: `Install Node.js ${MIN_NODE.join('.')} or newer (https://nodejs.org) and run ringfence doctor again.`,
+        }),
+  };
+}
+
+export async function checkHome(env: DoctorEnvironment): Promise<DoctorCheck> {
+  const path = resolveHome(env.env);
+  const base = { id: 'home', title: 'RINGFENCE_HOME', required: true } as const;
+  let inspection: HomeInspection;
+  try {
+    inspection = await env.inspectHome(path);
+  } catch (error) {
+    return {
+      ...base,
+      status: 'fail',
+      summary: `${path} cannot be read: ${(error as Error).message}`,
+      fix: `Check the permissions of ${path}, or set RINGFENCE_HOME to a directory you own.`,
+    };
+  }
+  if (!inspection.exists) {
+    return {
+      ...base,
+      status: 'ok',
+      summary: `${path} (not created yet; it is created with mode 0700 on first use)`,
+    };
+  }
+  if (inspection.problems.length === 0)
+    return { ...base, status: 'ok', summary: `${path} (0700, files 0600)` };
+  return {
+    ...base,
+    status: 'fail',
+    summary: inspection.problems.map((p) => p.problem).join('; '),
+    fix: inspection.problems.map((p) => p.fix).join(' && '),
+  };
+}
+
+export function policyDirectory(env: NodeJS.ProcessEnv): string {
+  return env.RINGFENCE_POLICY_DIR?.trim() || '/etc/ringfence';
+}
+
+export function checkPolicyInstalled(env: DoctorEnvironment): DoctorCheck {
+  const dir = policyDirectory(env.env);
+  const policy = join(dir, 'policy.json');
+  const root = join(dir, 'root.json');
+  const base = { id: 'policy', title: 'Organisation policy', required: false } as const;
+  const hasPolicy = env.fileExists(policy);
+  const hasRoot = env.fileExists(root);
+  if (!hasPolicy && !hasRoot) {
+    return { ...base, status: 'ok', summary: `none installed in ${dir} (local rules only)` };
+  }
+  if (hasPolicy !== hasRoot) {
+    return {
+      ...base,
+      status: 'fail',
+      required: true,
+      summary: `${hasPolicy ? root : policy} is missing: a policy cannot be verified without its trust root`,
+      fix: 'Install both files with: ringfence policy install POLICY --root ROOT',
+    };
+  }
+  return { ...base, status: 'ok', summary: `installed: ${policy} (trust root ${root})` };
+}
+
+/** Run every check; the engine is asked once, and the image check only when it answered. */
+export async function runDoctor(env: DoctorEnvironment = systemDoctorEnvironment()): Promise<DoctorReport> {
+  const checks: DoctorCheck[] = [checkNode(env.nodeVersion)];
+  let docker: Docker | undefined;
+  try {
+    const engine = await env.engine();
+    docker = engine.docker;
+    checks.push({
+      id: 'engine',
+      title: 'Container engine',
+      required: true,
+      status: 'ok',
+      summary: `${engine.info.kind} ${engine.info.version} (API ${engine.info.apiVersion}) at ${engine.endpoint.host}`,
+    });
+  } catch (error) {
+    checks.push({
+      id: 'engine',
+      title: 'Container engine',
+      required: true,
+      status: 'fail',
+      summary: (error as Error).message.split('. ')[0] ?? String(error),
+      fix: 'Run scripts/ensure-engine (Debian/Ubuntu as root), or start Docker/Podman and set DOCKER_HOST to its socket.',
+    });
+  }
+  checks.push(await checkHome(env));
+  checks.push(checkPolicyInstalled(env));
+  if (docker) checks.push(await checkImages(docker));
+  return { ok: checks.every((c) => c.status !== 'fail' || !c.required), checks };
+}
+
+async function checkImages(docker: Docker): Promise<DoctorCheck> {
+  const base = { id: 'images', title: 'Offline images', required: false } as const;
+  try {
+    const images = await docker.listImages({ filters: { label: ['ringfence.image=node-base'] } });
+    const tags = images.flatMap((image) => image.RepoTags ?? []).filter((tag) => tag !== '<none>:<none>');
+    if (tags.length > 0)
+      return { ...base, status: 'ok', summary: `Node base image present: ${tags.sort().join(', ')}` };
+    return {
+      ...base,
+      status: 'warn',
+      summary: 'no Node base image built yet',
+      fix: 'ringfence images build',
+    };
+  } catch (error) {
+    return {
+      ...base,
+      status: 'warn',
+      summary: `could not list images: ${(error as Error).message}`,
+      fix: 'ringfence images build',
+    };
+  }
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+// `npm run demo`: the main job on the built-in example, from a fresh clone.
+// Installs and builds when needed, makes sure a container engine answers, builds the offline
+// images and checks the machine. Every step says what it does; a failing step stops the demo
+// with the command that fixes it.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
+const cli = join(repo, 'packages/cli/bin/run.js');
+
+function step(title, command, args, { optional = false } = {}) {
+  process.stderr.write(`\n== ${title}\n$ ${[command, ...args].join(' ')}\n`);
+  const result = spawnSync(command, args, {
+    cwd: repo,
+    stdio: 'inherit',
+    env: { ...process.env, TURBO_TELEMETRY_DISABLED: '1' },
+  });
+  if (result.status !== 0 && !optional) {
+    process.stderr.write(
+      `\ndemo: "${title}" failed (exit ${result.status}). Fix what it printed above and run npm run demo again.\n`,
+    );
+    process.exit(result.status ?? 1);
+  }
+  return result.status;
+}
+
+if (!existsSync(join(repo, 'node_modules/.package-lock.json')))
+  step('Install dependencies', 'npm', ['ci', '--no-audit', '--no-fund']);
+step('Build every package', 'npm', ['run', 'build']);
+step('Make sure a container engine answers', join(repo, 'scripts/ensure-engine'), []);
+step('Build the offline images (no registry)', process.execPath, [cli, 'images', 'build']);
+step('Check this machine', process.execPath, [cli, 'doctor']);
+process.stderr.write('\ndemo: done. Next: read README.md and docs/ for what each command does.\n');

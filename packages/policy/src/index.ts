@@ -1,1 +1,1 @@
-export { RingfenceError, isRingfenceError } from './errors.js';
+export { isRingfenceError, RingfenceError } from './errors.js';

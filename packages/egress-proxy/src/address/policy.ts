@@ -1,0 +1,59 @@
+import { networkInterfaces } from 'node:os';
+import { canonicalIp, type IpBytes, parseIp } from './ip.js';
+import { type Cidr, cidrContains, classifyAddress } from './ranges.js';
+
+/**
+ * Decides whether one resolved (or connected) address may be dialled. Order matters:
+ * the proxy's own listening socket is refused even inside an exempted range (a loop through
+ * itself would hide the real destination); then exemptions; then the proxy's other addresses;
+ * then the forbidden ranges.
+ */
+export class AddressPolicy {
+  private readonly exempt: readonly Cidr[];
+  private readonly own = new Set<string>();
+  private listenPort = 0;
+  private listenAny = false;
+  private readonly listenAddresses = new Set<string>();
+
+  constructor(exempt: readonly Cidr[]) {
+    this.exempt = exempt;
+    for (const list of Object.values(networkInterfaces())) {
+      for (const info of list ?? []) {
+        const key = canonicalIp(info.address);
+        if (key) this.own.add(key);
+      }
+    }
+  }
+
+  /** Records where the proxy listens, once it is listening. */
+  setListening(address: string, port: number): void {
+    this.listenPort = port;
+    const ip = parseIp(address);
+    if (ip?.bytes.every((b) => b === 0)) this.listenAny = true;
+    const key = canonicalIp(address);
+    if (key) {
+      this.listenAddresses.add(key);
+      this.own.add(key);
+    }
+  }
+
+  /** Returns a refusal reason, or `null` when the address may be dialled on `port`. */
+  check(ip: IpBytes, port: number): string | null {
+    const key = `${Array.from(ip.bytes).join(',')}/${ip.family}`;
+    const isListenHost = this.listenAddresses.has(key) || (this.listenAny && this.own.has(key));
+    if (
+      port === this.listenPort &&
+      (isListenHost || (this.listenAny && classifyAddress(ip) === 'loopback'))
+    ) {
+      return 'proxy-itself';
+    }
+    if (this.exempt.some((c) => cidrContains(c, ip))) return null;
+    if (this.own.has(key)) return 'proxy-own-address';
+    return classifyAddress(ip);
+  }
+
+  checkText(address: string, port: number): string | null {
+    const ip = parseIp(address);
+    return ip ? this.check(ip, port) : 'unparseable-address';
+  }
+}

@@ -1,0 +1,85 @@
+import { fstatSync, statSync } from 'node:fs';
+import { parseCidr } from '../address/ranges.js';
+import { EgressProxyError } from '../errors.js';
+import { parseAllowEntry } from '../matching/allowlist.js';
+import { parseResolvePins, startEgressProxy } from '../proxy.js';
+import { parseArgs, USAGE } from './args.js';
+
+function say(event: Record<string, unknown>): void {
+  process.stderr.write(`${JSON.stringify({ ts: new Date().toISOString(), ...event })}\n`);
+}
+
+/**
+ * `--lifeline` exists so the proxy dies with the process that started it. A stdin that is
+ * already closed, or /dev/null, would end at once, so starting would be pointless: say so.
+ */
+function lifelineProblem(): string | null {
+  let stat: ReturnType<typeof fstatSync>;
+  try {
+    stat = fstatSync(0);
+  } catch {
+    return 'standard input is closed';
+  }
+  if (stat.isCharacterDevice()) {
+    try {
+      const devNull = statSync('/dev/null');
+      if (devNull.rdev === stat.rdev) return 'standard input is /dev/null';
+    } catch {
+      // No /dev/null to compare with (a scratch image): fall through and rely on EOF.
+    }
+  }
+  if (stat.isFile()) return 'standard input is a regular file, which ends';
+  return null;
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  let cli: ReturnType<typeof parseArgs>;
+  try {
+    cli = parseArgs(argv);
+    // Validate everything before listening so a typo is a usage error, not a half-started proxy.
+    cli.proxy.allow.forEach(parseAllowEntry);
+    (cli.proxy.allowAddresses ?? []).forEach(parseCidr);
+    parseResolvePins(cli.proxy.resolve ?? []);
+  } catch (err) {
+    process.stderr.write(`ringfence-egress-proxy: ${(err as Error).message}\n`);
+    return 2;
+  }
+  if (cli.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (cli.lifeline) {
+    const problem = lifelineProblem();
+    if (problem) {
+      process.stderr.write(
+        `ringfence-egress-proxy: --lifeline needs standard input held open by the parent process, but ${problem}; ` +
+          'start it with a pipe on stdin (docker run -i / attach stdin), or drop --lifeline\n',
+      );
+      return 2;
+    }
+  }
+  let proxy: Awaited<ReturnType<typeof startEgressProxy>>;
+  try {
+    proxy = await startEgressProxy(cli.proxy);
+  } catch (err) {
+    const code = err instanceof EgressProxyError ? err.code : 'EGRESS_LISTEN_FAILED';
+    process.stderr.write(`ringfence-egress-proxy: ${(err as Error).message} (${code})\n`);
+    return 1;
+  }
+  say({ event: 'listening', address: proxy.address, port: proxy.port });
+  return await new Promise<number>((resolve) => {
+    const stop = (why: string, code: number) => {
+      say({ event: 'stopping', reason: why });
+      void proxy.close();
+      resolve(code);
+    };
+    if (cli.lifeline) {
+      process.stdin.on('data', () => {});
+      process.stdin.once('end', () => stop('lifeline-ended', 0));
+      process.stdin.once('error', () => stop('lifeline-error', 0));
+      process.stdin.resume();
+    }
+    process.once('SIGTERM', () => stop('SIGTERM', 0));
+    process.once('SIGINT', () => stop('SIGINT', 0));
+  });
+}

@@ -1,0 +1,27 @@
+import type { Agent } from 'node:http';
+import type { AddressPolicy } from '../address/policy.js';
+import type { NameResolver } from '../dns/resolve.js';
+import type { DecisionLog } from '../log/events.js';
+import type { Allowlist } from '../matching/allowlist.js';
+
+export interface ProxyLimits {
+  readonly maxTunnels: number;
+  readonly idleTimeoutMs: number;
+  readonly connectTimeoutMs: number;
+  readonly headerTimeoutMs: number;
+  readonly responseTimeoutMs: number;
+  readonly maxHeaderBytes: number;
+  readonly maxHeaderCount: number;
+}
+
+/** Everything a request handler needs; one per running proxy. */
+export interface ProxyContext {
+  readonly allowlist: Allowlist;
+  readonly resolver: NameResolver;
+  readonly policy: AddressPolicy;
+  readonly log: DecisionLog;
+  readonly options: ProxyLimits;
+  /** Open and pending tunnels, counted against `maxTunnels`. */
+  readonly tunnels: Set<symbol>;
+  readonly agent: Agent;
+}

@@ -1,0 +1,81 @@
+import { Agent, createServer, type Server } from 'node:http';
+import { connect, type NetConnectOpts, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { handleConnect } from '../tunnel/connect.js';
+import type { ProxyContext } from './context.js';
+import { handleForward } from './forward.js';
+import { refuseRaw } from './respond.js';
+
+/** Upstream pool for plain-HTTP forwards; keyed by the vetted IP, so reuse never skips a check. */
+export function createUpstreamAgent(idleMs: number): Agent {
+  const agent = new Agent({ keepAlive: true, maxFreeSockets: 256, timeout: idleMs, scheduling: 'lifo' });
+  // The default createConnection would accept a host name and run dns.lookup; ours only ever
+  // receives the vetted IP, and never resolves.
+  (agent as unknown as { createConnection: (o: NetConnectOpts) => Socket }).createConnection = (o) =>
+    connect({ ...o, noDelay: true } as NetConnectOpts);
+  return agent;
+}
+
+function clientErrorStatus(code: string | undefined): [number, string] {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return [431, 'headers-too-large'];
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return [408, 'header-timeout'];
+    case 'HPE_UNEXPECTED_CONTENT_LENGTH':
+    case 'HPE_INVALID_CONTENT_LENGTH':
+    case 'HPE_INVALID_TRANSFER_ENCODING':
+    case 'HPE_INVALID_CHUNK_SIZE':
+      return [400, 'bad-framing'];
+    default:
+      return [400, 'malformed-request'];
+  }
+}
+
+export function createProxyServer(ctx: ProxyContext): Server {
+  const server = createServer({
+    maxHeaderSize: ctx.options.maxHeaderBytes,
+    headersTimeout: ctx.options.headerTimeoutMs,
+    // Bodies may legitimately be slow; the idle timeout bounds them instead.
+    requestTimeout: 0,
+    // Node checks header deadlines on this interval; the default (30 s) would let a slowloris
+    // client hold a socket far past the header timeout.
+    connectionsCheckingInterval: Math.max(250, Math.min(1000, ctx.options.headerTimeoutMs / 4)),
+    keepAliveTimeout: 5000,
+    // Host is checked by the proxy itself so the refusal is logged with a reason.
+    requireHostHeader: false,
+    joinDuplicateHeaders: false,
+    insecureHTTPParser: false,
+  });
+  server.maxHeadersCount = 0;
+  server.timeout = ctx.options.idleTimeoutMs;
+  server.on('request', (req, res) => {
+    void handleForward(ctx, req, res);
+  });
+  server.on('connect', (req, socket: Duplex, head: Buffer) => {
+    void handleConnect(ctx, req, socket, head);
+  });
+  server.on('upgrade', (req, socket: Duplex) => {
+    socket.on('error', () => socket.destroy());
+    ctx.log.decision({
+      method: req.method ?? '',
+      host: '',
+      port: 0,
+      allowed: false,
+      reason: 'upgrade-refused',
+      status: 400,
+    });
+    refuseRaw(socket, 400, 'upgrade-refused');
+  });
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    socket.on('error', () => socket.destroy());
+    if (err.code === 'ECONNRESET' || err.code === 'EPIPE' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const [status, reason] = clientErrorStatus(err.code);
+    ctx.log.decision({ method: '', host: '', port: 0, allowed: false, reason, status });
+    refuseRaw(socket, status, reason);
+  });
+  return server;
+}

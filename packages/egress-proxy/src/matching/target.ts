@@ -1,0 +1,132 @@
+import { domainToASCII } from 'node:url';
+import { detectIpLiteral, type IpBytes } from '../address/ip.js';
+
+/**
+ * The outcome of reading a request target. `malformed` targets are answered 400; `ip-literal`
+ * targets are refused 403 before anything else happens (no DNS, no allowlist lookup).
+ */
+export type TargetParse =
+  | { readonly kind: 'name'; readonly host: string; readonly port: number }
+  | { readonly kind: 'ip-literal'; readonly host: string; readonly port: number; readonly ip: IpBytes | null }
+  | { readonly kind: 'malformed'; readonly reason: string; readonly host: string; readonly port: number };
+
+export interface ForwardTarget {
+  readonly target: TargetParse;
+  /** The request path (origin-form) to send upstream. */
+  readonly path: string;
+}
+
+const MAX_NAME = 253;
+
+/**
+ * Normalises a DNS name: lower case, one trailing dot removed, IDNA to A-labels. Returns `null`
+ * for anything that is not a plausible host name, which callers answer with 400.
+ */
+export function normalizeHostName(raw: string): string | null {
+  if (raw === '' || raw.length > 1024) return null;
+  // Percent-encoding, whitespace, userinfo and path characters have no business in a host; reject
+  // them before IDNA, which would otherwise quietly map or strip some of them.
+  if (/[%@\\/?#\s[\]:,;"'<>^`{|}*!$&()+=~]/.test(raw)) return null;
+  if (/[\u0000-\u001f\u007f]/.test(raw)) return null;
+  let name = raw.endsWith('.') ? raw.slice(0, -1) : raw;
+  if (name === '' || name.endsWith('.')) return null;
+  name = domainToASCII(name.toLowerCase());
+  if (name === '' || name.length > MAX_NAME) return null;
+  for (const label of name.split('.')) {
+    if (label.length === 0 || label.length > 63) return null;
+    if (!/^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?$/.test(label)) return null;
+  }
+  return name;
+}
+
+function parsePort(text: string): number | null {
+  if (!/^[0-9]{1,5}$/.test(text)) return null;
+  const port = Number(text);
+  return port >= 1 && port <= 65535 ? port : null;
+}
+
+/**
+ * Classifies a host string (without port). The IP-literal check runs on the raw text *and* on the
+ * IDNA form, because full-width digits (`１２７.０.０.１`) become ASCII digits under IDNA.
+ */
+export function classifyHost(rawHost: string, port: number): TargetParse {
+  const literal = detectIpLiteral(rawHost);
+  if (literal.literal) return { kind: 'ip-literal', host: rawHost.toLowerCase(), port, ip: literal.ip };
+  const host = normalizeHostName(rawHost);
+  if (host === null) return { kind: 'malformed', reason: 'invalid-host', host: rawHost.slice(0, 255), port };
+  const after = detectIpLiteral(host);
+  if (after.literal) return { kind: 'ip-literal', host, port, ip: after.ip };
+  return { kind: 'name', host, port };
+}
+
+/**
+ * Splits `host[:port]` / `[v6]:port`. `defaultPort` applies when the port is absent (Host headers
+ * and absolute URIs); CONNECT passes `null` because its authority must carry a port.
+ */
+export function parseAuthority(authority: string, defaultPort: number | null): TargetParse {
+  const bad = (reason: string): TargetParse => ({
+    kind: 'malformed',
+    reason,
+    host: authority.slice(0, 255),
+    port: defaultPort ?? 0,
+  });
+  if (authority === '' || authority.length > 1024) return bad('invalid-authority');
+  if (authority.includes('@')) return bad('userinfo-in-authority');
+  if (authority.includes('%')) {
+    // Zone ids inside brackets are an IPv6 literal; anything else percent-encoded is malformed.
+    if (authority.startsWith('[')) {
+      const end = authority.indexOf(']');
+      const port = parsePort(authority.slice(end + 2)) ?? defaultPort ?? 0;
+      return { kind: 'ip-literal', host: authority.slice(0, end + 1).toLowerCase(), port, ip: null };
+    }
+    return bad('percent-encoding-in-authority');
+  }
+  let hostText: string;
+  let portText: string | undefined;
+  if (authority.startsWith('[')) {
+    const end = authority.indexOf(']');
+    if (end < 0) return bad('invalid-authority');
+    hostText = authority.slice(0, end + 1);
+    const rest = authority.slice(end + 1);
+    if (rest !== '' && !rest.startsWith(':')) return bad('invalid-authority');
+    portText = rest === '' ? undefined : rest.slice(1);
+  } else {
+    const colons = authority.split(':').length - 1;
+    if (colons > 1) {
+      // An unbracketed IPv6 address: refuse it as an address, whatever port it might end in.
+      return { kind: 'ip-literal', host: authority.toLowerCase(), port: defaultPort ?? 0, ip: null };
+    }
+    const at = authority.lastIndexOf(':');
+    hostText = at < 0 ? authority : authority.slice(0, at);
+    portText = at < 0 ? undefined : authority.slice(at + 1);
+  }
+  let port: number;
+  if (portText === undefined) {
+    if (defaultPort === null) return bad('missing-port');
+    port = defaultPort;
+  } else {
+    const parsed = parsePort(portText);
+    if (parsed === null) return bad('invalid-port');
+    port = parsed;
+  }
+  if (hostText === '') return bad('invalid-host');
+  return classifyHost(hostText, port);
+}
+
+/** Parses a CONNECT request target (authority-form, port required). */
+export function parseConnectTarget(target: string): TargetParse {
+  return parseAuthority(target, null);
+}
+
+/**
+ * Parses a plain-HTTP proxy request target, which must be an absolute `http://` URI. Anything
+ * else (origin-form, `https://`, `*`) is not a proxy request and is refused by the caller.
+ */
+export function parseForwardTarget(target: string): ForwardTarget | null {
+  const match = /^http:\/\/([^/?#]*)([/?][^#]*)?$/i.exec(target);
+  if (!match) return null;
+  const authority = match[1] ?? '';
+  let path = match[2] ?? '/';
+  if (path.startsWith('?')) path = `/${path}`;
+  return { target: parseAuthority(authority, 80), path };
+}

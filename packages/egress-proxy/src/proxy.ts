@@ -1,0 +1,122 @@
+import { once } from 'node:events';
+import { isIP } from 'node:net';
+import { AddressPolicy } from './address/policy.js';
+import { parseCidr } from './address/ranges.js';
+import { NameResolver } from './dns/resolve.js';
+import { EgressProxyError } from './errors.js';
+import type { ProxyContext, ProxyLimits } from './http/context.js';
+import { createProxyServer, createUpstreamAgent } from './http/server.js';
+import { DecisionLog, type LogSink, stdoutSink } from './log/events.js';
+import { Allowlist, parseAllowEntry } from './matching/allowlist.js';
+import { normalizeHostName } from './matching/target.js';
+
+export interface EgressProxyOptions {
+  /** Listen address; port 0 picks a free port. */
+  readonly host: string;
+  readonly port: number;
+  /** `--allow` entries: `HOST`, `HOST:PORT`, `*.DOMAIN`, `*.DOMAIN:PORT`. */
+  readonly allow: readonly string[];
+  /** `--allow-address` CIDRs exempted from the forbidden ranges. */
+  readonly allowAddresses?: readonly string[];
+  /** `--resolve` pins as `NAME=IP` strings; several pins for one name give several answers. */
+  readonly resolve?: readonly string[];
+  readonly maxTunnels?: number;
+  readonly idleTimeoutSec?: number;
+  readonly connectTimeoutMs?: number;
+  readonly headerTimeoutMs?: number;
+  readonly responseTimeoutMs?: number;
+  readonly dnsServers?: readonly string[];
+  readonly dnsTimeoutMs?: number;
+  readonly dnsTries?: number;
+  /** Where decision and close lines go; stdout by default. */
+  readonly log?: LogSink;
+}
+
+export interface RunningEgressProxy {
+  readonly address: string;
+  readonly port: number;
+  /** Stops accepting, ends open tunnels and resolves when the listener is closed. */
+  close(): Promise<void>;
+}
+
+export const DEFAULTS = {
+  maxTunnels: 1024,
+  idleTimeoutSec: 300,
+  connectTimeoutMs: 10_000,
+  headerTimeoutMs: 15_000,
+  responseTimeoutMs: 120_000,
+  dnsTimeoutMs: 2_500,
+  dnsTries: 2,
+  maxHeaderBytes: 16 * 1024,
+  maxHeaderCount: 100,
+} as const;
+
+export function parseResolvePins(pins: readonly string[]): Map<string, string[]> {
+  const map = new Map<string, string[]>();
+  for (const pin of pins) {
+    const eq = pin.indexOf('=');
+    const name = normalizeHostName(eq > 0 ? pin.slice(0, eq) : '');
+    const ip = eq > 0 ? pin.slice(eq + 1).trim() : '';
+    if (name === null || isIP(ip) === 0) {
+      throw new EgressProxyError(
+        'EGRESS_BAD_RESOLVE_PIN',
+        `--resolve "${pin}": write NAME=IP with a host name and an IPv4 or IPv6 address, e.g. api.test=127.0.0.1`,
+      );
+    }
+    map.set(name, [...(map.get(name) ?? []), ip]);
+  }
+  return map;
+}
+
+/** Starts the proxy in this process. Validation errors throw {@link EgressProxyError}. */
+export async function startEgressProxy(options: EgressProxyOptions): Promise<RunningEgressProxy> {
+  const limits: ProxyLimits = {
+    maxTunnels: options.maxTunnels ?? DEFAULTS.maxTunnels,
+    idleTimeoutMs: (options.idleTimeoutSec ?? DEFAULTS.idleTimeoutSec) * 1000,
+    connectTimeoutMs: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs,
+    headerTimeoutMs: options.headerTimeoutMs ?? DEFAULTS.headerTimeoutMs,
+    responseTimeoutMs: options.responseTimeoutMs ?? DEFAULTS.responseTimeoutMs,
+    maxHeaderBytes: DEFAULTS.maxHeaderBytes,
+    maxHeaderCount: DEFAULTS.maxHeaderCount,
+  };
+  const policy = new AddressPolicy((options.allowAddresses ?? []).map(parseCidr));
+  const ctx: ProxyContext = {
+    allowlist: new Allowlist(options.allow.map(parseAllowEntry)),
+    resolver: new NameResolver({
+      timeoutMs: options.dnsTimeoutMs ?? DEFAULTS.dnsTimeoutMs,
+      tries: options.dnsTries ?? DEFAULTS.dnsTries,
+      servers: options.dnsServers ?? [],
+      pins: parseResolvePins(options.resolve ?? []),
+    }),
+    policy,
+    log: new DecisionLog(options.log ?? stdoutSink()),
+    options: limits,
+    tunnels: new Set(),
+    agent: createUpstreamAgent(limits.idleTimeoutMs),
+  };
+  const server = createProxyServer(ctx);
+  server.listen({ host: options.host, port: options.port, exclusive: true });
+  try {
+    await once(server, 'listening');
+  } catch (err) {
+    throw new EgressProxyError(
+      'EGRESS_LISTEN_FAILED',
+      `cannot listen on ${options.host}:${options.port}: ${(err as Error).message}`,
+    );
+  }
+  const bound = server.address();
+  if (bound === null || typeof bound === 'string') {
+    throw new EgressProxyError('EGRESS_LISTEN_FAILED', 'the listener has no TCP address');
+  }
+  policy.setListening(bound.address, bound.port);
+  return {
+    address: bound.address,
+    port: bound.port,
+    close: async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      ctx.agent.destroy();
+      await closed;
+    },
+  };
+}

@@ -1,0 +1,128 @@
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { ProxyContext } from '../http/context.js';
+import { countHeader } from '../http/headers.js';
+import { refuseRaw } from '../http/respond.js';
+import { decide } from '../matching/decide.js';
+import { parseConnectTarget } from '../matching/target.js';
+import { dialVetted } from './dial.js';
+
+/**
+ * Handles one CONNECT request: decide, dial the vetted address, then relay bytes both ways with
+ * half-close preserved (TLS close_notify and request/response protocols depend on it).
+ */
+export async function handleConnect(ctx: ProxyContext, req: IncomingMessage, client: Duplex, head: Buffer) {
+  client.on('error', () => client.destroy());
+  const method = 'CONNECT';
+  const started = Date.now();
+  const target = parseConnectTarget(req.url ?? '');
+  const host = target.host;
+  const port = target.port;
+  const refuse = (status: number, reason: string, address?: string) => {
+    ctx.log.decision({ method, host, port, allowed: false, reason, ...(address ? { address } : {}), status });
+    refuseRaw(client, status, reason);
+  };
+  if (countHeader(req.rawHeaders, 'host') > 1) return refuse(400, 'duplicate-host');
+  // Pending tunnels count against the cap too, so a burst cannot pile up DNS queries and dials.
+  if (ctx.tunnels.size >= ctx.options.maxTunnels) return refuse(429, 'tunnel-limit');
+  const slot = Symbol('tunnel');
+  ctx.tunnels.add(slot);
+  let released = false;
+  const release = () => {
+    if (!released) {
+      released = true;
+      ctx.tunnels.delete(slot);
+    }
+  };
+  try {
+    const verdict = await decide(target, ctx);
+    if (!verdict.allowed) {
+      release();
+      return refuse(verdict.status, verdict.reason, verdict.address);
+    }
+    const dialled = await dialVetted(verdict.addresses, port, ctx.options.connectTimeoutMs, ctx.policy);
+    if (!dialled.ok) {
+      release();
+      return refuse(dialled.status, dialled.reason, dialled.address);
+    }
+    const upstream = dialled.socket;
+    if (client.destroyed || !client.writable) {
+      upstream.destroy();
+      release();
+      ctx.log.decision({
+        method,
+        host,
+        port,
+        allowed: false,
+        reason: 'client-closed',
+        address: dialled.address,
+        status: 499,
+      });
+      return;
+    }
+    ctx.log.decision({
+      method,
+      host,
+      port,
+      allowed: true,
+      reason: 'allowed',
+      address: dialled.address,
+      status: 200,
+    });
+    relay(ctx, client as Socket, upstream, head, host, port, started, release);
+  } catch {
+    release();
+    refuse(502, 'internal-error');
+  }
+}
+
+function relay(
+  ctx: ProxyContext,
+  client: Socket,
+  upstream: Socket,
+  head: Buffer,
+  host: string,
+  port: number,
+  started: number,
+  release: () => void,
+) {
+  let open = 2;
+  const onClose = (hadError: boolean) => {
+    open -= 1;
+    if (open > 0) {
+      // A reset on one side is passed on as a teardown of the other; a clean close lets the
+      // other side drain what it still has to write, bounded by the idle timeout.
+      if (hadError) {
+        client.destroy();
+        upstream.destroy();
+      }
+      return;
+    }
+    release();
+    ctx.log.close({
+      host,
+      port,
+      bytes_in: upstream.bytesRead,
+      bytes_out: upstream.bytesWritten,
+      duration_ms: Date.now() - started,
+    });
+  };
+  client.once('close', onClose);
+  upstream.once('close', onClose);
+  upstream.on('error', () => client.destroy());
+  client.on('error', () => upstream.destroy());
+  const idle = ctx.options.idleTimeoutMs;
+  const onIdle = () => {
+    client.destroy();
+    upstream.destroy();
+  };
+  client.setTimeout(idle, onIdle);
+  upstream.setTimeout(idle, onIdle);
+  client.setNoDelay(true);
+  client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+  if (head.length > 0) upstream.write(head);
+  // pipe() ends the destination when the source ends, which is exactly a half-close.
+  client.pipe(upstream);
+  upstream.pipe(client);
+}

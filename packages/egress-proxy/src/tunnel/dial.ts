@@ -1,0 +1,74 @@
+import { connect, type Socket } from 'node:net';
+import { canonicalIp } from '../address/ip.js';
+import type { AddressPolicy } from '../address/policy.js';
+
+export type DialOutcome =
+  | { readonly ok: true; readonly socket: Socket; readonly address: string }
+  | { readonly ok: false; readonly reason: string; readonly status: number; readonly address?: string };
+
+/**
+ * Verifies that a connected socket reached the address we vetted, and that the peer itself
+ * still passes the policy. Cheap insurance against anything between us and the kernel (a
+ * transparent redirect, an unexpected family mapping) changing the destination.
+ */
+export function peerProblem(
+  socket: Socket,
+  expected: string,
+  port: number,
+  policy: AddressPolicy,
+): string | null {
+  const remote = socket.remoteAddress;
+  if (!remote || canonicalIp(remote) !== canonicalIp(expected)) return 'peer-mismatch';
+  const refused = policy.checkText(remote, port);
+  return refused ? `forbidden-address:${refused}` : null;
+}
+
+/**
+ * Dials the vetted addresses in order, each with its own connect timeout, and returns the first
+ * socket whose peer checks out. Addresses are IP strings, so no resolution happens here.
+ */
+export async function dialVetted(
+  addresses: readonly string[],
+  port: number,
+  timeoutMs: number,
+  policy: AddressPolicy,
+): Promise<DialOutcome> {
+  let last: DialOutcome = { ok: false, reason: 'connect-failed', status: 502 };
+  for (const address of addresses.slice(0, 4)) {
+    last = await dialOne(address, port, timeoutMs, policy);
+    if (last.ok || last.reason === 'peer-mismatch' || last.reason.startsWith('forbidden')) return last;
+  }
+  return last;
+}
+
+function dialOne(
+  address: string,
+  port: number,
+  timeoutMs: number,
+  policy: AddressPolicy,
+): Promise<DialOutcome> {
+  return new Promise((resolve) => {
+    // allowHalfOpen: a tunnel must carry one direction after the other has ended.
+    const socket = connect({ host: address, port, allowHalfOpen: true, noDelay: true });
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve({ ok: false, reason: 'connect-timeout', status: 504, address });
+    }, timeoutMs);
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      socket.removeAllListeners('error');
+      const problem = peerProblem(socket, address, port, policy);
+      if (problem) {
+        socket.destroy();
+        resolve({ ok: false, reason: problem, status: problem === 'peer-mismatch' ? 502 : 403, address });
+        return;
+      }
+      resolve({ ok: true, socket, address });
+    });
+    socket.once('error', () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ ok: false, reason: 'connect-failed', status: 502, address });
+    });
+  });
+}

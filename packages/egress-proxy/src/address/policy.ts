@@ -5,8 +5,8 @@ import { type Cidr, cidrContains, classifyAddress } from './ranges.js';
 /**
  * Decides whether one resolved (or connected) address may be dialled. Order matters:
  * the proxy's own listening socket is refused even inside an exempted range (a loop through
- * itself would hide the real destination); then exemptions; then the proxy's other addresses;
- * then the forbidden ranges.
+ * itself would hide the real destination); then exemptions; then the forbidden ranges; then the
+ * proxy's other addresses.
  */
 export class AddressPolicy {
   private readonly exempt: readonly Cidr[];
@@ -48,8 +48,9 @@ export class AddressPolicy {
       return 'proxy-itself';
     }
     if (this.exempt.some((c) => cidrContains(c, ip))) return null;
-    if (this.own.has(key)) return 'proxy-own-address';
-    return classifyAddress(ip);
+    // The range class is the more informative reason; own-address catches a public address
+    // assigned to this host (a sidecar with a routable interface).
+    return classifyAddress(ip) ?? (this.own.has(key) ? 'proxy-own-address' : null);
   }
 
   checkText(address: string, port: number): string | null {

@@ -1,1 +1,120 @@
+/**
+ * @ringfence/policy — the organisation policy: canonical JSON, DSSE envelopes signed with
+ * Ed25519, a trust root with roles, thresholds, rotation and expiry, verification with
+ * rollback protection, and pure evaluation helpers for the gateway.
+ *
+ * @packageDocumentation
+ */
+
+// Canonical JSON, digests and the strict reader: shared with the gateway.
+export {
+  CanonicalError,
+  type CanonicalErrorCode,
+  canonicalBytes,
+  canonicalize,
+  digestOf,
+  sha256Hex,
+} from './canonical/canonicalize.js';
+// Keys and signatures.
+export {
+  checkPublicKey,
+  type Ed25519KeyPair,
+  generateKeyPair,
+  hasCanonicalScalar,
+  keyPairFromSeed,
+  type PublicKeyProblem,
+  verifyStrict,
+} from './crypto/ed25519.js';
+export {
+  addSignatures,
+  countSignatures,
+  type Envelope,
+  type EnvelopeSignature,
+  type OpenedEnvelope,
+  openEnvelope,
+  POLICY_PAYLOAD_TYPE,
+  pae,
+  ROOT_PAYLOAD_TYPE,
+  signEnvelope,
+  type ThresholdCount,
+  type TrustedKey,
+} from './envelope/envelope.js';
 export { isRingfenceError, RingfenceError } from './errors.js';
+// Evaluation.
+export {
+  allowedTools,
+  type CallContext,
+  type CallDecision,
+  decideCall,
+  type EgressCeiling,
+  egressCeiling,
+  type ImageIdentity,
+  isEgressWithinCeiling,
+  isImageAllowed,
+  isReadOnlyTool,
+  isToolAllowed,
+  orgPins,
+  ruleMatches,
+} from './evaluate/evaluate.js';
+export { globMatches } from './evaluate/glob.js';
+export { MISSING, resolvePointer } from './evaluate/pointer.js';
+// Files: atomic writes and cross-process locks.
+export { ensurePrivateDirectory, type WriteFileAtomicOptions, writeFileAtomic } from './fs/atomic.js';
+export { FsError, type FsErrorCode } from './fs/errors.js';
+export { type FileLockOptions, withFileLock } from './fs/lock.js';
+// Installed policy and local state.
+export { INSTALLED, installedPolicyDir } from './installed/files.js';
+export { type InstallPolicyOptions, installPolicy } from './installed/install.js';
+export {
+  type InstalledPolicyResult,
+  type LoadInstalledOptions,
+  loadInstalledPolicy,
+} from './installed/load.js';
+export { JsonError, type JsonErrorCode, parseStrictJson, type StrictJsonOptions } from './json/strict.js';
+export { KeyError, type KeyErrorCode } from './keys/errors.js';
+export {
+  keyFiles,
+  type PrivateKeyFile,
+  type PublicKey,
+  type PublicKeyFile,
+  readPrivateKeyFile,
+  readPublicKeyFile,
+  writeKeyPair,
+} from './keys/keyfile.js';
+export { keyIdOf } from './keys/keyid.js';
+// Policy.
+export { parseDateTime } from './policy/datetime.js';
+export { POLICY_SCHEMA } from './policy/schema.js';
+export type { Action, Condition, Policy, PolicyPin, PolicyServer, Rule } from './policy/types.js';
+export { type PolicyValidation, validatePolicy } from './policy/validate.js';
+export {
+  type SeenPolicyVersion,
+  signPolicy,
+  type VerifiedPolicy,
+  type VerifyPolicyOptions,
+  verifyPolicy,
+} from './policy/verify.js';
+// Trust root.
+export { type BuildRootInput, buildRoot, signRoot } from './root/create.js';
+export {
+  checkRootPayload,
+  type RootPayload,
+  type RootRole,
+  type TrustedRoot,
+  type VerifyRootOptions,
+  verifyRootChain,
+} from './root/root.js';
+export { ROOT_SCHEMA } from './root/schema.js';
+export {
+  type PolicyState,
+  policyStatePath,
+  readPolicyState,
+  recordAccepted,
+  ringfenceHome,
+  StateError,
+  type StateErrorCode,
+  trustedRootFromState,
+  updatePolicyState,
+} from './state/state.js';
+// Verification results.
+export type { VerifyCode, VerifyFailure, VerifyResult } from './verify/result.js';

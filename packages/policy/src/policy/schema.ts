@@ -1,0 +1,157 @@
+/**
+ * The JSON Schema (2020-12) of a policy payload. The published copy in
+ * `policies/policy.schema.json` is generated from this object (`npm run schema` in this package)
+ * and a test fails if the two drift apart.
+ */
+export const POLICY_SCHEMA = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'urn:ringfence:schema:policy:1',
+  title: 'ringfence organisation policy',
+  description:
+    'The payload of a signed ringfence policy (DSSE payloadType application/vnd.ringfence.policy+json). Unknown fields are refused.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['_type', 'spec_version', 'name', 'version', 'issued_at', 'expires', 'default_action'],
+  properties: {
+    _type: { const: 'ringfence/policy' },
+    spec_version: { const: 1 },
+    name: {
+      description: 'Policy name; rollback protection keeps the highest version seen per name.',
+      type: 'string',
+      pattern: '^[a-z0-9][a-z0-9._-]{0,63}$',
+    },
+    version: { description: 'Only goes up.', type: 'integer', minimum: 1, maximum: 9007199254740991 },
+    issued_at: { type: 'string', format: 'date-time' },
+    expires: { type: 'string', format: 'date-time' },
+    default_egress: {
+      description: 'Network ceiling for servers the policy lists no hosts for. Default deny.',
+      enum: ['deny', 'any'],
+    },
+    allowed_mcp: {
+      description: 'Images that may run as servers. Empty or absent means any.',
+      type: 'array',
+      maxItems: 10000,
+      uniqueItems: true,
+      items: { $ref: '#/$defs/imageRef' },
+    },
+    mcp: { type: 'array', maxItems: 10000, items: { $ref: '#/$defs/server' } },
+    default_action: { $ref: '#/$defs/action' },
+    rules: { type: 'array', maxItems: 10000, items: { $ref: '#/$defs/rule' } },
+  },
+  $defs: {
+    action: { enum: ['allow', 'deny', 'ask'] },
+    serverName: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,31}$' },
+    toolName: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,128}$' },
+    digest: { type: 'string', pattern: '^sha256:[0-9a-f]{64}$' },
+    imageRef: {
+      description:
+        'An image name (matched exactly, case-insensitively), name@sha256:<64 hex>, or a bare image id.',
+      type: 'string',
+      maxLength: 512,
+      anyOf: [
+        { pattern: '^(?!sha256:)[^\\s@]+(@sha256:[0-9a-f]{64})?$' },
+        { pattern: '^sha256:[0-9a-f]{64}$' },
+      ],
+    },
+    host: {
+      description: 'host, *.domain, optionally :port; lower case.',
+      type: 'string',
+      maxLength: 260,
+      pattern: '^(\\*\\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:[0-9]{1,5})?$',
+    },
+    server: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['server'],
+      properties: {
+        server: { $ref: '#/$defs/serverName' },
+        allow_tools: {
+          description: 'Absent: no restriction from the policy. Empty: no tool allowed.',
+          type: 'array',
+          maxItems: 10000,
+          uniqueItems: true,
+          items: { $ref: '#/$defs/toolName' },
+        },
+        pins: {
+          description: 'When present, the only pins that count for this server.',
+          type: 'array',
+          maxItems: 10000,
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['tool', 'digest'],
+            properties: { tool: { $ref: '#/$defs/toolName' }, digest: { $ref: '#/$defs/digest' } },
+          },
+        },
+        egress_allow: {
+          description: 'The most network access this server may be given.',
+          type: 'array',
+          maxItems: 1000,
+          uniqueItems: true,
+          items: { $ref: '#/$defs/host' },
+        },
+        read_only_tools: {
+          type: 'array',
+          maxItems: 10000,
+          uniqueItems: true,
+          items: { $ref: '#/$defs/toolName' },
+        },
+      },
+    },
+    rule: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['id', 'action'],
+      properties: {
+        id: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$' },
+        match: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            server: { $ref: '#/$defs/serverName' },
+            tool: { $ref: '#/$defs/toolName' },
+            agent: { type: 'string', minLength: 1, maxLength: 128 },
+            scope: { type: 'string', minLength: 1, maxLength: 128 },
+          },
+        },
+        when: { type: 'array', maxItems: 64, items: { $ref: '#/$defs/condition' } },
+        action: { $ref: '#/$defs/action' },
+        reason: { type: 'string', maxLength: 1000 },
+      },
+    },
+    pointer: {
+      description: 'RFC 6901 JSON Pointer into the call arguments.',
+      type: 'string',
+      maxLength: 1024,
+      pattern: '^(/([^~/]|~[01])*)*$',
+    },
+    condition: {
+      oneOf: [
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['arg', 'equals'],
+          properties: { arg: { $ref: '#/$defs/pointer' }, equals: true },
+        },
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['arg', 'in'],
+          properties: { arg: { $ref: '#/$defs/pointer' }, in: { type: 'array', maxItems: 1000 } },
+        },
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['arg', 'glob'],
+          properties: { arg: { $ref: '#/$defs/pointer' }, glob: { type: 'string', maxLength: 1024 } },
+        },
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['arg', 'exists'],
+          properties: { arg: { $ref: '#/$defs/pointer' }, exists: { type: 'boolean' } },
+        },
+      ],
+    },
+  },
+} as const;

@@ -1,0 +1,52 @@
+/** What a call rule or the default does: run it, refuse it, or ask the person. */
+export type Action = 'allow' | 'deny' | 'ask';
+
+/** An organisation pin: the only fingerprint this tool of this server may have. */
+export interface PolicyPin {
+  tool: string;
+  /** `sha256:<64 hex>` of the canonical tool definition (see the gateway's fingerprint). */
+  digest: string;
+}
+
+/** What the organisation allows for one server. */
+export interface PolicyServer {
+  server: string;
+  /** Absent: no restriction from the policy. Empty: no tool allowed. */
+  allow_tools?: string[];
+  /** When present, the only pins that count for this server. */
+  pins?: PolicyPin[];
+  /** The most network access this server may be given. */
+  egress_allow?: string[];
+  read_only_tools?: string[];
+}
+
+/** One `when` condition on the call arguments, addressed by JSON Pointer. */
+export type Condition =
+  | { arg: string; equals: unknown }
+  | { arg: string; in: unknown[] }
+  | { arg: string; glob: string }
+  | { arg: string; exists: boolean };
+
+/** A call rule; the first rule whose match and conditions all hold decides. */
+export interface Rule {
+  id: string;
+  match?: { server?: string; tool?: string; agent?: string; scope?: string };
+  when?: Condition[];
+  action: Action;
+  reason?: string;
+}
+
+/** A policy payload after verification and schema validation. */
+export interface Policy {
+  _type: 'ringfence/policy';
+  spec_version: 1;
+  name: string;
+  version: number;
+  issued_at: string;
+  expires: string;
+  default_egress?: 'deny' | 'any';
+  allowed_mcp?: string[];
+  mcp?: PolicyServer[];
+  default_action: Action;
+  rules?: Rule[];
+}

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn, type StdioOptions } from 'node:child_process';
+import { type ChildProcess, type IOType, spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server } from 'node:http';
 import { connect, createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
@@ -37,9 +37,9 @@ export function waitFor<T>(check: () => T | undefined, timeoutMs: number, what: 
 }
 
 /** Spawns the bundled proxy on 127.0.0.1 with an OS-chosen port and waits for its startup line. */
-export async function startProxy(args: string[], stdin: StdioOptions[number] = 'pipe'): Promise<ProxyProcess> {
+export async function startProxy(args: string[], stdin: IOType = 'pipe'): Promise<ProxyProcess> {
   const hasListen = args.includes('--listen');
-  const proc = spawn(process.execPath, [BUNDLE, ...(hasListen ? [] : ['--listen', '127.0.0.1:0']), ...args], {
+  const proc: ChildProcess = spawn(process.execPath, [BUNDLE, ...(hasListen ? [] : ['--listen', '127.0.0.1:0']), ...args], {
     stdio: [stdin, 'pipe', 'pipe'],
   });
   const lines: Record<string, unknown>[] = [];

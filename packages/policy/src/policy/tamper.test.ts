@@ -1,0 +1,264 @@
+// The tamper suite: every case starts from a policy that verifies, changes one thing, and must be
+// refused with the expected reason. The control at the top proves each case can fail.
+import { describe, expect, it } from 'vitest';
+import { canonicalize, sha256Hex } from '../canonical/canonicalize.js';
+import { GROUP_ORDER } from '../crypto/ed25519.js';
+import { decodeBase64Strict, encodeBase64 } from '../envelope/base64.js';
+import { type Envelope, ROOT_PAYLOAD_TYPE } from '../envelope/envelope.js';
+import { buildRoot, signRoot } from '../root/create.js';
+import { verifyRootChain } from '../root/root.js';
+import {
+  basePolicy,
+  NOW,
+  policyText,
+  rootPayload,
+  signBytes,
+  testKey,
+  trustedRoot,
+} from '../testing/fixtures.js';
+import { verifyPolicy } from './verify.js';
+
+const root = trustedRoot();
+
+function verify(text: string, extra: Partial<Parameters<typeof verifyPolicy>[1]> = {}) {
+  return verifyPolicy(text, { root, now: NOW, ...extra });
+}
+
+function expectCode(result: ReturnType<typeof verifyPolicy>, code: string) {
+  if (result.ok) throw new Error(`expected ${code}, but the policy verified`);
+  expect(result.code).toBe(code);
+  expect(result.message.length).toBeGreaterThan(20);
+}
+
+function mutate(text: string, change: (env: Envelope) => void): string {
+  const env = JSON.parse(text) as Envelope;
+  change(env);
+  return JSON.stringify(env);
+}
+
+function malleate(sigB64: string): string {
+  const sig = decodeBase64Strict(sigB64)!;
+  let s = 0n;
+  for (let i = 63; i >= 32; i--) s = (s << 8n) | BigInt(sig[i]!);
+  s += GROUP_ORDER;
+  const out = Uint8Array.from(sig);
+  for (let i = 32; i < 64; i++) {
+    out[i] = Number(s & 0xffn);
+    s >>= 8n;
+  }
+  return encodeBase64(out);
+}
+
+describe('tamper suite', () => {
+  it('control: the untouched policy verifies', () => {
+    const result = verify(policyText());
+    expect(result.ok).toBe(true);
+    if (result.ok) {
+      expect(result.policy.name).toBe('example-corp');
+      expect(result.signers).toEqual([root.payload.roles.policy.keyids[0]]);
+      expect(result.digest).toBe(`sha256:${sha256Hex(canonicalize(basePolicy()))}`);
+    }
+  });
+
+  it('one flipped byte in the payload', () => {
+    const text = mutate(policyText(), (env) => {
+      const bytes = decodeBase64Strict(env.payload)!;
+      const i = bytes.indexOf('7'.charCodeAt(0)); // the version digit
+      bytes[i] = '8'.charCodeAt(0);
+      env.payload = encodeBase64(bytes);
+    });
+    expectCode(verify(text), 'POLICY_SIGNATURES_INSUFFICIENT');
+  });
+
+  it('a signature by a key outside the policy role (even a root key)', () => {
+    expectCode(verify(policyText(basePolicy(), [testKey(9)])), 'POLICY_SIGNATURES_INSUFFICIENT');
+    expectCode(verify(policyText(basePolicy(), [testKey(1)])), 'POLICY_SIGNATURES_INSUFFICIENT');
+  });
+
+  it('a malleated signature (S + L)', () => {
+    const text = mutate(policyText(), (env) => {
+      env.signatures[0]!.sig = malleate(env.signatures[0]!.sig);
+    });
+    expectCode(verify(text), 'POLICY_SIGNATURES_INSUFFICIENT');
+  });
+
+  it('a small-order public key in the trust root', () => {
+    const small = new Uint8Array(32);
+    small[0] = 1; // the identity point
+    const payload = rootPayload();
+    const keyid = sha256Hex(small);
+    payload.keys[keyid] = { keytype: 'ed25519', public: encodeBase64(small) };
+    payload.roles.policy.keyids = [keyid];
+    const result = verifyRootChain([JSON.stringify(signRoot(payload, [testKey(1)]))], { now: NOW });
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.code).toBe('ROOT_KEY_INVALID');
+  });
+
+  it('a forged signature for a small-order key is not counted even if a root lists the key', () => {
+    // Bypass root validation to prove the envelope check stands on its own.
+    const small = new Uint8Array(32);
+    small[0] = 1;
+    const keyid = sha256Hex(small);
+    const forgedRoot = { ...root, payload: structuredClone(root.payload) };
+    forgedRoot.payload.keys[keyid] = { keytype: 'ed25519', public: encodeBase64(small) };
+    forgedRoot.payload.roles.policy = { keyids: [keyid], threshold: 1 };
+    const forgedSig = new Uint8Array(64);
+    forgedSig[0] = 1;
+    const text = mutate(policyText(), (env) => {
+      env.signatures = [{ keyid, sig: encodeBase64(forgedSig) }];
+    });
+    expectCode(verifyPolicy(text, { root: forgedRoot, now: NOW }), 'POLICY_SIGNATURES_INSUFFICIENT');
+  });
+
+  it('a wrong payloadType (a root presented as a policy, or a retyped envelope)', () => {
+    expectCode(
+      verify(JSON.stringify(signBytes(canonicalize(basePolicy()), [testKey(2)], ROOT_PAYLOAD_TYPE))),
+      'ENVELOPE_WRONG_PAYLOAD_TYPE',
+    );
+    // Retyping after signing also breaks the signature, since PAE binds the type.
+    const retyped = mutate(policyText(), (env) => {
+      env.payloadType = 'application/vnd.ringfence.policy+JSON';
+    });
+    expectCode(verify(retyped), 'ENVELOPE_WRONG_PAYLOAD_TYPE');
+  });
+
+  it('threshold not met', () => {
+    const k2 = testKey(2);
+    const k3 = testKey(3);
+    const twoOfTwo = trustedRoot(rootPayload({ policyKeys: [k2, k3], policyThreshold: 2 }));
+    expectCode(
+      verifyPolicy(policyText(basePolicy(), [k2]), { root: twoOfTwo, now: NOW }),
+      'POLICY_SIGNATURES_INSUFFICIENT',
+    );
+    expect(verifyPolicy(policyText(basePolicy(), [k2, k3]), { root: twoOfTwo, now: NOW }).ok).toBe(true);
+  });
+
+  it('the same key signing twice is counted once', () => {
+    const k2 = testKey(2);
+    const k3 = testKey(3);
+    const twoOfTwo = trustedRoot(rootPayload({ policyKeys: [k2, k3], policyThreshold: 2 }));
+    const twice = policyText(basePolicy(), [k2, k2]);
+    expect((JSON.parse(twice) as Envelope).signatures).toHaveLength(2);
+    expectCode(verifyPolicy(twice, { root: twoOfTwo, now: NOW }), 'POLICY_SIGNATURES_INSUFFICIENT');
+  });
+
+  it('an expired policy (and one that expires exactly now)', () => {
+    expectCode(verify(policyText(basePolicy({ expires: '2026-05-31T23:59:59Z' }))), 'POLICY_EXPIRED');
+    expectCode(verify(policyText(basePolicy({ expires: new Date(NOW).toISOString() }))), 'POLICY_EXPIRED');
+  });
+
+  it('a policy that expires sooner than --min-days-valid', () => {
+    const text = policyText(basePolicy({ expires: '2026-06-10T00:00:00Z' }));
+    expect(verify(text, { minDaysValid: 9 }).ok).toBe(true);
+    expectCode(verify(text, { minDaysValid: 10 }), 'POLICY_EXPIRES_SOON');
+  });
+
+  it('an expired root', () => {
+    const payload = rootPayload({ expires: '2026-05-01T00:00:00Z' });
+    const result = verifyRootChain([JSON.stringify(signRoot(payload, [testKey(1)]))], { now: NOW });
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.code).toBe('ROOT_EXPIRED');
+  });
+
+  it('version rollback', () => {
+    const seen = () => ({ version: 8, digest: 'sha256:0' });
+    expectCode(verify(policyText(), { seen }), 'POLICY_ROLLBACK');
+  });
+
+  it('the same version with other bytes', () => {
+    const original = verify(policyText());
+    if (!original.ok) throw new Error('control failed');
+    const seen = () => ({ version: 7, digest: original.digest });
+    expect(verify(policyText(), { seen }).ok).toBe(true);
+    expectCode(
+      verify(policyText(basePolicy({ default_action: 'deny' })), { seen }),
+      'POLICY_VERSION_CONFLICT',
+    );
+  });
+
+  it('an unknown field, at the top and nested', () => {
+    expectCode(verify(policyText({ ...basePolicy(), debug: true })), 'POLICY_SCHEMA');
+    const nested = basePolicy();
+    (nested.mcp![0] as unknown as Record<string, unknown>).allow_everything = true;
+    expectCode(verify(policyText(nested)), 'POLICY_SCHEMA');
+  });
+
+  it('a duplicate JSON key inside the signed payload', () => {
+    const canonical = canonicalize(basePolicy());
+    const duplicated = canonical.replace('"version":7', '"version":7,"version":99');
+    expect(duplicated).not.toBe(canonical);
+    expectCode(verify(JSON.stringify(signBytes(duplicated, [testKey(2)]))), 'POLICY_MALFORMED');
+  });
+
+  it('a malformed digest (pin or image)', () => {
+    const badPin = basePolicy();
+    badPin.mcp![0]!.pins = [{ tool: 'list_issues', digest: `sha256:${'B'.repeat(64)}` }];
+    expectCode(verify(policyText(badPin)), 'POLICY_SCHEMA');
+    const shortPin = basePolicy();
+    shortPin.mcp![0]!.pins = [{ tool: 'list_issues', digest: `sha256:${'b'.repeat(63)}` }];
+    expectCode(verify(policyText(shortPin)), 'POLICY_SCHEMA');
+    expectCode(verify(policyText(basePolicy({ allowed_mcp: ['ghcr.io/x/y@sha256:abc'] }))), 'POLICY_SCHEMA');
+    expectCode(verify(policyText(basePolicy({ allowed_mcp: ['sha256:abc'] }))), 'POLICY_SCHEMA');
+  });
+
+  it('a wrong _type', () => {
+    expectCode(verify(policyText({ ...basePolicy(), _type: 'ringfence/root' })), 'POLICY_WRONG_TYPE');
+  });
+
+  it('a payload that is not canonical JSON', () => {
+    expectCode(
+      verify(JSON.stringify(signBytes(JSON.stringify(basePolicy(), null, 2), [testKey(2)]))),
+      'POLICY_NOT_CANONICAL',
+    );
+  });
+
+  it('a payload that is not JSON or not UTF-8', () => {
+    expectCode(verify(JSON.stringify(signBytes('not json', [testKey(2)]))), 'POLICY_MALFORMED');
+    expectCode(
+      verify(JSON.stringify(signBytes(new Uint8Array([0xff, 0xfe]), [testKey(2)]))),
+      'POLICY_MALFORMED',
+    );
+  });
+
+  it('invalid dates and contradictions the schema alone cannot see', () => {
+    expectCode(verify(policyText(basePolicy({ expires: '2026-02-30T00:00:00Z' }))), 'POLICY_SCHEMA');
+    expectCode(verify(policyText(basePolicy({ expires: '2026-12-31' }))), 'POLICY_SCHEMA');
+    expectCode(verify(policyText(basePolicy({ issued_at: '2027-01-01T00:00:00Z' }))), 'POLICY_SCHEMA');
+    const twice = basePolicy();
+    twice.mcp!.push({ server: 'github' });
+    expectCode(verify(policyText(twice)), 'POLICY_SCHEMA');
+  });
+
+  it('signatures from a root of another organisation', () => {
+    const other = buildRoot({
+      version: 1,
+      expires: '2027-01-01T00:00:00Z',
+      rootKeys: [testKey(20).publicKey],
+      rootThreshold: 1,
+      policyKeys: [testKey(21).publicKey],
+      policyThreshold: 1,
+    });
+    const otherRoot = verifyRootChain([JSON.stringify(signRoot(other, [testKey(20)]))], { now: NOW });
+    if (!otherRoot.ok) throw new Error(otherRoot.message);
+    expectCode(
+      verifyPolicy(policyText(), { root: otherRoot.root, now: NOW }),
+      'POLICY_SIGNATURES_INSUFFICIENT',
+    );
+  });
+
+  it('never throws, whatever the input', () => {
+    for (const input of [
+      '',
+      'null',
+      '{',
+      '[]',
+      '{"payloadType":1}',
+      '\u0000',
+      'x'.repeat(10000),
+      '['.repeat(5000),
+    ]) {
+      expect(() => verify(input)).not.toThrow();
+      expect(verify(input).ok).toBe(false);
+    }
+  });
+});

@@ -27,7 +27,7 @@ describe('canonicalize (RFC 8785)', () => {
       [-0, '0'],
       [1e21, '1e+21'],
       [1e-7, '1e-7'],
-      [333333333.33333329, '333333333.3333333'],
+      [Number('333333333.33333329'), '333333333.3333333'],
       [4.5, '4.5'],
       [0.002, '0.002'],
       [1e30, '1e+30'],
@@ -63,7 +63,7 @@ describe('canonicalize (RFC 8785)', () => {
     ['a bigint', 1n],
     ['a Date', new Date(0)],
     ['a Map', new Map()],
-    ['an array hole', [1, , 3]], // biome-ignore lint/suspicious/noSparseArray: the hole is the test
+    ['an array hole', new Array(3)],
   ])('refuses %s', (_name, value) => {
     expect(() => canonicalize(value)).toThrow(CanonicalError);
   });

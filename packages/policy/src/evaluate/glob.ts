@@ -29,5 +29,5 @@ export function globMatches(pattern: string, text: string): boolean {
 }
 
 function escapeRegex(c: string): string {
-  return c.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
+  return c.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
 }

@@ -1,0 +1,250 @@
+import { createHash } from 'node:crypto';
+import { digestOf, isRingfenceError } from '@ringfence/policy';
+import { AuditError } from './errors.js';
+import {
+  AUDIT_GENESIS,
+  AUDIT_STRING_MAX,
+  AUDIT_TYPES,
+  type AuditDigest,
+  type AuditEntry,
+  type AuditInput,
+  type AuditType,
+} from './types.js';
+
+/** `sha256:` + hex SHA-256 of a line's exact bytes (without its trailing newline). */
+export function hashLine(line: Uint8Array | string): AuditDigest {
+  return `sha256:${createHash('sha256').update(line).digest('hex')}`;
+}
+
+/**
+ * Digest of the canonical JSON of an argument or result value. `null` when the value has no
+ * canonical form (a lone surrogate in a string): the log says so instead of hashing a guess.
+ */
+export function contentDigest(value: unknown): AuditDigest | null {
+  try {
+    return digestOf(value);
+  } catch (error) {
+    if (isRingfenceError(error) && error.code === 'CANONICAL_UNSUPPORTED_VALUE') return null;
+    throw error;
+  }
+}
+
+// One table per object drives both the strict shape check and the field order of written lines,
+// so what the writer emits and what the verifier accepts cannot drift apart.
+type Check = (value: unknown) => boolean;
+interface Field {
+  readonly check: Check | Spec;
+  readonly what: string;
+  readonly optional?: boolean;
+}
+type Spec = { readonly [key: string]: Field };
+
+const DIGEST = /^sha256:[0-9a-f]{64}$/;
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+const isName: Check = (v) => typeof v === 'string' && v.length > 0 && v.length <= AUDIT_STRING_MAX;
+const isText: Check = (v) => typeof v === 'string' && v.length <= AUDIT_STRING_MAX;
+const isBool: Check = (v) => typeof v === 'boolean';
+const isSeq: Check = (v) => Number.isSafeInteger(v) && (v as number) >= 1;
+const isDigest: Check = (v) => typeof v === 'string' && DIGEST.test(v);
+const isDigestOrNull: Check = (v) => v === null || isDigest(v);
+const isPort: Check = (v) => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 65535;
+const isStatus: Check = (v) => Number.isInteger(v) && (v as number) >= 100 && (v as number) <= 599;
+const isTimestamp: Check = (v) => typeof v === 'string' && TIMESTAMP.test(v) && !Number.isNaN(Date.parse(v));
+
+const NAME = { check: isName, what: `a string of 1 to ${AUDIT_STRING_MAX} characters` };
+const TEXT = { check: isText, what: `a string of at most ${AUDIT_STRING_MAX} characters` };
+const BOOL = { check: isBool, what: 'true or false' };
+const DIGEST_FIELD = { check: isDigest, what: 'sha256: and 64 lower-case hex digits' };
+
+const POLICY: Spec = { name: NAME, digest: DIGEST_FIELD, signer: NAME };
+
+const REFS: Record<AuditType, Spec> = {
+  'gateway.start': {
+    pid: { check: isSeq, what: 'a positive integer' },
+    version: { ...NAME, optional: true },
+    policy: { check: POLICY, what: 'an object', optional: true },
+  },
+  'mcp.decision': {
+    phase: { check: (v) => v === 'expose' || v === 'call', what: '"expose" or "call"' },
+    server: NAME,
+    tool: NAME,
+    allowed: BOOL,
+    rule: NAME,
+    reason: { ...TEXT, optional: true },
+    policy: { check: POLICY, what: 'an object', optional: true },
+    arguments: { check: isDigestOrNull, what: 'a sha256: digest or null', optional: true },
+  },
+  'mcp.result': {
+    server: NAME,
+    tool: NAME,
+    is_error: BOOL,
+    result: { check: isDigestOrNull, what: 'a sha256: digest or null' },
+  },
+  'mcp.egress': {
+    server: NAME,
+    // A malformed request can leave the proxy with no host to report.
+    host: TEXT,
+    port: { check: isPort, what: 'an integer from 0 to 65535' },
+    allowed: BOOL,
+    status: { check: isStatus, what: 'an HTTP status code', optional: true },
+    reason: TEXT,
+  },
+};
+
+function envelope(type: AuditType): Spec {
+  return {
+    seq: { check: isSeq, what: 'a positive integer' },
+    ts: { check: isTimestamp, what: 'a UTC time like 2026-01-31T12:00:00.000Z' },
+    type: { check: (v) => v === type, what: 'an entry type' },
+    session: NAME,
+    agent: { ...NAME, optional: true },
+    scope: { ...NAME, optional: true },
+    ...(type === 'mcp.result' ? { parent_seq: { check: isSeq, what: 'a positive integer' } } : {}),
+    refs: { check: REFS[type], what: 'an object' },
+    prev: DIGEST_FIELD,
+  };
+}
+const ENVELOPES = Object.fromEntries(AUDIT_TYPES.map((t) => [t, envelope(t)])) as Record<AuditType, Spec>;
+
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function problem(value: unknown, spec: Spec, path: string): string | undefined {
+  if (!isRecord(value)) return `${path || 'the line'} must be a JSON object`;
+  for (const key of Object.keys(value)) {
+    if (!Object.hasOwn(spec, key)) return `unknown field ${path}${key}`;
+  }
+  for (const [key, field] of Object.entries(spec)) {
+    const v = value[key];
+    if (v === undefined) {
+      if (field.optional) continue;
+      return `missing field ${path}${key}`;
+    }
+    if (typeof field.check === 'function') {
+      if (!field.check(v)) return `${path}${key} must be ${field.what}`;
+    } else {
+      const inner = problem(v, field.check, `${path}${key}.`);
+      if (inner) return inner;
+    }
+  }
+  return undefined;
+}
+
+export type ShapeCheck = { ok: true; entry: AuditEntry } | { ok: false; message: string };
+
+/** Strict shape check of a parsed line: known type, no unknown or missing fields, valid values. */
+export function checkEntryShape(value: unknown): ShapeCheck {
+  if (!isRecord(value)) return { ok: false, message: 'the line must be a JSON object' };
+  const type = value.type;
+  if (typeof type !== 'string' || !(AUDIT_TYPES as readonly string[]).includes(type)) {
+    return {
+      ok: false,
+      message: `unknown entry type ${JSON.stringify(type)} (a newer ringfence may have written it; verify with that version)`,
+    };
+  }
+  const found = problem(value, ENVELOPES[type as AuditType], '');
+  if (found) return { ok: false, message: found };
+  const entry = value as unknown as AuditEntry;
+  if (entry.type === 'mcp.decision') {
+    const hasArguments = entry.refs.arguments !== undefined;
+    if (entry.refs.phase === 'call' && !hasArguments) {
+      return { ok: false, message: 'a call decision must name its arguments digest' };
+    }
+    if (entry.refs.phase === 'expose' && hasArguments) {
+      return { ok: false, message: 'an expose decision has no arguments' };
+    }
+  }
+  if (entry.type === 'mcp.result' && entry.parent_seq >= entry.seq) {
+    return { ok: false, message: `parent_seq ${entry.parent_seq} must come before seq ${entry.seq}` };
+  }
+  return { ok: true, entry };
+}
+
+function ordered(value: Record<string, unknown>, spec: Spec): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(spec)) {
+    const v = value[key];
+    if (v === undefined) continue;
+    out[key] = typeof field.check === 'function' ? v : ordered(v as Record<string, unknown>, field.check);
+  }
+  return out;
+}
+
+/**
+ * The one byte form of an entry: the documented field order, no spaces, JSON.stringify escapes
+ * (so a line never holds a raw newline). The verifier re-serialises every line and compares, so a
+ * reformatted line is caught on that line rather than only by the next line's `prev`.
+ */
+export function serializeEntry(entry: AuditEntry): string {
+  return JSON.stringify(ordered(entry as unknown as Record<string, unknown>, ENVELOPES[entry.type]));
+}
+
+function clip(text: string): string {
+  if (text.length <= AUDIT_STRING_MAX) return text;
+  // Cut on code points so the shortened string has no lone surrogate half.
+  return `${Array.from(text.slice(0, AUDIT_STRING_MAX - 1))
+    .slice(0, -1)
+    .join('')}…`;
+}
+
+/** Shortens long strings and drops undefined members, recursively. */
+function clean<T>(value: T): T {
+  if (typeof value === 'string') return clip(value) as T;
+  if (!isRecord(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) if (v !== undefined) out[key] = clean(v);
+  return out as T;
+}
+
+/** An entry as the caller described it, digests computed, waiting for seq, ts and prev. */
+export interface PreparedEntry {
+  readonly type: AuditType;
+  readonly fields: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Turns what a caller hands in into an entry minus what only the writer knows (seq, ts, prev):
+ * raw arguments and results become digests here and long strings are shortened. The shape is
+ * checked now, so a bad input is refused at once and never reaches the file.
+ *
+ * @throws {AuditError} `AUDIT_INVALID_ENTRY`
+ */
+export function prepareEntry(input: AuditInput, session: string): PreparedEntry {
+  const base = {
+    type: input.type,
+    session: input.session ?? session,
+    agent: input.agent,
+    scope: input.scope,
+  };
+  let fields: Record<string, unknown>;
+  if (input.type === 'mcp.decision' && input.refs.phase === 'call') {
+    const { arguments: args, ...rest } = input.refs;
+    fields = { ...base, refs: { ...rest, arguments: contentDigest(args) } };
+  } else if (input.type === 'mcp.result') {
+    const { result, ...rest } = input.refs;
+    fields = { ...base, parent_seq: input.parentSeq, refs: { ...rest, result: contentDigest(result) } };
+  } else {
+    fields = { ...base, refs: input.refs };
+  }
+  const prepared = { type: input.type, fields: clean(fields) };
+  // A placeholder seq above any parent_seq; the real one is checked again when it is known.
+  const probe = completeEntry(prepared, Number.MAX_SAFE_INTEGER, new Date(0).toISOString(), AUDIT_GENESIS);
+  if (!probe.ok) {
+    throw new AuditError(
+      'AUDIT_INVALID_ENTRY',
+      `Refusing to write a malformed ${input.type} entry: ${probe.message}.`,
+    );
+  }
+  return prepared;
+}
+
+/** The full entry once the writer knows its place in the chain, shape-checked. */
+export function completeEntry(
+  prepared: PreparedEntry,
+  seq: number,
+  ts: string,
+  prev: AuditDigest,
+): ShapeCheck {
+  return checkEntryShape({ ...prepared.fields, seq, ts, prev });
+}

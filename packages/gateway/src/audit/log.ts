@@ -1,0 +1,301 @@
+import { constants } from 'node:fs';
+import { type FileHandle, mkdir, open, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { withFileLock } from '@ringfence/policy';
+import { resolveHome } from '../home/home.js';
+import { AuditError } from './errors.js';
+import {
+  checkEntryShape,
+  completeEntry,
+  hashLine,
+  type PreparedEntry,
+  prepareEntry,
+  serializeEntry,
+} from './format.js';
+import { LineTooLongError, segmentsFromEnd } from './read.js';
+import { AUDIT_FILE_NAME, AUDIT_GENESIS, type AuditDigest, type AuditInput } from './types.js';
+
+export interface AuditLogOptions {
+  /** The gateway session every entry names (unless an input overrides it). */
+  readonly session: string;
+  /** Log file; default `audit.jsonl` in {@link resolveHome}. */
+  readonly path?: string;
+  /** How long to wait for another process's append before failing. Default 10 s. */
+  readonly lockTimeoutMs?: number;
+  /** Entries per write+fsync when appends queue up. Default 256. */
+  readonly maxBatch?: number;
+  readonly now?: () => Date;
+  /** One-line notices for stderr: the log was moved away, replaced or shortened under us. */
+  readonly onNotice?: (message: string) => void;
+}
+
+/** The default log path: `RINGFENCE_HOME/audit.jsonl`. */
+export function defaultAuditPath(env: NodeJS.ProcessEnv = process.env): string {
+  return join(resolveHome(env), AUDIT_FILE_NAME);
+}
+
+interface FileState {
+  readonly handle: FileHandle;
+  readonly dev: number;
+  readonly ino: number;
+  size: number;
+  mtimeMs: number;
+  seq: number;
+  hash: AuditDigest;
+}
+
+interface Pending {
+  readonly prepared: PreparedEntry;
+  readonly resolve: (seq: number) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+const OPEN_FLAGS = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
+
+/**
+ * The append side of `audit.jsonl`. Appends are queued in this process and, across processes,
+ * serialised by a lock file held around "check the tail, write, fsync", so two gateways sharing a
+ * home never fork the chain. Each append is one `write(2)` on an `O_APPEND` descriptor followed by
+ * `fsync`; the chain head is cached and the tail re-read only when the file changed under us.
+ */
+export class AuditLog {
+  readonly path: string;
+  private readonly session: string;
+  private readonly options: AuditLogOptions;
+  private file: FileState | undefined;
+  private queue: Pending[] = [];
+  private draining: Promise<void> | undefined;
+  private closed = false;
+
+  private constructor(path: string, options: AuditLogOptions) {
+    this.path = path;
+    this.session = options.session;
+    this.options = options;
+  }
+
+  /**
+   * Opens (creating with 0600, its directory with 0700) and reads the chain head.
+   *
+   * @throws {AuditError} `AUDIT_TORN_TAIL` / `AUDIT_TAIL_CORRUPT` when the log cannot be
+   *   continued, `AUDIT_NOT_A_FILE`, `AUDIT_WRITE_FAILED`; a lock timeout as `LOCK_TIMEOUT`.
+   */
+  static async open(options: AuditLogOptions): Promise<AuditLog> {
+    const log = new AuditLog(options.path ?? defaultAuditPath(), options);
+    await mkdir(dirname(log.path), { recursive: true, mode: 0o700 });
+    await withFileLock(log.path, () => log.refresh(), { timeoutMs: options.lockTimeoutMs });
+    return log;
+  }
+
+  /** seq and hash of the last line this process has seen (0 and the genesis for an empty log). */
+  get head(): { readonly seq: number; readonly hash: AuditDigest } {
+    return { seq: this.file?.seq ?? 0, hash: this.file?.hash ?? AUDIT_GENESIS };
+  }
+
+  /**
+   * Appends one entry and resolves with its seq once it is fsynced. Raw arguments and results in
+   * the input are reduced to digests before anything is queued.
+   *
+   * @throws {AuditError} `AUDIT_INVALID_ENTRY` (only this entry is refused), `AUDIT_TORN_TAIL`,
+   *   `AUDIT_TAIL_CORRUPT`, `AUDIT_WRITE_FAILED`, `AUDIT_CLOSED`.
+   */
+  append(input: AuditInput): Promise<number> {
+    if (this.closed) {
+      return Promise.reject(
+        new AuditError('AUDIT_CLOSED', 'The audit log was closed; nothing more can be written.'),
+      );
+    }
+    // Digests are computed here, before the lock, so hashing a large result never holds up
+    // another process's append.
+    let prepared: PreparedEntry;
+    try {
+      prepared = prepareEntry(input, this.session);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return new Promise<number>((resolve, reject) => {
+      this.queue.push({ prepared, resolve, reject });
+      this.draining ??= this.drain().finally(() => {
+        this.draining = undefined;
+      });
+    });
+  }
+
+  /** Waits for queued entries, then closes the file. Later appends are refused. */
+  async close(): Promise<void> {
+    this.closed = true;
+    while (this.draining) await this.draining;
+    await this.file?.handle.close();
+    this.file = undefined;
+  }
+
+  private async drain(): Promise<void> {
+    // Later appends wait their turn; each round takes everything queued so far (group commit).
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.options.maxBatch ?? 256);
+      try {
+        await withFileLock(this.path, () => this.writeBatch(batch), {
+          timeoutMs: this.options.lockTimeoutMs,
+        });
+      } catch (error) {
+        for (const item of batch) item.reject(error);
+      }
+    }
+  }
+
+  private async writeBatch(batch: Pending[]): Promise<void> {
+    const file = await this.refresh();
+    const ts = (this.options.now?.() ?? new Date()).toISOString();
+    let { seq, hash } = file;
+    const lines: string[] = [];
+    const written: { item: Pending; seq: number }[] = [];
+    for (const item of batch) {
+      const checked = completeEntry(item.prepared, seq + 1, ts, hash);
+      if (!checked.ok) {
+        item.reject(
+          new AuditError('AUDIT_INVALID_ENTRY', `Refusing to write a malformed entry: ${checked.message}.`),
+        );
+        continue;
+      }
+      const line = serializeEntry(checked.entry);
+      lines.push(line);
+      seq += 1;
+      hash = hashLine(line);
+      written.push({ item, seq });
+    }
+    if (lines.length === 0) return;
+    const data = Buffer.from(`${lines.join('\n')}\n`, 'utf8');
+    try {
+      const { bytesWritten } = await file.handle.write(data, 0, data.length, null);
+      if (bytesWritten !== data.length)
+        throw new Error(`short write (${bytesWritten} of ${data.length} bytes)`);
+      await file.handle.sync();
+    } catch (error) {
+      // Nothing here was acknowledged, so taking it back keeps the chain whole; if even that
+      // fails, the next append finds the torn tail and refuses rather than chaining onto it.
+      await file.handle.truncate(file.size).catch(() => {});
+      this.forget();
+      throw new AuditError(
+        'AUDIT_WRITE_FAILED',
+        `Could not write to the audit log ${this.path}: ${(error as Error).message}. Free disk space or fix permissions, then retry.`,
+        { cause: error },
+      );
+    }
+    const info = await file.handle.stat();
+    Object.assign(file, { size: info.size, mtimeMs: info.mtimeMs, seq, hash });
+    for (const { item, seq: entrySeq } of written) item.resolve(entrySeq);
+  }
+
+  private forget(): void {
+    const file = this.file;
+    this.file = undefined;
+    void file?.handle.close().catch(() => {});
+  }
+
+  /** Under the lock: make sure we hold the file now at `path` and know its last line. */
+  private async refresh(): Promise<FileState> {
+    const current = await stat(this.path).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw this.writeFailure(error);
+    });
+    let file = this.file;
+    if (file && (!current || current.ino !== file.ino || current.dev !== file.dev)) {
+      this.options.onNotice?.(
+        `ringfence: the audit log ${this.path} was ${current ? 'replaced' : 'moved away or deleted'}; continuing in the file now at that path.`,
+      );
+      this.forget();
+      file = undefined;
+    }
+    if (file && current && current.size === file.size && current.mtimeMs === file.mtimeMs) return file;
+    if (!file) file = await this.openFile();
+    const head = await this.readHead(file.handle);
+    if (this.file && head.seq < this.file.seq) {
+      this.options.onNotice?.(
+        `ringfence: the audit log ${this.path} lost entries after seq ${head.seq} (it ended at ${this.file.seq}); run \`ringfence audit verify\`.`,
+      );
+    }
+    Object.assign(file, head);
+    this.file = file;
+    return file;
+  }
+
+  private async openFile(): Promise<FileState> {
+    let handle: FileHandle;
+    try {
+      handle = await open(this.path, OPEN_FLAGS, 0o600);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ELOOP' || code === 'EISDIR') {
+        throw new AuditError(
+          'AUDIT_NOT_A_FILE',
+          `The audit log ${this.path} is a link or a directory; move it aside so ringfence can create a regular file.`,
+        );
+      }
+      throw this.writeFailure(error);
+    }
+    const info = await handle.stat();
+    const uid = process.getuid?.();
+    if (!info.isFile() || (uid !== undefined && info.uid !== uid)) {
+      await handle.close();
+      throw new AuditError(
+        'AUDIT_NOT_A_FILE',
+        `The audit log ${this.path} is not a regular file owned by you; move it aside so ringfence can create its own.`,
+      );
+    }
+    // A file we did not create may be readable by others; the log names every tool the user calls.
+    if ((info.mode & 0o777) !== 0o600) await handle.chmod(0o600);
+    return { handle, dev: info.dev, ino: info.ino, size: 0, mtimeMs: 0, seq: 0, hash: AUDIT_GENESIS };
+  }
+
+  private async readHead(handle: FileHandle): Promise<Pick<FileState, 'size' | 'mtimeMs' | 'seq' | 'hash'>> {
+    const info = await handle.stat();
+    const base = { size: info.size, mtimeMs: info.mtimeMs };
+    if (info.size === 0) return { ...base, seq: 0, hash: AUDIT_GENESIS };
+    const segments = segmentsFromEnd(handle, info.size);
+    try {
+      const after = (await segments.next()).value;
+      if (after && after.length > 0) {
+        throw new AuditError(
+          'AUDIT_TORN_TAIL',
+          `The audit log ${this.path} ends in a torn line (a writer stopped mid-line). ringfence will not ` +
+            'append after it. Run `ringfence audit verify`, keep the file as evidence by moving it aside ' +
+            '(e.g. `mv audit.jsonl audit.jsonl.torn`), and a new log starts.',
+        );
+      }
+      const last = (await segments.next()).value;
+      const text = last?.toString('utf8') ?? '';
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = undefined;
+      }
+      const checked = checkEntryShape(parsed);
+      if (!last || !checked.ok || serializeEntry(checked.entry) !== text) {
+        throw new AuditError(
+          'AUDIT_TAIL_CORRUPT',
+          `The last line of the audit log ${this.path} is not a valid entry${checked.ok ? '' : ` (${checked.message})`}. ` +
+            'Run `ringfence audit verify`, move the file aside as evidence, and a new log starts.',
+        );
+      }
+      return { ...base, seq: checked.entry.seq, hash: hashLine(last) };
+    } catch (error) {
+      if (error instanceof LineTooLongError) {
+        throw new AuditError(
+          'AUDIT_TAIL_CORRUPT',
+          `The audit log ${this.path} does not end in a log line (${error.message}).`,
+        );
+      }
+      throw error;
+    } finally {
+      await segments.return(undefined);
+    }
+  }
+
+  private writeFailure(error: unknown): AuditError {
+    return new AuditError(
+      'AUDIT_WRITE_FAILED',
+      `Could not open the audit log ${this.path}: ${(error as Error).message}. Check RINGFENCE_HOME's permissions.`,
+      { cause: error },
+    );
+  }
+}

@@ -1,0 +1,128 @@
+/** `sha256:` + 64 lower-case hex digits. */
+export type AuditDigest = `sha256:${string}`;
+
+/** The `prev` of line 1: no line precedes it, so it names the hash of nothing, spelled as zeros. */
+export const AUDIT_GENESIS: AuditDigest = `sha256:${'0'.repeat(64)}`;
+
+/** File name of the log inside RINGFENCE_HOME. */
+export const AUDIT_FILE_NAME = 'audit.jsonl';
+
+/** The entry kinds this version writes and verifies. */
+export const AUDIT_TYPES = ['gateway.start', 'mcp.decision', 'mcp.result', 'mcp.egress'] as const;
+export type AuditType = (typeof AUDIT_TYPES)[number];
+
+/**
+ * Strings from servers (tool names, hosts, reasons) are capped so one hostile name cannot bloat
+ * every line; the writer shortens longer ones and the verifier refuses them.
+ */
+export const AUDIT_STRING_MAX = 1024;
+
+/** The organisation policy in force when a decision was taken. */
+export interface AuditPolicyRef {
+  readonly name: string;
+  readonly digest: AuditDigest;
+  /** keyid (hex) of the key whose signature was accepted. */
+  readonly signer: string;
+}
+
+export interface StartRefs {
+  readonly pid: number;
+  /** ringfence version that wrote the entry. */
+  readonly version?: string;
+  readonly policy?: AuditPolicyRef;
+}
+
+export interface DecisionRefs {
+  /** `expose`: a tool was listed to the client or withheld; `call`: a call was forwarded or refused. */
+  readonly phase: 'expose' | 'call';
+  readonly server: string;
+  readonly tool: string;
+  readonly allowed: boolean;
+  /** The rule id that decided, or a built-in reason name such as `default_action` or `pin-changed`. */
+  readonly rule: string;
+  /** Human text from the policy or the gateway. Never argument or result content. */
+  readonly reason?: string;
+  readonly policy?: AuditPolicyRef;
+  /**
+   * Calls only: digest of the canonical JSON of the arguments; `null` when they have no canonical
+   * form (a lone surrogate), which is recorded rather than guessed at.
+   */
+  readonly arguments?: AuditDigest | null;
+}
+
+export interface ResultRefs {
+  readonly server: string;
+  readonly tool: string;
+  readonly is_error: boolean;
+  /** Digest of the canonical JSON of the result, or `null` when it has no canonical form. */
+  readonly result: AuditDigest | null;
+}
+
+export interface EgressRefs {
+  readonly server: string;
+  readonly host: string;
+  readonly port: number;
+  readonly allowed: boolean;
+  /** HTTP status the proxy answered with, when it reported one. */
+  readonly status?: number;
+  readonly reason: string;
+}
+
+interface EntryBase {
+  readonly seq: number;
+  /** ISO 8601 UTC with milliseconds, as `Date.prototype.toISOString` writes it. */
+  readonly ts: string;
+  readonly session: string;
+  readonly agent?: string;
+  readonly scope?: string;
+  readonly prev: AuditDigest;
+}
+
+export type GatewayStartEntry = EntryBase & { readonly type: 'gateway.start'; readonly refs: StartRefs };
+export type DecisionEntry = EntryBase & { readonly type: 'mcp.decision'; readonly refs: DecisionRefs };
+export type ResultEntry = EntryBase & {
+  readonly type: 'mcp.result';
+  /** seq of the `mcp.decision` (phase `call`) this result answers. */
+  readonly parent_seq: number;
+  readonly refs: ResultRefs;
+};
+export type EgressEntry = EntryBase & { readonly type: 'mcp.egress'; readonly refs: EgressRefs };
+
+/** One line of `audit.jsonl`, parsed and shape-checked. */
+export type AuditEntry = GatewayStartEntry | DecisionEntry | ResultEntry | EgressEntry;
+
+/** Who acted, when the gateway knows (agents from `ringfence agent add`). */
+export interface AuditActor {
+  readonly agent?: string;
+  readonly scope?: string;
+  /** Overrides the log's session for this entry. */
+  readonly session?: string;
+}
+
+/**
+ * What callers hand to `AuditLog.append`. Arguments and results are passed as values and only
+ * their digests are written, so no caller can store content by mistake.
+ */
+export type AuditInput =
+  | (AuditActor & { readonly type: 'gateway.start'; readonly refs: StartRefs })
+  | (AuditActor & {
+      readonly type: 'mcp.decision';
+      readonly refs: Omit<DecisionRefs, 'arguments' | 'phase'> & { readonly phase: 'expose' };
+    })
+  | (AuditActor & {
+      readonly type: 'mcp.decision';
+      readonly refs: Omit<DecisionRefs, 'arguments' | 'phase'> & {
+        readonly phase: 'call';
+        /** The raw arguments; only their digest is written. */
+        readonly arguments: unknown;
+      };
+    })
+  | (AuditActor & {
+      readonly type: 'mcp.result';
+      readonly parentSeq: number;
+      readonly refs: Omit<ResultRefs, 'result'> & {
+        /** The raw result; only its digest is written. */
+        readonly result: unknown;
+      };
+    })
+  | (AuditActor & { readonly type: 'mcp.egress'; readonly refs: EgressRefs });

@@ -1,0 +1,302 @@
+import { type FileHandle, open } from 'node:fs/promises';
+import { checkEntryShape, hashLine, serializeEntry } from './format.js';
+import { LineSplitter, LineTooLongError } from './read.js';
+import { AUDIT_GENESIS, type AuditDigest, type AuditEntry } from './types.js';
+
+/** Why verification stopped, at the line it names. */
+export type AuditVerifyCode =
+  | 'AUDIT_UNREADABLE'
+  | 'AUDIT_TORN_LINE'
+  | 'AUDIT_BAD_JSON'
+  | 'AUDIT_BAD_SHAPE'
+  | 'AUDIT_NOT_CANONICAL'
+  | 'AUDIT_BAD_GENESIS'
+  | 'AUDIT_SEQ_GAP'
+  | 'AUDIT_SEQ_ORDER'
+  | 'AUDIT_DUPLICATE_LINE'
+  | 'AUDIT_LINE_INSERTED'
+  | 'AUDIT_LINE_CHANGED'
+  | 'AUDIT_CHAIN_BROKEN';
+
+export type AuditVerifyResult =
+  | {
+      readonly ok: true;
+      readonly path: string;
+      /** false when there is no log yet: nothing was logged, which verifies as 0 entries. */
+      readonly exists: boolean;
+      readonly entries: number;
+      /** Hash of the last line (the genesis value for an empty log): copy it elsewhere to anchor the log. */
+      readonly lastHash: AuditDigest;
+    }
+  | {
+      readonly ok: false;
+      readonly path: string;
+      /** 1-based line number in the file; 0 when the file could not be read at all. */
+      readonly line: number;
+      readonly code: AuditVerifyCode;
+      readonly message: string;
+    };
+
+type Parsed =
+  | { ok: true; entry: AuditEntry; hash: AuditDigest; bytes: Buffer }
+  | { ok: false; code: AuditVerifyCode; message: string };
+
+// Keep a BOM as a character so it fails JSON.parse instead of vanishing before the check.
+const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+function parseLine(bytes: Buffer): Parsed {
+  if (bytes.length === 0) return { ok: false, code: 'AUDIT_BAD_JSON', message: 'the line is empty' };
+  let value: unknown;
+  let text: string;
+  try {
+    text = decoder.decode(bytes);
+  } catch {
+    return { ok: false, code: 'AUDIT_BAD_JSON', message: 'the line is not valid UTF-8' };
+  }
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return {
+      ok: false,
+      code: 'AUDIT_BAD_JSON',
+      message: `the line is not JSON (${(error as Error).message})`,
+    };
+  }
+  const shape = checkEntryShape(value);
+  if (!shape.ok) return { ok: false, code: 'AUDIT_BAD_SHAPE', message: shape.message };
+  if (serializeEntry(shape.entry) !== text) {
+    return {
+      ok: false,
+      code: 'AUDIT_NOT_CANONICAL',
+      message:
+        'the line is not byte-for-byte what ringfence writes (spacing, key order or escapes were changed)',
+    };
+  }
+  return { ok: true, entry: shape.entry, hash: hashLine(bytes), bytes };
+}
+
+/** Forward line reader with one line of look-ahead; a last line without newline is `complete: false`. */
+class Lines {
+  private readonly splitter = new LineSplitter();
+  private buffered: { bytes: Buffer; complete: boolean }[] = [];
+  private position = 0;
+  private ended = false;
+
+  constructor(private readonly handle: FileHandle) {}
+
+  async next(): Promise<{ bytes: Buffer; complete: boolean } | undefined> {
+    await this.fill();
+    return this.buffered.shift();
+  }
+
+  async peek(): Promise<{ bytes: Buffer; complete: boolean } | undefined> {
+    await this.fill();
+    return this.buffered[0];
+  }
+
+  private async fill(): Promise<void> {
+    while (this.buffered.length === 0 && !this.ended) {
+      const chunk = Buffer.alloc(256 * 1024);
+      const { bytesRead } = await this.handle.read(chunk, 0, chunk.length, this.position);
+      this.position += bytesRead;
+      if (bytesRead === 0) {
+        this.ended = true;
+        const rest = this.splitter.pending;
+        if (rest.length > 0) this.buffered.push({ bytes: rest, complete: false });
+        return;
+      }
+      for (const bytes of this.splitter.push(chunk.subarray(0, bytesRead))) {
+        this.buffered.push({ bytes, complete: true });
+      }
+    }
+  }
+}
+
+interface Known {
+  readonly seq: number;
+  readonly hash: AuditDigest;
+  readonly bytes: Buffer;
+}
+
+/**
+ * Checks the whole log: every line JSON of the documented shape in ringfence's exact byte form,
+ * line 1 chained to the genesis value with seq 1, every later line naming the SHA-256 of the line
+ * before it with the next seq. Stops at the first line that breaks and says what most likely
+ * happened there (changed, inserted, deleted, reordered, torn). Never throws on content; an
+ * absent file is `ok` with 0 entries (nothing has been logged yet).
+ */
+export async function verifyAuditLog(path: string): Promise<AuditVerifyResult> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, 'r');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { ok: true, path, exists: false, entries: 0, lastHash: AUDIT_GENESIS };
+    return unreadable(path, error);
+  }
+  try {
+    return await walk(path, new Lines(handle));
+  } catch (error) {
+    if (error instanceof LineTooLongError) {
+      return {
+        ok: false,
+        path,
+        line: 0,
+        code: 'AUDIT_BAD_JSON',
+        message: `${error.message}; this is not an audit log`,
+      };
+    }
+    return unreadable(path, error);
+  } finally {
+    await handle.close();
+  }
+}
+
+function unreadable(path: string, error: unknown): AuditVerifyResult {
+  return {
+    ok: false,
+    path,
+    line: 0,
+    code: 'AUDIT_UNREADABLE',
+    message: `could not read ${path}: ${(error as Error).message}`,
+  };
+}
+
+async function walk(path: string, lines: Lines): Promise<AuditVerifyResult> {
+  let line = 0;
+  let last: Known | undefined;
+  // Hash of the line before `last` (the genesis value when `last` is line 1).
+  let beforeLast: AuditDigest = AUDIT_GENESIS;
+  const fail = (at: number, code: AuditVerifyCode, message: string): AuditVerifyResult => ({
+    ok: false,
+    path,
+    line: at,
+    code,
+    message: `line ${at}: ${message}`,
+  });
+  for (let item = await lines.next(); item; item = await lines.next()) {
+    line += 1;
+    if (!item.complete) {
+      return fail(
+        line,
+        'AUDIT_TORN_LINE',
+        'the last line has no newline: a writer stopped mid-line (crash, full disk) or the file was cut',
+      );
+    }
+    const parsed = parseLine(item.bytes);
+    if (!parsed.ok) return fail(line, parsed.code, parsed.message);
+    const { entry } = parsed;
+    if (!last) {
+      if (entry.seq !== 1) {
+        return fail(
+          line,
+          'AUDIT_SEQ_GAP',
+          `the log starts at seq ${entry.seq}: entries before it were removed`,
+        );
+      }
+      if (entry.prev !== AUDIT_GENESIS) {
+        return fail(
+          line,
+          'AUDIT_BAD_GENESIS',
+          `the first entry's prev must be the genesis value ${AUDIT_GENESIS}`,
+        );
+      }
+    } else if (entry.seq !== last.seq + 1 || entry.prev !== last.hash) {
+      const next = await lines.peek();
+      const after = next?.complete ? parseLine(next.bytes) : undefined;
+      const [at, code, message] = diagnose(line, parsed, last, beforeLast, after?.ok ? after : undefined);
+      return fail(at, code, message);
+    }
+    beforeLast = last?.hash ?? AUDIT_GENESIS;
+    last = { seq: entry.seq, hash: parsed.hash, bytes: parsed.bytes };
+  }
+  return { ok: true, path, exists: true, entries: line, lastHash: last?.hash ?? AUDIT_GENESIS };
+}
+
+type Finding = [line: number, code: AuditVerifyCode, message: string];
+
+/**
+ * Line `j` does not follow `last` (line j-1). The chain alone says only "these two disagree";
+ * the neighbours tell which line is the odd one, so the report can point at it.
+ */
+function diagnose(
+  j: number,
+  current: Extract<Parsed, { ok: true }>,
+  last: Known,
+  beforeLast: AuditDigest,
+  next: Extract<Parsed, { ok: true }> | undefined,
+): Finding {
+  const { entry } = current;
+  const expected = last.seq + 1;
+  if (current.bytes.equals(last.bytes)) return [j, 'AUDIT_DUPLICATE_LINE', `repeats line ${j - 1}`];
+  if (entry.prev === beforeLast) {
+    return [
+      j - 1,
+      'AUDIT_LINE_INSERTED',
+      `was inserted: line ${j} chains to the line before it (seq ${entry.seq}), skipping this one`,
+    ];
+  }
+  if (next && next.entry.seq === entry.seq - 1 && entry.prev === next.hash && next.entry.prev === last.hash) {
+    return [
+      j,
+      'AUDIT_SEQ_ORDER',
+      `lines ${j} and ${j + 1} are in the wrong order (seq ${entry.seq} before ${next.entry.seq})`,
+    ];
+  }
+  if (next && next.entry.prev === last.hash && next.entry.seq === expected) {
+    return [
+      j,
+      'AUDIT_LINE_INSERTED',
+      `was inserted: line ${j + 1} chains to line ${j - 1}, skipping this one`,
+    ];
+  }
+  if (entry.seq === expected) {
+    if (next?.entry.prev === current.hash) {
+      return [
+        j - 1,
+        'AUDIT_LINE_CHANGED',
+        `was changed after it was written: its hash no longer matches the prev recorded by line ${j}`,
+      ];
+    }
+    if (next) {
+      return [
+        j,
+        'AUDIT_LINE_CHANGED',
+        `was changed after it was written: it does not chain to line ${j - 1} and line ${j + 1} does not chain to it`,
+      ];
+    }
+    return [
+      j - 1,
+      'AUDIT_CHAIN_BROKEN',
+      `does not match the prev recorded by line ${j}: line ${j - 1} was changed, or the prev of line ${j} was`,
+    ];
+  }
+  if (entry.seq === 1 && entry.prev === AUDIT_GENESIS) {
+    return [
+      j,
+      'AUDIT_SEQ_ORDER',
+      'starts a new chain (seq 1, genesis prev): two logs were joined or the log was restarted in place',
+    ];
+  }
+  if (entry.prev === last.hash) {
+    return [
+      j,
+      'AUDIT_SEQ_ORDER',
+      `chains to line ${j - 1} but has seq ${entry.seq} instead of ${expected}: its seq was changed`,
+    ];
+  }
+  if (entry.seq > expected) {
+    const missing =
+      entry.seq - 1 === expected ? `entry ${expected} is` : `entries ${expected}..${entry.seq - 1} are`;
+    return [
+      j,
+      'AUDIT_SEQ_GAP',
+      `has seq ${entry.seq} after seq ${last.seq}: ${missing} missing here (deleted, or moved)`,
+    ];
+  }
+  return [
+    j,
+    'AUDIT_SEQ_ORDER',
+    `has seq ${entry.seq} after seq ${last.seq}: lines were reordered, repeated or renumbered`,
+  ];
+}

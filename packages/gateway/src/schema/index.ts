@@ -1,0 +1,10 @@
+export { SchemaGuard, type SchemaGuardOptions, type ToolResultLike } from './guard.js';
+export { passThroughJsonSchemaValidator } from './sdk-validator.js';
+export {
+  DEFAULT_SCHEMA_LIMITS,
+  MAX_VALUE_DEPTH,
+  type SchemaGuardLimits,
+  type SchemaReasonCode,
+  type SchemaVerdict,
+} from './types.js';
+export { vetSchema } from './vet.js';

@@ -1,0 +1,205 @@
+/**
+ * A small pool of validation workers. Each check runs on one worker with a time budget; a check
+ * over budget is answered `SCHEMA_TIMEOUT` and its worker is terminated and replaced, so a
+ * hostile schema costs at most one budget of one worker while the other workers keep serving.
+ */
+import { Worker } from 'node:worker_threads';
+import type { WorkerMessage, WorkerRequest } from './protocol.js';
+import { refuse, type SchemaVerdict } from './types.js';
+import { workerSource } from './worker-source.js';
+
+type Request = WorkerRequest extends infer R ? (R extends unknown ? Omit<R, 'id'> : never) : never;
+
+interface Task {
+  request: Request;
+  resolve: (verdict: SchemaVerdict) => void;
+  waitTimer?: NodeJS.Timeout;
+}
+
+interface Slot {
+  worker: Worker;
+  ready: boolean;
+  dead: boolean;
+  current?: { id: number; task: Task; timer: NodeJS.Timeout };
+}
+
+export interface PoolOptions {
+  size: number;
+  timeoutMs: number;
+  /** How long a check may wait for a free worker before it is answered `SCHEMA_TIMEOUT`. */
+  maxWaitMs: number;
+}
+
+export class WorkerPool {
+  private readonly slots: Slot[] = [];
+  private readonly queue: Task[] = [];
+  private nextId = 1;
+  private closed = false;
+  private lastStartError: string | undefined;
+
+  constructor(private readonly options: PoolOptions) {}
+
+  run(request: Request): Promise<SchemaVerdict> {
+    if (this.closed) return Promise.resolve(closedVerdict());
+    return new Promise((resolve) => {
+      const task: Task = { request, resolve };
+      task.waitTimer = setTimeout(() => {
+        const index = this.queue.indexOf(task);
+        if (index >= 0) this.queue.splice(index, 1);
+        resolve(
+          refuse(
+            'SCHEMA_TIMEOUT',
+            `no schema worker became free within ${this.options.maxWaitMs} ms${this.lastStartError ? ` (${this.lastStartError})` : ''}`,
+          ),
+        );
+      }, this.options.maxWaitMs);
+      this.queue.push(task);
+      this.pump();
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const task of this.queue.splice(0)) {
+      clearTimeout(task.waitTimer);
+      task.resolve(closedVerdict());
+    }
+    const slots = this.slots.splice(0);
+    for (const slot of slots) {
+      slot.dead = true;
+      if (slot.current !== undefined) {
+        clearTimeout(slot.current.timer);
+        slot.current.task.resolve(closedVerdict());
+      }
+    }
+    await Promise.all(slots.map((slot) => slot.worker.terminate().catch(() => undefined)));
+  }
+
+  /** Workers alive now (for tests and diagnostics). */
+  get workerCount(): number {
+    return this.slots.length;
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0 && !this.closed) {
+      const slot = this.slots.find((s) => s.ready && !s.dead && s.current === undefined);
+      if (slot === undefined) {
+        // Spawn lazily: a pool nobody uses costs nothing, and a worker that cannot start is
+        // retried by the next check rather than in a tight loop.
+        if (this.slots.length < this.options.size) this.spawn();
+        return;
+      }
+      const task = this.queue.shift() as Task;
+      clearTimeout(task.waitTimer);
+      this.start(slot, task);
+    }
+  }
+
+  private start(slot: Slot, task: Task): void {
+    const id = this.nextId++;
+    const timer = setTimeout(() => this.expire(slot), this.options.timeoutMs);
+    slot.current = { id, task, timer };
+    try {
+      slot.worker.postMessage({ ...task.request, id });
+    } catch (error) {
+      clearTimeout(timer);
+      slot.current = undefined;
+      task.resolve(refuse('SCHEMA_INVALID', `the value cannot be passed to a worker: ${messageOf(error)}`));
+    }
+  }
+
+  private expire(slot: Slot): void {
+    const current = slot.current;
+    if (current === undefined || slot.dead) return;
+    slot.current = undefined;
+    current.task.resolve(
+      refuse(
+        'SCHEMA_TIMEOUT',
+        `the schema check took longer than ${this.options.timeoutMs} ms and was stopped`,
+      ),
+    );
+    this.retire(slot);
+    // Replace at once so that the next check does not pay for a cold start.
+    if (!this.closed && this.slots.length < this.options.size) this.spawn();
+    this.pump();
+  }
+
+  private spawn(): void {
+    const { url, options } = workerSource();
+    let worker: Worker;
+    try {
+      worker = new Worker(url, {
+        ...options,
+        // A compile bomb that gets past the static caps should kill its worker, not the gateway.
+        resourceLimits: { maxOldGenerationSizeMb: options.eval ? 512 : 256, stackSizeMb: 4 },
+        stdout: false,
+        stderr: false,
+      });
+    } catch (error) {
+      this.startFailed(messageOf(error));
+      return;
+    }
+    worker.unref();
+    const slot: Slot = { worker, ready: false, dead: false };
+    this.slots.push(slot);
+    worker.on('message', (message: WorkerMessage) => this.onMessage(slot, message));
+    worker.on('error', (error) => this.onExit(slot, messageOf(error)));
+    worker.on('exit', (code) => this.onExit(slot, `the schema worker exited (code ${code})`));
+  }
+
+  private onMessage(slot: Slot, message: WorkerMessage): void {
+    if (slot.dead) return;
+    if (message.type === 'ready') {
+      slot.ready = true;
+      this.lastStartError = undefined;
+      this.pump();
+      return;
+    }
+    const current = slot.current;
+    if (current === undefined || current.id !== message.id) return;
+    clearTimeout(current.timer);
+    slot.current = undefined;
+    current.task.resolve(message.verdict);
+    this.pump();
+  }
+
+  private onExit(slot: Slot, reason: string): void {
+    if (slot.dead) return;
+    const wasReady = slot.ready;
+    this.retire(slot);
+    const current = slot.current;
+    if (current !== undefined) {
+      slot.current = undefined;
+      clearTimeout(current.timer);
+      current.task.resolve(refuse('SCHEMA_RESOURCES', `the schema check exhausted its worker: ${reason}`));
+    }
+    if (!wasReady) this.startFailed(reason);
+    else this.pump();
+  }
+
+  private startFailed(reason: string): void {
+    this.lastStartError = `schema worker failed to start: ${reason}`;
+    // With no worker alive or starting, waiting is pointless: answer everyone now.
+    if (this.slots.some((s) => !s.dead)) return;
+    for (const task of this.queue.splice(0)) {
+      clearTimeout(task.waitTimer);
+      task.resolve(refuse('SCHEMA_RESOURCES', this.lastStartError));
+    }
+  }
+
+  private retire(slot: Slot): void {
+    slot.dead = true;
+    const index = this.slots.indexOf(slot);
+    if (index >= 0) this.slots.splice(index, 1);
+    slot.worker.terminate().catch(() => undefined);
+  }
+}
+
+function closedVerdict(): SchemaVerdict {
+  return refuse('SCHEMA_GUARD_CLOSED', 'the schema guard is closed');
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

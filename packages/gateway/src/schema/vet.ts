@@ -1,0 +1,376 @@
+/**
+ * Static vetting of an untrusted JSON Schema, before anything compiles it: dialect, size, depth,
+ * subschema count, pattern length, reference locality, reference cycles without progress and
+ * in-place expansion. One iterative pass over the value plus linear graph work; no compiling.
+ */
+
+import { buildArgumentRule, checkGraph, resolveRefs, type SchemaGraph } from './graph.js';
+import {
+  containerProblem,
+  escapePointer,
+  scalarBytes,
+  scalarProblem,
+  stringBytes,
+  wellFormed,
+} from './measure.js';
+import {
+  ANCHOR,
+  type ArgumentRule,
+  type Dialect,
+  EXPANSION_FACTOR,
+  OK,
+  refuse,
+  resolveLimits,
+  type SchemaGuardLimits,
+  type SchemaVerdict,
+} from './types.js';
+
+export interface SchemaAnalysis {
+  dialect: Dialect;
+  /** What the worker compiles: the root without `$schema` and `$id` (both already acted on). */
+  compiled: unknown;
+  argumentRule: ArgumentRule;
+}
+
+export type Analyzed =
+  | { verdict: SchemaVerdict & { ok: false } }
+  | { verdict: typeof OK; analysis: SchemaAnalysis };
+
+const DIALECTS: Record<string, Dialect> = {
+  'https://json-schema.org/draft/2020-12/schema': '2020-12',
+  'https://json-schema.org/draft/2020-12/schema#': '2020-12',
+  'http://json-schema.org/draft-07/schema': 'draft-07',
+  'http://json-schema.org/draft-07/schema#': 'draft-07',
+};
+
+/** Keywords whose value is one subschema applied to the same instance (no progress). */
+const IN_PLACE_ONE = new Set(['not', 'if', 'then', 'else']);
+const IN_PLACE_MANY = new Set(['allOf', 'anyOf', 'oneOf']);
+const IN_PLACE_MAP = new Set(['dependentSchemas', 'dependencies']);
+/** Keywords whose subschemas apply to a child of the instance (progress), or nowhere. */
+const CHILD_ONE = new Set([
+  'items',
+  'additionalItems',
+  'contains',
+  'additionalProperties',
+  'propertyNames',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+  'contentSchema',
+]);
+const CHILD_MANY = new Set(['prefixItems', 'items']);
+const CHILD_MAP = new Set(['properties', 'patternProperties', '$defs', 'definitions']);
+/** Keywords whose objects and arrays are data, never schemas. */
+const DATA = new Set([
+  'enum',
+  'const',
+  'default',
+  'examples',
+  'required',
+  'type',
+  'dependentRequired',
+  '$vocabulary',
+]);
+
+type Kind = 'schema' | 'data' | 'maybe' | 'map' | 'list';
+
+interface Frame {
+  value: unknown;
+  depth: number;
+  pointer: string;
+  kind: Kind;
+  /** Node whose keyword led here, and whether that keyword applies in place. */
+  parent: number;
+  inPlace: boolean;
+  /** Whether properties found through this in-place link count as declared (not under `not`). */
+  decl?: boolean;
+  /** For maps: whether their values are patterns (patternProperties). */
+  patterns?: boolean;
+}
+
+/** Vets an untrusted schema without compiling it. Pure, synchronous, bounded by the limits. */
+export function vetSchema(schema: unknown, limits?: Partial<SchemaGuardLimits>): SchemaVerdict {
+  return analyzeSchema(schema, resolveLimits(limits)).verdict;
+}
+
+export function analyzeSchema(schema: unknown, limits: SchemaGuardLimits): Analyzed {
+  let dialect: Dialect = '2020-12';
+  if (
+    typeof schema === 'object' &&
+    schema !== null &&
+    !Array.isArray(schema) &&
+    Object.hasOwn(schema, '$schema')
+  ) {
+    const declared = (schema as Record<string, unknown>).$schema;
+    const known = typeof declared === 'string' ? DIALECTS[declared] : undefined;
+    if (known === undefined) {
+      const shown = typeof declared === 'string' ? JSON.stringify(declared.slice(0, 100)) : typeof declared;
+      return {
+        verdict: refuse(
+          'SCHEMA_DIALECT',
+          `$schema ${shown} is not supported; use JSON Schema 2020-12 (no $schema) or draft-07`,
+        ),
+      };
+    }
+    dialect = known;
+  } else if (
+    typeof schema !== 'boolean' &&
+    (typeof schema !== 'object' || schema === null || Array.isArray(schema))
+  ) {
+    return { verdict: refuse('SCHEMA_INVALID', 'a schema must be an object or a boolean') };
+  }
+
+  const graph: SchemaGraph = {
+    nodes: [],
+    pointers: [],
+    edges: [],
+    declEdges: [],
+    refs: [],
+    anchors: new Map(),
+    ids: new Map(),
+  };
+  const walked = walk(schema, dialect, limits, graph);
+  if (walked !== undefined) return { verdict: walked };
+  const resolved = resolveRefs(schema, graph);
+  if (resolved !== undefined) return { verdict: resolved };
+  const cyclic = checkGraph(graph, limits.maxSubschemas * EXPANSION_FACTOR);
+  if (cyclic !== undefined) return { verdict: cyclic };
+
+  let compiled: unknown = schema;
+  if (typeof schema === 'object' && schema !== null) {
+    const { $schema: _s, $id: _i, ...rest } = schema as Record<string, unknown>;
+    compiled = rest;
+  }
+  return { verdict: OK, analysis: { dialect, compiled, argumentRule: buildArgumentRule(graph) } };
+}
+
+function walk(
+  schema: unknown,
+  dialect: Dialect,
+  limits: SchemaGuardLimits,
+  graph: SchemaGraph,
+): (SchemaVerdict & { ok: false }) | undefined {
+  let bytes = 0;
+  let subschemas = 0;
+  const stack: Frame[] = [
+    { value: schema, depth: 0, pointer: '', kind: 'schema', parent: -1, inPlace: false },
+  ];
+  const at = (pointer: string) => (pointer === '' ? 'the root' : pointer);
+  while (stack.length > 0) {
+    const frame = stack.pop() as Frame;
+    const { value, depth, pointer } = frame;
+    let kind = frame.kind;
+    if (kind === 'maybe')
+      kind = typeof value === 'object' && value !== null && !Array.isArray(value) ? 'schema' : 'data';
+    if (kind === 'schema') {
+      subschemas += 1;
+      if (subschemas > limits.maxSubschemas) {
+        return refuse('SCHEMA_TOO_MANY_SUBSCHEMAS', `more than ${limits.maxSubschemas} subschemas`);
+      }
+      if (
+        typeof value !== 'boolean' &&
+        (typeof value !== 'object' || value === null || Array.isArray(value))
+      ) {
+        return refuse('SCHEMA_INVALID', `the subschema at ${at(pointer)} must be an object or a boolean`);
+      }
+    }
+    if (typeof value !== 'object' || value === null) {
+      const what = scalarProblem(value);
+      if (what !== undefined) return refuse('SCHEMA_INVALID', `${what} at ${at(pointer)} is not JSON`);
+      bytes += scalarBytes(value, limits.maxSchemaBytes - bytes + 1);
+      if (bytes > limits.maxSchemaBytes) return tooLarge(limits);
+      continue;
+    }
+    if (depth >= limits.maxDepth) {
+      return refuse(
+        'SCHEMA_TOO_DEEP',
+        `nested deeper than ${limits.maxDepth} levels (at ${at(pointer).slice(0, 120)})`,
+      );
+    }
+    const what = containerProblem(value);
+    if (what !== undefined) return refuse('SCHEMA_INVALID', `${what} at ${at(pointer)} is not JSON`);
+    const record = value as Record<string, unknown>;
+    const keys = Array.isArray(value) ? [] : Object.keys(record);
+    const length = Array.isArray(value) ? value.length : keys.length;
+    bytes += 2 + Math.max(0, length - 1);
+    if (bytes > limits.maxSchemaBytes) return tooLarge(limits);
+
+    if (Array.isArray(value)) {
+      const childKind: Kind = kind === 'list' ? 'schema' : 'data';
+      for (let i = value.length - 1; i >= 0; i--) {
+        if (!(i in value)) return refuse('SCHEMA_INVALID', `an array hole at ${pointer}/${i} is not JSON`);
+        stack.push({
+          value: value[i],
+          depth: depth + 1,
+          pointer: `${pointer}/${i}`,
+          kind: childKind,
+          parent: frame.parent,
+          inPlace: frame.inPlace,
+          decl: frame.decl,
+        });
+      }
+      continue;
+    }
+
+    let node = -1;
+    if (kind === 'schema') {
+      node = graph.ids.get(value) ?? -1;
+      if (node < 0) {
+        node = graph.nodes.length;
+        graph.ids.set(value, node);
+        graph.nodes.push(value);
+        graph.pointers.push(pointer);
+        graph.edges.push([]);
+        graph.declEdges.push([]);
+      }
+      if (frame.parent >= 0 && frame.inPlace) {
+        graph.edges[frame.parent]?.push(node);
+        if (frame.decl !== false) graph.declEdges[frame.parent]?.push(node);
+      }
+      const problem = vetKeywords(record, node, depth, pointer, dialect, limits, graph);
+      if (problem !== undefined) return problem;
+    }
+
+    for (let i = keys.length - 1; i >= 0; i--) {
+      const key = keys[i] as string;
+      if (!wellFormed(key))
+        return refuse('SCHEMA_INVALID', `a key with a lone surrogate at ${at(pointer)} is not JSON`);
+      bytes += stringBytes(key, limits.maxSchemaBytes - bytes + 1) + 1;
+      if (bytes > limits.maxSchemaBytes) return tooLarge(limits);
+      const child = record[key];
+      const childPointer = `${pointer}/${escapePointer(key)}`;
+      const next = { value: child, depth: depth + 1, pointer: childPointer };
+      if (kind === 'map') {
+        if (frame.patterns === true && key.length > limits.maxPatternLength) {
+          return refuse(
+            'SCHEMA_PATTERN',
+            `a patternProperties pattern at ${at(pointer)} is longer than ${limits.maxPatternLength}`,
+          );
+        }
+        // dependencies (draft-07) maps a name to a schema or to a list of names.
+        const valueKind: Kind = Array.isArray(child) ? 'data' : 'schema';
+        stack.push({
+          ...next,
+          kind: valueKind,
+          parent: frame.parent,
+          inPlace: frame.inPlace,
+          decl: frame.decl,
+        });
+      } else if (kind === 'schema') {
+        stack.push({ ...next, ...keywordKind(key, child, dialect), parent: node, decl: key !== 'not' });
+      } else {
+        stack.push({ ...next, kind: 'data', parent: -1, inPlace: false });
+      }
+    }
+  }
+  return undefined;
+}
+
+function keywordKind(
+  key: string,
+  child: unknown,
+  dialect: Dialect,
+): { kind: Kind; inPlace: boolean; patterns?: boolean } {
+  if (typeof child !== 'object' || child === null) {
+    // A boolean is a subschema where a subschema is expected; every other scalar is data.
+    const schemaSlot = IN_PLACE_ONE.has(key) || CHILD_ONE.has(key);
+    return {
+      kind: schemaSlot && typeof child === 'boolean' ? 'schema' : 'data',
+      inPlace: IN_PLACE_ONE.has(key),
+    };
+  }
+  if (IN_PLACE_ONE.has(key)) return { kind: 'schema', inPlace: true };
+  if (IN_PLACE_MANY.has(key)) return { kind: 'list', inPlace: true };
+  if (IN_PLACE_MAP.has(key)) return { kind: 'map', inPlace: true };
+  if (Array.isArray(child) && CHILD_MANY.has(key)) return { kind: 'list', inPlace: false };
+  if (CHILD_ONE.has(key)) return { kind: 'schema', inPlace: false };
+  if (CHILD_MAP.has(key)) return { kind: 'map', inPlace: false, patterns: key === 'patternProperties' };
+  if (DATA.has(key) || key === '$comment') return { kind: 'data', inPlace: false };
+  if (dialect === 'draft-07' && (key === '$dynamicRef' || key === '$dynamicAnchor'))
+    return { kind: 'data', inPlace: false };
+  // Unknown keywords are ignored by ajv, but a `$ref` can still point into them: treat their
+  // objects as schemas so that the same locality rules reach them.
+  return { kind: 'maybe', inPlace: false };
+}
+
+function vetKeywords(
+  record: Record<string, unknown>,
+  node: number,
+  depth: number,
+  pointer: string,
+  dialect: Dialect,
+  limits: SchemaGuardLimits,
+  graph: SchemaGraph,
+): (SchemaVerdict & { ok: false }) | undefined {
+  const where = pointer === '' ? 'the root' : pointer;
+  if (depth > 0 && Object.hasOwn(record, '$schema')) {
+    return refuse('SCHEMA_DIALECT', `$schema at ${where} is only allowed at the root`);
+  }
+  if (Object.hasOwn(record, '$id')) {
+    const id = record.$id;
+    if (typeof id !== 'string') return refuse('SCHEMA_INVALID', `$id at ${where} must be a string`);
+    if (depth > 0) {
+      // draft-07 declared plain-name anchors as `$id: "#name"`; any other embedded $id would
+      // start a new base URI, and with it references that resolve somewhere else.
+      if (dialect === 'draft-07' && id.startsWith('#') && ANCHOR.test(id.slice(1))) {
+        const clash = addAnchor(graph, id.slice(1), node, where);
+        if (clash !== undefined) return clash;
+      } else {
+        return refuse(
+          'SCHEMA_REMOTE_REF',
+          `an embedded $id at ${where} would change where references resolve`,
+        );
+      }
+    }
+  }
+  for (const keyword of dialect === '2020-12' ? ['$anchor', '$dynamicAnchor'] : []) {
+    if (!Object.hasOwn(record, keyword)) continue;
+    const name = record[keyword];
+    if (typeof name !== 'string' || !ANCHOR.test(name)) {
+      return refuse('SCHEMA_INVALID', `${keyword} at ${where} must be a plain name`);
+    }
+    const clash = addAnchor(graph, name, node, where);
+    if (clash !== undefined) return clash;
+  }
+  for (const keyword of dialect === '2020-12' ? ['$ref', '$dynamicRef'] : ['$ref']) {
+    if (!Object.hasOwn(record, keyword)) continue;
+    const ref = record[keyword];
+    if (typeof ref !== 'string') return refuse('SCHEMA_INVALID', `${keyword} at ${where} must be a string`);
+    if (!ref.startsWith('#')) {
+      return refuse(
+        'SCHEMA_REMOTE_REF',
+        `${keyword} ${JSON.stringify(ref.slice(0, 100))} at ${where} is not local; only "#…" references within the schema are allowed`,
+      );
+    }
+    graph.refs.push({ from: node, ref, where: `${keyword} at ${where}` });
+  }
+  if (Object.hasOwn(record, '$recursiveRef')) {
+    return refuse(
+      'SCHEMA_DIALECT',
+      `$recursiveRef at ${where} belongs to draft 2019-09, which is not supported`,
+    );
+  }
+  const pattern = record.pattern;
+  if (typeof pattern === 'string' && pattern.length > limits.maxPatternLength) {
+    return refuse('SCHEMA_PATTERN', `the pattern at ${where} is longer than ${limits.maxPatternLength}`);
+  }
+  return undefined;
+}
+
+function addAnchor(
+  graph: SchemaGraph,
+  name: string,
+  node: number,
+  where: string,
+): (SchemaVerdict & { ok: false }) | undefined {
+  const existing = graph.anchors.get(name);
+  if (existing !== undefined && existing !== node) {
+    return refuse('SCHEMA_INVALID', `anchor "${name}" at ${where} is declared twice`);
+  }
+  graph.anchors.set(name, node);
+  return undefined;
+}
+
+function tooLarge(limits: SchemaGuardLimits): SchemaVerdict & { ok: false } {
+  return refuse('SCHEMA_TOO_LARGE', `the schema is larger than ${limits.maxSchemaBytes} bytes serialized`);
+}

@@ -95,5 +95,9 @@ export async function handleForward(ctx: ProxyContext, req: IncomingMessage, res
   res.on('close', () => {
     if (!res.writableFinished) upstream.destroy();
   });
-  req.pipe(upstream);
+  // Most proxied requests carry no body; ending directly skips a pipe's listeners and a tick.
+  const hasBody =
+    req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';
+  if (hasBody) req.pipe(upstream);
+  else upstream.end();
 }

@@ -77,6 +77,8 @@ export async function handleConnect(ctx: ProxyContext, req: IncomingMessage, cli
   }
 }
 
+const ESTABLISHED = Buffer.from('HTTP/1.1 200 Connection Established\r\n\r\n', 'latin1');
+
 function relay(
   ctx: ProxyContext,
   client: Socket,
@@ -120,7 +122,7 @@ function relay(
   client.setTimeout(idle, onIdle);
   upstream.setTimeout(idle, onIdle);
   client.setNoDelay(true);
-  client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+  client.write(ESTABLISHED);
   if (head.length > 0) upstream.write(head);
   // pipe() ends the destination when the source ends, which is exactly a half-close.
   client.pipe(upstream);

@@ -1,0 +1,300 @@
+// ringfence-egress-proxy benchmark: side by side, interleaved, medians. Loopback only.
+//   npm run bench                      (all workloads, ROUNDS=5)
+//   ROUNDS=3 BULK_MIB=128 npm run bench
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import {
+  BUNDLE,
+  HERE,
+  median,
+  rssKiB,
+  startBareRelay,
+  startEcho,
+  startOrigin,
+  startRingfence,
+  startSource,
+  startSquid,
+} from './lib.mjs';
+
+const ROUNDS = Number(process.env.ROUNDS ?? 5);
+const BULK_MIB = Number(process.env.BULK_MIB ?? 256);
+const SMALL_REQUESTS = Number(process.env.SMALL_REQUESTS ?? 4000);
+const SMALL_CONCURRENCY = Number(process.env.SMALL_CONCURRENCY ?? 32);
+const CONNECTS = Number(process.env.CONNECTS ?? 1000);
+const CONNECT_CONCURRENCY = Number(process.env.CONNECT_CONCURRENCY ?? 16);
+const IDLE_TUNNELS = Number(process.env.IDLE_TUNNELS ?? 1000);
+// ONLY=bulk,small,connect,memory runs a subset (for quick looks; the docs quote full runs).
+const ONLY = new Set((process.env.ONLY ?? 'bulk,small,connect,memory').split(','));
+
+if (!existsSync(BUNDLE))
+  execFileSync(process.execPath, [join(HERE, '..', 'scripts', 'bundle.mjs')], { stdio: 'inherit' });
+
+const say = (s) => process.stdout.write(`${s}\n`);
+
+/** Opens a connection to `port`; through a proxy when `connectTo` is given. Resolves with the socket. */
+function openPath(port, connectTo) {
+  return new Promise((resolve, reject) => {
+    const s = connect({ host: '127.0.0.1', port, noDelay: true });
+    s.once('error', reject);
+    s.once('connect', () => {
+      if (!connectTo) return resolve(s);
+      s.write(`CONNECT ${connectTo} HTTP/1.1\r\nHost: ${connectTo}\r\n\r\n`);
+      let head = '';
+      const onData = (d) => {
+        head += d.toString('latin1');
+        const end = head.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        s.off('data', onData);
+        if (!/^HTTP\/1\.[01] 200/.test(head))
+          return reject(new Error(`CONNECT refused: ${head.split('\r\n')[0]}`));
+        s.pause();
+        resolve(s);
+      };
+      s.on('data', onData);
+    });
+  });
+}
+
+async function bulkOnce(port, connectTo) {
+  const bytes = BULK_MIB * 1024 * 1024;
+  const s = await openPath(port, connectTo);
+  return new Promise((resolve, reject) => {
+    let got = 0;
+    const started = process.hrtime.bigint();
+    s.on('data', (d) => {
+      got += d.length;
+    });
+    s.on('end', () => {
+      const secs = Number(process.hrtime.bigint() - started) / 1e9;
+      s.destroy();
+      if (got !== bytes) return reject(new Error(`bulk got ${got} of ${bytes}`));
+      resolve(bytes / 1024 / 1024 / secs);
+    });
+    s.on('error', reject);
+    s.resume();
+    s.write('go');
+  });
+}
+
+async function smallOnce(proxyPort, url) {
+  const agent = new Agent({ keepAlive: true, maxSockets: SMALL_CONCURRENCY });
+  const target = new URL(url);
+  let next = 0;
+  const one = () =>
+    new Promise((resolve, reject) => {
+      const req = request(
+        proxyPort
+          ? { host: '127.0.0.1', port: proxyPort, path: url, headers: { host: target.host }, agent }
+          : { host: '127.0.0.1', port: Number(target.port), path: target.pathname, agent },
+        (res) => {
+          if (res.statusCode !== 200) reject(new Error(`status ${res.statusCode}`));
+          res.resume();
+          res.on('end', resolve);
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+  const started = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: SMALL_CONCURRENCY }, async () => {
+      while (next < SMALL_REQUESTS) {
+        next++;
+        await one();
+      }
+    }),
+  );
+  const secs = Number(process.hrtime.bigint() - started) / 1e9;
+  agent.destroy();
+  return SMALL_REQUESTS / secs;
+}
+
+async function connectOnce(port, connectTo) {
+  let next = 0;
+  const one = async () => {
+    const s = await openPath(port, connectTo);
+    s.resume();
+    await new Promise((resolve, reject) => {
+      s.once('data', resolve);
+      s.once('error', reject);
+      s.write('x');
+    });
+    s.destroy();
+  };
+  const started = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: CONNECT_CONCURRENCY }, async () => {
+      while (next < CONNECTS) {
+        next++;
+        await one();
+      }
+    }),
+  );
+  return CONNECTS / (Number(process.hrtime.bigint() - started) / 1e9);
+}
+
+async function idleMemory(peer, echoTarget) {
+  await new Promise((r) => setTimeout(r, 500));
+  const before = peer.pids().reduce((a, pid) => a + rssKiB(pid), 0);
+  const sockets = [];
+  for (let i = 0; i < IDLE_TUNNELS; i += 50) {
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(50, IDLE_TUNNELS - i) }, () => openPath(peer.port, echoTarget)),
+    );
+    sockets.push(...batch);
+  }
+  // One round trip on every tunnel so each holds the buffers it would hold in real use.
+  await Promise.all(
+    sockets.map(
+      (s) =>
+        new Promise((resolve) => {
+          s.resume();
+          s.once('data', resolve);
+          s.write('x');
+        }),
+    ),
+  );
+  await new Promise((r) => setTimeout(r, 1500));
+  const after = peer.pids().reduce((a, pid) => a + rssKiB(pid), 0);
+  for (const s of sockets) s.destroy();
+  return { before, after, perTunnelKiB: (after - before) / IDLE_TUNNELS };
+}
+
+function shuffle(xs) {
+  const out = [...xs];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
+async function interleaved(variants) {
+  const samples = Object.fromEntries(variants.map((v) => [v.name, []]));
+  // One unrecorded pass: JIT warm-up for the Node processes, page cache and pools for all.
+  for (const v of variants) await v.run();
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const v of shuffle(variants)) samples[v.name].push(await v.run());
+  }
+  return Object.fromEntries(
+    Object.entries(samples).map(([k, xs]) => [k, { median: median(xs), samples: xs }]),
+  );
+}
+
+const fmt = (x) => (x >= 100 ? x.toFixed(0) : x.toFixed(2));
+
+async function main() {
+  const results = { date: new Date().toISOString(), node: process.version, rounds: ROUNDS };
+  const source = await startSource(BULK_MIB * 1024 * 1024);
+  const echo = await startEcho();
+  const origin = await startOrigin();
+  const bulkTarget = `bench.test:${source.port}`;
+  const echoTarget = `bench.test:${echo.port}`;
+  const ringfence = await startRingfence([bulkTarget, echoTarget, `bench.test:${origin.port}`]);
+  const bare = await startBareRelay(source.port);
+  let squid = null;
+  try {
+    squid = await startSquid();
+  } catch (err) {
+    say(`squid: not available (${err.message})`);
+  }
+  results.squid = squid ? 'debian squid' : 'not available';
+  say(
+    `rounds=${ROUNDS} bulk=${BULK_MIB}MiB small=${SMALL_REQUESTS}x${SMALL_CONCURRENCY} connect=${CONNECTS}x${CONNECT_CONCURRENCY}`,
+  );
+
+  if (ONLY.has('bulk')) {
+    const bulkVariants = [
+      { name: 'direct', run: () => bulkOnce(source.port) },
+      { name: 'bare-relay', run: () => bulkOnce(bare.port) },
+      { name: 'ringfence', run: () => bulkOnce(ringfence.port, bulkTarget) },
+    ];
+    if (squid) bulkVariants.push({ name: 'squid', run: () => bulkOnce(squid.port, bulkTarget) });
+    results.bulk = await interleaved(bulkVariants);
+    const b = results.bulk;
+    say('\nbulk transfer through a CONNECT tunnel (MiB/s, median)');
+    for (const [k, v] of Object.entries(b))
+      say(`  ${k.padEnd(11)} ${fmt(v.median).padStart(8)}   [${v.samples.map(fmt).join(', ')}]`);
+    results.bulk_ratios = {
+      ringfence_vs_bare: b.ringfence.median / b['bare-relay'].median,
+      ringfence_vs_direct: b.ringfence.median / b.direct.median,
+      bare_vs_direct: b['bare-relay'].median / b.direct.median,
+      ...(squid ? { squid_vs_direct: b.squid.median / b.direct.median } : {}),
+    };
+    say(
+      `  ratios: ${Object.entries(results.bulk_ratios)
+        .map(([k, v]) => `${k}=${v.toFixed(2)}`)
+        .join('  ')}`,
+    );
+  }
+
+  const url = `http://bench.test:${origin.port}/small`;
+  if (ONLY.has('small')) {
+    const smallVariants = [
+      { name: 'direct', run: () => smallOnce(0, url) },
+      { name: 'ringfence', run: () => smallOnce(ringfence.port, url) },
+    ];
+    if (squid) smallVariants.push({ name: 'squid', run: () => smallOnce(squid.port, url) });
+    results.small = await interleaved(smallVariants);
+    say('\nsmall plain-HTTP requests, keep-alive client (requests/s, median)');
+    for (const [k, v] of Object.entries(results.small))
+      say(`  ${k.padEnd(11)} ${fmt(v.median).padStart(8)}   [${v.samples.map(fmt).join(', ')}]`);
+    if (squid)
+      say(
+        `  ratio ringfence/squid = ${(results.small.ringfence.median / results.small.squid.median).toFixed(2)}`,
+      );
+  }
+
+  if (ONLY.has('connect')) {
+    const connectVariants = [
+      { name: 'direct', run: () => connectOnce(echo.port) },
+      { name: 'ringfence', run: () => connectOnce(ringfence.port, echoTarget) },
+    ];
+    if (squid) connectVariants.push({ name: 'squid', run: () => connectOnce(squid.port, echoTarget) });
+    results.connect = await interleaved(connectVariants);
+    say('\nCONNECT setup + one round trip + close (tunnels/s, median)');
+    for (const [k, v] of Object.entries(results.connect))
+      say(`  ${k.padEnd(11)} ${fmt(v.median).padStart(8)}   [${v.samples.map(fmt).join(', ')}]`);
+  }
+
+  // Memory on fresh processes, so earlier workloads' heap growth is not counted.
+  await ringfence.stop();
+  if (squid) await squid.stop();
+  if (ONLY.has('memory')) {
+    say(`\nmemory with ${IDLE_TUNNELS} idle tunnels (RSS growth)`);
+    const freshRing = await startRingfence([echoTarget]);
+    results.memory = { ringfence: await idleMemory(freshRing, echoTarget) };
+    await freshRing.stop();
+    const freshSquid = squid ? await startSquid().catch(() => null) : null;
+    if (freshSquid) {
+      results.memory.squid = await idleMemory(freshSquid, echoTarget);
+      await freshSquid.stop();
+    }
+    for (const [k, v] of Object.entries(results.memory)) {
+      say(
+        `  ${k.padEnd(11)} ${v.before} KiB -> ${v.after} KiB = ${v.perTunnelKiB.toFixed(1)} KiB per tunnel`,
+      );
+    }
+  }
+
+  await bare.stop();
+  for (const s of [source.server, echo.server, origin.server]) {
+    s.closeAllConnections?.();
+    s.close();
+  }
+  const out = join(HERE, 'last-run.json');
+  writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
+  chmodSync(out, 0o644);
+  say(`\nwrote ${out}`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    process.stderr.write(`bench failed: ${err.stack}\n`);
+    process.exit(1);
+  },
+);

@@ -6,6 +6,10 @@
  * @packageDocumentation
  */
 
+export { type VerifyPolicyFilesOptions, verifyPolicyFiles } from './authoring/files.js';
+// Authoring helpers used by the CLI.
+export { readPolicySource, SourceError, type SourceErrorCode } from './authoring/source.js';
+export { summarizePolicy } from './authoring/summary.js';
 // Canonical JSON, digests and the strict reader: shared with the gateway.
 export {
   CanonicalError,

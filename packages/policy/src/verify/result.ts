@@ -27,7 +27,8 @@ export type VerifyCode =
   | 'INSTALLED_ROOT_MISSING'
   | 'INSTALLED_FILE_UNSAFE'
   | 'INSTALLED_READ_FAILED'
-  | 'STATE_UNREADABLE';
+  | 'STATE_UNREADABLE'
+  | 'FILE_UNREADABLE';
 
 /** A refused verification: a stable code and a sentence that says what to do next. */
 export interface VerifyFailure {

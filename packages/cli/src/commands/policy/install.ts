@@ -1,0 +1,83 @@
+import { readFile } from 'node:fs/promises';
+import { Args, Command, Flags } from '@oclif/core';
+import { installedPolicyDir, installPolicy, isRingfenceError, type VerifyCode } from '@ringfence/policy';
+
+/** What `policy install --json` prints. */
+export interface PolicyInstallJson {
+  ok: boolean;
+  code?: VerifyCode;
+  message?: string;
+  dir?: string;
+  name?: string;
+  version?: number;
+  digest?: string;
+  root_version?: number;
+}
+
+export default class PolicyInstall extends Command {
+  static override summary = 'Verify a signed policy and install it for this machine (normally needs sudo).';
+
+  static override description =
+    'Verifies the policy and its trust root against what this machine already trusts (an older policy version, or a root that is not ' +
+    'a proper rotation of the installed one, is refused), then writes policy.json, root.json and root-history/ into /etc/ringfence ' +
+    '(or RINGFENCE_POLICY_DIR), owned by the current user and mode 0644. The gateway refuses files not owned by root.';
+
+  static override examples = [
+    'sudo <%= config.bin %> policy install policy.json --root root.json',
+    'sudo <%= config.bin %> policy install policy.json --root root.v2.json',
+  ];
+
+  static override enableJsonFlag = true;
+
+  static override args = {
+    policy: Args.string({ description: 'signed policy (DSSE envelope)', required: true }),
+  };
+
+  static override flags = {
+    root: Flags.string({
+      description: 'trust root; repeat for a rotation chain, oldest first',
+      required: true,
+      multiple: true,
+      helpValue: 'ROOT',
+    }),
+  };
+
+  async run(): Promise<PolicyInstallJson> {
+    const { args, flags } = await this.parse(PolicyInstall);
+    const dir = installedPolicyDir();
+    let policyText: string;
+    let rootTexts: string[];
+    try {
+      policyText = await readFile(args.policy, 'utf8');
+      rootTexts = await Promise.all(flags.root.map((path) => readFile(path, 'utf8')));
+    } catch (error) {
+      this.error(`${(error as Error).message}`, { exit: 1 });
+    }
+    try {
+      const result = await installPolicy({ policyText, rootTexts, dir });
+      if (!result.ok) {
+        process.exitCode = 1;
+        if (!this.jsonEnabled()) this.logToStderr(`FAIL ${args.policy}: ${result.code}: ${result.message}`);
+        return { ok: false, code: result.code, message: result.message };
+      }
+      if (!this.jsonEnabled()) {
+        this.log(
+          `Installed policy ${result.policy.name} version ${result.policy.version} (trust root version ${result.root.version}) in ${dir}.`,
+        );
+      }
+      return {
+        ok: true,
+        dir,
+        name: result.policy.name,
+        version: result.policy.version,
+        digest: result.digest,
+        root_version: result.root.version,
+      };
+    } catch (error) {
+      const denied = /EACCES|EPERM/.test(String((error as Error).message));
+      const hint = denied ? ` Writing ${dir} needs root: run it with sudo.` : '';
+      if (isRingfenceError(error)) this.error(`${error.message}${hint}`, { exit: 1, code: error.code });
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,65 @@
+import type { Condition, Rule } from '../policy/types.js';
+import type { VerifiedPolicy } from '../policy/verify.js';
+
+const DAY_MS = 86_400_000;
+
+/**
+ * A human summary of what a verified policy allows, for `ringfence policy show`: who signed it,
+ * how long it is valid, which images, tools, pins and hosts, and the call rules in order.
+ */
+export function summarizePolicy(verified: VerifiedPolicy, now: number): string[] {
+  const { policy } = verified;
+  const days = Math.floor((verified.expiresAt - now) / DAY_MS);
+  const lines = [
+    `Policy ${policy.name} version ${policy.version} (verified)`,
+    `  signed by   ${verified.signers.join(', ')}`,
+    `              ${verified.signers.length} of the ${verified.root.payload.roles.policy.threshold} required by trust root version ${verified.root.version}`,
+    `  issued      ${policy.issued_at}`,
+    `  expires     ${policy.expires} (in ${days} day${days === 1 ? '' : 's'})`,
+    `  digest      ${verified.digest}`,
+    '',
+    `Images that may run as servers: ${policy.allowed_mcp?.length ? '' : 'any'}`,
+  ];
+  for (const image of policy.allowed_mcp ?? []) {
+    lines.push(`  ${image}${/sha256:/.test(image) ? '   (this content only)' : '   (by name)'}`);
+  }
+  lines.push('', `Network for servers without listed hosts: ${policy.default_egress ?? 'deny'}`, '');
+  const servers = policy.mcp ?? [];
+  lines.push(servers.length ? 'Servers:' : 'Servers: no per-server limits');
+  for (const entry of servers) {
+    lines.push(`  ${entry.server}`);
+    lines.push(
+      `    tools allowed    ${entry.allow_tools === undefined ? 'any' : entry.allow_tools.length ? entry.allow_tools.join(', ') : 'none'}`,
+    );
+    if (entry.pins) {
+      lines.push(
+        `    pinned tools     ${entry.pins.length} (only these definitions are exposed; nothing can be approved locally)`,
+      );
+      for (const pin of entry.pins.slice(0, 20))
+        lines.push(`                     ${pin.tool}  ${pin.digest}`);
+      if (entry.pins.length > 20) lines.push(`                     … and ${entry.pins.length - 20} more`);
+    }
+    lines.push(
+      `    network at most  ${entry.egress_allow?.length ? entry.egress_allow.join(', ') : (policy.default_egress ?? 'deny')}`,
+    );
+    if (entry.read_only_tools?.length) lines.push(`    read-only tools  ${entry.read_only_tools.join(', ')}`);
+  }
+  lines.push('', 'Call rules (first match wins):');
+  for (const [i, rule] of (policy.rules ?? []).entries()) lines.push(`  ${i + 1}. ${describeRule(rule)}`);
+  lines.push(`  otherwise: ${policy.default_action}`);
+  return lines;
+}
+
+function describeRule(rule: Rule): string {
+  const parts = Object.entries(rule.match ?? {}).map(([k, v]) => `${k}=${v}`);
+  const conditions = (rule.when ?? []).map(describeCondition);
+  const when = [...parts, ...conditions].join(' and ');
+  return `${rule.id}: ${rule.action}${when ? ` when ${when}` : ' (every call)'}${rule.reason ? ` (${rule.reason})` : ''}`;
+}
+
+function describeCondition(condition: Condition): string {
+  if ('exists' in condition) return `${condition.arg} ${condition.exists ? 'is present' : 'is absent'}`;
+  if ('equals' in condition) return `${condition.arg} = ${JSON.stringify(condition.equals)}`;
+  if ('in' in condition) return `${condition.arg} in ${JSON.stringify(condition.in)}`;
+  return `${condition.arg} matches ${JSON.stringify(condition.glob)}`;
+}

@@ -74,12 +74,14 @@ const REFS: Record<AuditType, Spec> = {
     reason: { ...TEXT, optional: true },
     policy: { check: POLICY, what: 'an object', optional: true },
     arguments: { check: isDigestOrNull, what: 'a sha256: digest or null', optional: true },
+    digest: { ...DIGEST_FIELD, optional: true },
   },
   'mcp.result': {
     server: NAME,
     tool: NAME,
     is_error: BOOL,
     result: { check: isDigestOrNull, what: 'a sha256: digest or null' },
+    reason: { ...TEXT, optional: true },
   },
   'mcp.egress': {
     server: NAME,
@@ -182,10 +184,10 @@ export function serializeEntry(entry: AuditEntry): string {
 
 function clip(text: string): string {
   if (text.length <= AUDIT_STRING_MAX) return text;
-  // Cut on code points so the shortened string has no lone surrogate half.
-  return `${Array.from(text.slice(0, AUDIT_STRING_MAX - 1))
-    .slice(0, -1)
-    .join('')}…`;
+  let head = text.slice(0, AUDIT_STRING_MAX - 1);
+  // Never leave half of a surrogate pair behind: it would make the line non-canonical elsewhere.
+  if (/[\ud800-\udbff]$/.test(head)) head = head.slice(0, -1);
+  return `${head}…`;
 }
 
 /** Shortens long strings and drops undefined members, recursively. */

@@ -48,6 +48,8 @@ export interface DecisionRefs {
    * form (a lone surrogate), which is recorded rather than guessed at.
    */
   readonly arguments?: AuditDigest | null;
+  /** Expose only: the fingerprint of the tool definition that was exposed or withheld. */
+  readonly digest?: AuditDigest;
 }
 
 export interface ResultRefs {
@@ -56,6 +58,8 @@ export interface ResultRefs {
   readonly is_error: boolean;
   /** Digest of the canonical JSON of the result, or `null` when it has no canonical form. */
   readonly result: AuditDigest | null;
+  /** Why the result was not passed on (withheld by a check, or the upstream failed). */
+  readonly reason?: string;
 }
 
 export interface EgressRefs {

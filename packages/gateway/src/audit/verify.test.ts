@@ -1,0 +1,213 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { writeSampleLog } from './__fixtures__/sample.js';
+import { hashLine, serializeEntry } from './format.js';
+import { AUDIT_GENESIS, type AuditEntry } from './types.js';
+import { verifyAuditLog } from './verify.js';
+
+let dir: string;
+let path: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'rf-audit-verify-'));
+  path = join(dir, 'audit.jsonl');
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function lines(): Promise<string[]> {
+  const text = await readFile(path, 'utf8');
+  expect(text.endsWith('\n')).toBe(true);
+  return text.slice(0, -1).split('\n');
+}
+const save = (ls: string[]) => writeFile(path, `${ls.join('\n')}\n`);
+const parse = (line: string) => JSON.parse(line) as AuditEntry;
+
+async function expectBrokenAt(line: number, code?: string) {
+  const result = await verifyAuditLog(path);
+  expect(result.ok, JSON.stringify(result)).toBe(false);
+  if (result.ok) return;
+  expect(result.line).toBe(line);
+  if (code) expect(result.code).toBe(code);
+  expect(result.message).toMatch(new RegExp(`^line ${line}: `));
+}
+
+describe('verifyAuditLog', () => {
+  it('accepts an intact log of many entries and names its last hash', async () => {
+    await writeSampleLog(path, 500);
+    const result = await verifyAuditLog(path);
+    const all = await lines();
+    expect(result).toEqual({ ok: true, path, exists: true, entries: 500, lastHash: hashLine(all[499]!) });
+    expect(all.map((l) => parse(l).seq)).toEqual(Array.from({ length: 500 }, (_, i) => i + 1));
+  });
+
+  it('treats an absent file and an empty file as an empty log', async () => {
+    expect(await verifyAuditLog(path)).toEqual({
+      ok: true,
+      path,
+      exists: false,
+      entries: 0,
+      lastHash: AUDIT_GENESIS,
+    });
+    await writeFile(path, '');
+    expect(await verifyAuditLog(path)).toEqual({
+      ok: true,
+      path,
+      exists: true,
+      entries: 0,
+      lastHash: AUDIT_GENESIS,
+    });
+  });
+
+  it.each([10, 2, 1])('finds one edited byte inside line %i (a value that stays valid)', async (n) => {
+    await writeSampleLog(path, 20);
+    const all = await lines();
+    // Flip the session id: still valid JSON, still the right shape, still canonical.
+    all[n - 1] = all[n - 1]!.replace('"session":"sess-1"', '"session":"sess-2"');
+    await save(all);
+    await expectBrokenAt(n, 'AUDIT_LINE_CHANGED');
+  });
+
+  it('finds an edited prev digest on a middle line at that line', async () => {
+    await writeSampleLog(path, 20);
+    const all = await lines();
+    const entry = parse(all[7]!);
+    const flipped = entry.prev.endsWith('0') ? `${entry.prev.slice(0, -1)}1` : `${entry.prev.slice(0, -1)}0`;
+    all[7] = all[7]!.replace(entry.prev, flipped);
+    await save(all);
+    await expectBrokenAt(8, 'AUDIT_LINE_CHANGED');
+  });
+
+  it('finds an edit that breaks the JSON, the shape or the byte form at that line', async () => {
+    await writeSampleLog(path, 20);
+    const original = await lines();
+    const cases: [string, string][] = [
+      [original[4]!.replace('{"seq"', '{"seq" '), 'AUDIT_NOT_CANONICAL'],
+      [original[4]!.replace('"type":"', '"type":"x'), 'AUDIT_BAD_SHAPE'],
+      [original[4]!.slice(0, -1), 'AUDIT_BAD_JSON'],
+      [`${original[4]!}\r`, 'AUDIT_NOT_CANONICAL'],
+    ];
+    for (const [edited, code] of cases) {
+      const all = [...original];
+      all[4] = edited;
+      await save(all);
+      await expectBrokenAt(5, code);
+    }
+  });
+
+  it('finds a seq that was renumbered at that line', async () => {
+    await writeSampleLog(path, 20);
+    const all = await lines();
+    all[11] = all[11]!.replace('{"seq":12,', '{"seq":13,');
+    await save(all);
+    await expectBrokenAt(12, 'AUDIT_SEQ_ORDER');
+  });
+
+  it.each([1, 9, 19])('finds deleted line %i at the line where it is missing', async (n) => {
+    await writeSampleLog(path, 20);
+    const all = await lines();
+    all.splice(n - 1, 1);
+    await save(all);
+    await expectBrokenAt(n, 'AUDIT_SEQ_GAP');
+  });
+
+  it('finds a garbage line inserted in the middle', async () => {
+    await writeSampleLog(path, 20);
+    const all = await lines();
+    all.splice(6, 0, '{"hello":"world"}');
+    await save(all);
+    await expectBrokenAt(7, 'AUDIT_BAD_SHAPE');
+  });
+
+  it('finds a forged line inserted with the right seq and prev (the next line no longer fits)', async () => {
+    await writeSampleLog(path, 20);
+    const all = await lines();
+    const before = parse(all[5]!);
+    const forged = serializeEntry({
+      ...parse(all[6]!),
+      session: 'forged',
+      seq: before.seq + 1,
+      prev: hashLine(all[5]!),
+    } as AuditEntry);
+    all.splice(6, 0, forged);
+    await save(all);
+    await expectBrokenAt(7, 'AUDIT_LINE_INSERTED');
+  });
+
+  it('finds a copy of an earlier line inserted later, and a line repeated', async () => {
+    await writeSampleLog(path, 20);
+    const original = await lines();
+    const copied = [...original];
+    copied.splice(12, 0, original[2]!);
+    await save(copied);
+    await expectBrokenAt(13, 'AUDIT_LINE_INSERTED');
+
+    const repeated = [...original];
+    repeated.splice(12, 0, original[11]!);
+    await save(repeated);
+    await expectBrokenAt(13, 'AUDIT_DUPLICATE_LINE');
+  });
+
+  it.each([3, 18])('finds lines %i and the next one swapped, at the first of them', async (n) => {
+    await writeSampleLog(path, 20);
+    const all = await lines();
+    [all[n - 1], all[n]] = [all[n]!, all[n - 1]!];
+    await save(all);
+    await expectBrokenAt(n, 'AUDIT_SEQ_ORDER');
+  });
+
+  it('finds a line swapped with the last line', async () => {
+    await writeSampleLog(path, 20);
+    const all = await lines();
+    [all[4], all[19]] = [all[19]!, all[4]!];
+    await save(all);
+    await expectBrokenAt(5);
+  });
+
+  it('finds a file truncated mid-line (torn tail)', async () => {
+    await writeSampleLog(path, 20);
+    const text = await readFile(path, 'utf8');
+    const cut = text.lastIndexOf('\n', text.length - 2) + 25;
+    await writeFile(path, text.slice(0, cut));
+    await expectBrokenAt(20, 'AUDIT_TORN_LINE');
+  });
+
+  it('finds a wrong genesis on line 1', async () => {
+    await writeSampleLog(path, 5);
+    const all = await lines();
+    all[0] = all[0]!.replace(AUDIT_GENESIS, `sha256:${'1'.repeat(64)}`);
+    await save(all);
+    await expectBrokenAt(1, 'AUDIT_BAD_GENESIS');
+  });
+
+  it('finds two logs joined together where the second starts', async () => {
+    await writeSampleLog(path, 5);
+    const first = await lines();
+    await save([...first, ...first]);
+    await expectBrokenAt(6, 'AUDIT_SEQ_ORDER');
+  });
+
+  it('reports bytes that are not UTF-8, and a blank line, at their line', async () => {
+    await writeSampleLog(path, 5);
+    const text = await readFile(path);
+    const all = await lines();
+    await writeFile(path, Buffer.concat([text, Buffer.from([0xff, 0xfe, 0x0a])]));
+    await expectBrokenAt(6, 'AUDIT_BAD_JSON');
+    await save([...all.slice(0, 2), '', ...all.slice(2)]);
+    await expectBrokenAt(3, 'AUDIT_BAD_JSON');
+  });
+
+  it('cannot see a rewrite of the last line that keeps its prev (that is what anchoring lastHash is for)', async () => {
+    await writeSampleLog(path, 8);
+    const before = await verifyAuditLog(path);
+    const all = await lines();
+    all[7] = all[7]!.replace('"port":443', '"port":444');
+    await save(all);
+    const after = await verifyAuditLog(path);
+    expect(after.ok).toBe(true);
+    // ...but the anchor moved, which is how a copy kept elsewhere catches it.
+    expect(after.ok && before.ok && after.lastHash !== before.lastHash).toBe(true);
+  });
+});

@@ -21,5 +21,11 @@ export function describeSchemaError(errors: ErrorObject[] | null | undefined): s
   if (first.keyword === 'additionalProperties') {
     return `unknown field ${JSON.stringify((first.params as { additionalProperty: string }).additionalProperty)} at ${at}`;
   }
+  if (first.keyword === 'const') {
+    return `${at} must be ${JSON.stringify((first.params as { allowedValue: unknown }).allowedValue)}`;
+  }
+  if (first.keyword === 'enum') {
+    return `${at} must be one of ${(first.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+  }
   return `${at} ${first.message ?? 'is invalid'}`;
 }

@@ -189,8 +189,9 @@ function verifyNextRoot(
   if (!byPrevious.met) {
     return refuse(
       'ROOT_ROTATION_UNSIGNED',
-      `Root file ${index + 1} is not signed by ${previousRole.threshold} of the root keys of trusted root version ${current.version} ` +
-        `(${byPrevious.signers.length} valid). A new root must be version ${current.version + 1}, signed by the old root keys and the new ones.`,
+      `Root file ${index + 1} is not the trusted root version ${current.version} and is not signed by ${previousRole.threshold} of its root keys ` +
+        `(${byPrevious.signers.length} valid). If it is an older root, use the current one; a new root must be version ${current.version + 1}, ` +
+        'signed by the old root keys and the new ones (`ringfence policy root init --previous …`).',
     );
   }
   const parsed = parsePayload(opened);

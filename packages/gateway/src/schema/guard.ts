@@ -4,13 +4,13 @@
  * hold the gateway's event loop. Every failure is a coded verdict; nothing here throws for one.
  */
 import { digestOf } from '@ringfence/policy';
+import { resolveLimits } from './limits.js';
 import { measureValue } from './measure.js';
 import { WorkerPool } from './pool.js';
 import {
   MAX_VALUE_DEPTH,
   OK,
   refuse,
-  resolveLimits,
   type SchemaGuardLimits,
   type SchemaReasonCode,
   type SchemaVerdict,
@@ -99,6 +99,11 @@ export class SchemaGuard {
       );
     }
     return this.validate(outputSchema, 'result', result.structuredContent);
+  }
+
+  /** Starts the workers ahead of the first check, so that no check waits for a cold start. */
+  async warmUp(): Promise<void> {
+    await this.pool.warmUp();
   }
 
   async close(): Promise<void> {

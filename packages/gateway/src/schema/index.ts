@@ -1,4 +1,5 @@
 export { SchemaGuard, type SchemaGuardOptions, type ToolResultLike } from './guard.js';
+export { SchemaGuardError } from './limits.js';
 export { passThroughJsonSchemaValidator } from './sdk-validator.js';
 export {
   DEFAULT_SCHEMA_LIMITS,

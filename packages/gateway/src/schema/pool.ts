@@ -20,6 +20,9 @@ interface Slot {
   worker: Worker;
   ready: boolean;
   dead: boolean;
+  /** Settles when the worker is ready or gone. */
+  settled: Promise<void>;
+  settle: () => void;
   current?: { id: number; task: Task; timer: NodeJS.Timeout };
 }
 
@@ -68,12 +71,23 @@ export class WorkerPool {
     const slots = this.slots.splice(0);
     for (const slot of slots) {
       slot.dead = true;
+      slot.settle();
       if (slot.current !== undefined) {
         clearTimeout(slot.current.timer);
         slot.current.task.resolve(closedVerdict());
       }
     }
     await Promise.all(slots.map((slot) => slot.worker.terminate().catch(() => undefined)));
+  }
+
+  /** Starts every worker now and waits until each is ready (or failed to start). */
+  async warmUp(): Promise<void> {
+    while (!this.closed && this.slots.length < this.options.size) {
+      const before = this.slots.length;
+      this.spawn();
+      if (this.slots.length === before) break;
+    }
+    await Promise.all(this.slots.map((slot) => slot.settled));
   }
 
   /** Workers alive now (for tests and diagnostics). */
@@ -141,7 +155,11 @@ export class WorkerPool {
       return;
     }
     worker.unref();
-    const slot: Slot = { worker, ready: false, dead: false };
+    let settle = () => {};
+    const settled = new Promise<void>((resolve) => {
+      settle = resolve;
+    });
+    const slot: Slot = { worker, ready: false, dead: false, settled, settle };
     this.slots.push(slot);
     worker.on('message', (message: WorkerMessage) => this.onMessage(slot, message));
     worker.on('error', (error) => this.onExit(slot, messageOf(error)));
@@ -152,6 +170,7 @@ export class WorkerPool {
     if (slot.dead) return;
     if (message.type === 'ready') {
       slot.ready = true;
+      slot.settle();
       this.lastStartError = undefined;
       this.pump();
       return;
@@ -190,6 +209,7 @@ export class WorkerPool {
 
   private retire(slot: Slot): void {
     slot.dead = true;
+    slot.settle();
     const index = this.slots.indexOf(slot);
     if (index >= 0) this.slots.splice(index, 1);
     slot.worker.terminate().catch(() => undefined);

@@ -84,16 +84,3 @@ export function clip(text: string, max = 300): string {
   const flat = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' ');
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
-
-export function resolveLimits(partial?: Partial<SchemaGuardLimits>): SchemaGuardLimits {
-  const out = { ...DEFAULT_SCHEMA_LIMITS };
-  for (const key of Object.keys(out) as (keyof SchemaGuardLimits)[]) {
-    const v = partial?.[key];
-    if (v !== undefined) {
-      if (!Number.isFinite(v) || v <= 0)
-        throw new RangeError(`schema limit ${key} must be a positive number`);
-      out[key] = v;
-    }
-  }
-  return out;
-}

@@ -5,6 +5,7 @@
  */
 
 import { buildArgumentRule, checkGraph, resolveRefs, type SchemaGraph } from './graph.js';
+import { resolveLimits } from './limits.js';
 import {
   containerProblem,
   escapePointer,
@@ -20,7 +21,6 @@ import {
   EXPANSION_FACTOR,
   OK,
   refuse,
-  resolveLimits,
   type SchemaGuardLimits,
   type SchemaVerdict,
 } from './types.js';

@@ -1,3 +1,22 @@
+export * from './audit/index.js';
+export { descriptionPrefix, EXPOSED_TOOL_NAME, exposedToolName, presentTool } from './catalog/present.js';
+export {
+  ConfigError,
+  type ConfigErrorCode,
+  type ContainerServerConfig,
+  type EgressRule,
+  type HttpServerConfig,
+  type Limits,
+  type MountRule,
+  parseServersFile,
+  RESERVED_SERVER_NAMES,
+  SERVER_NAME,
+  type ServerConfig,
+  ServerStore,
+  type ServersFile,
+  validateRemoteUrl,
+  validateServerName,
+} from './config/servers.js';
 export {
   type CheckStatus,
   checkHome,
@@ -28,6 +47,28 @@ export {
   parseLddOutput,
   planNodeBaseContext,
 } from './images/node-base.js';
+export { type FingerprintResult, fingerprintTool, type PinnableTool } from './pins/fingerprint.js';
+export {
+  approvePending,
+  type DefinitionDiff,
+  diffPending,
+  PinError,
+  type PinErrorCode,
+  type Reconciliation,
+  reconcileAndRecord,
+  reconcilePins,
+  resetPins,
+  type WithheldTool,
+} from './pins/reconcile.js';
+export {
+  emptyServerPins,
+  type PendingRecord,
+  type PinRecord,
+  PinStore,
+  type PinsFile,
+  parsePinsFile,
+  type ServerPins,
+} from './pins/store.js';
 export {
   createDockerClient,
   defaultSocketCandidates,
@@ -36,3 +77,39 @@ export {
   probeEngine,
   resolveEngineEndpoint,
 } from './runtime/engine.js';
+export * from './schema/index.js';
+export { CallRefused, errorResult, runCall } from './serve/calls.js';
+export {
+  buildServerCatalog,
+  type CatalogEntry,
+  type ServerCatalog,
+  type WithheldEntry,
+  withheldLine,
+} from './serve/catalog.js';
+export { createEndpointServer, SERVER_INFO } from './serve/endpoint.js';
+export { Gateway, type GatewayOptions, type ServerState } from './serve/gateway.js';
+export {
+  generateToken,
+  type Identity,
+  isLoopbackAddress,
+  ListenError,
+  parseListenAddress,
+  serveHttp,
+  type TokenResolver,
+  tokensEqual,
+} from './serve/http.js';
+export { LOCAL_ONLY, type PolicyRef, type PolicyView, policyView } from './serve/policy-view.js';
+export { newSessionId, type RunningGateway, runGateway, type ServeOptions } from './serve/run.js';
+export type { AuditSink, Caller, CallToolResult, SchemaChecks } from './serve/types.js';
+export {
+  expectObject,
+  expectOnlyKeys,
+  JsonStore,
+  StoreError,
+  type StoreErrorCode,
+} from './store/json-store.js';
+export { type ContainerUpstreamFactory, upstreamFactory } from './upstream/factory.js';
+export { UpstreamClient } from './upstream/mcp-client.js';
+export { noRedirectFetch, RemoteUpstream } from './upstream/remote.js';
+export type { ToolListing, Upstream, UpstreamTimeouts } from './upstream/types.js';
+export { DEFAULT_TIMEOUTS } from './upstream/types.js';

@@ -1,0 +1,65 @@
+import { Command } from '@oclif/core';
+import { PinStore, resolveHome, type ServerConfig, ServerStore } from '@ringfence/gateway';
+
+interface Row {
+  name: string;
+  transport: ServerConfig['transport'];
+  target: string;
+  egress?: string;
+  pinned: number;
+  withheld: number;
+  allow_tools: readonly string[];
+}
+
+export default class McpLs extends Command {
+  static override description =
+    'List registered servers with their pinned and withheld (pending review) tool counts.';
+  static override examples = ['<%= config.bin %> mcp ls', '<%= config.bin %> mcp ls --json'];
+  static override enableJsonFlag = true;
+
+  async run(): Promise<{ servers: Row[] }> {
+    await this.parse(McpLs);
+    const home = resolveHome();
+    let servers: ServerConfig[];
+    let pins: Awaited<ReturnType<PinStore['read']>>;
+    try {
+      servers = await new ServerStore(home).list();
+      pins = await new PinStore(home).read();
+    } catch (error) {
+      this.error((error as Error).message, { exit: 1 });
+    }
+    const rows: Row[] = servers.map((server) => {
+      const serverPins = pins.servers[server.name];
+      return {
+        name: server.name,
+        transport: server.transport,
+        target: server.transport === 'http' ? server.url : server.image,
+        ...(server.transport === 'container'
+          ? {
+              egress:
+                server.egress.mode === 'allow'
+                  ? `allow ${server.egress.hosts?.join(',') ?? ''}`
+                  : server.egress.mode,
+            }
+          : {}),
+        pinned: serverPins ? Object.keys(serverPins.tools).length : 0,
+        withheld: serverPins ? Object.keys(serverPins.pending).length : 0,
+        allow_tools: server.allow_tools ?? [],
+      };
+    });
+    if (!this.jsonEnabled()) {
+      if (rows.length === 0)
+        this.log('No servers registered. Add one with: ringfence mcp add NAME --url URL');
+      for (const row of rows) {
+        const pending =
+          row.withheld > 0 ? `, ${row.withheld} withheld (review: ringfence mcp pins diff ${row.name})` : '';
+        const pinned =
+          row.pinned === 0 && row.withheld === 0 ? 'not seen yet' : `${row.pinned} pinned${pending}`;
+        this.log(
+          `${row.name}  ${row.transport}  ${row.target}${row.egress ? `  egress ${row.egress}` : ''}  ${pinned}`,
+        );
+      }
+    }
+    return { servers: rows };
+  }
+}

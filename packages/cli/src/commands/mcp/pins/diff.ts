@@ -1,0 +1,27 @@
+import { Args, Command } from '@oclif/core';
+import { type DefinitionDiff, diffPending, PinStore, resolveHome } from '@ringfence/gateway';
+import { formatDiff } from '../../../lib/pins-format.js';
+
+export default class PinsDiff extends Command {
+  static override description =
+    'Show what changed in the withheld (pending) definitions of a server, against their pins.';
+  static override examples = ['<%= config.bin %> mcp pins diff docs'];
+  static override enableJsonFlag = true;
+  static override args = { server: Args.string({ required: true, description: 'server name' }) };
+
+  async run(): Promise<{ server: string; pending: DefinitionDiff[] }> {
+    const { args } = await this.parse(PinsDiff);
+    let pending: DefinitionDiff[];
+    try {
+      pending = diffPending(await new PinStore(resolveHome()).server(args.server));
+    } catch (error) {
+      this.error((error as Error).message, { exit: 1 });
+    }
+    if (!this.jsonEnabled()) {
+      if (pending.length === 0) this.log(`Nothing pending for ${args.server}.`);
+      for (const diff of pending) this.log(`${formatDiff(args.server, diff)}\n`);
+      if (pending.length > 0) this.log(`Approve with: ringfence mcp pins approve ${args.server} [TOOL…]`);
+    }
+    return { server: args.server, pending };
+  }
+}

@@ -1,0 +1,20 @@
+import { Args, Command } from '@oclif/core';
+import { PinStore, resetPins, resolveHome, ServerStore } from '@ringfence/gateway';
+
+export default class McpRm extends Command {
+  static override description = 'Remove a registered server and its pins.';
+  static override examples = ['<%= config.bin %> mcp rm docs'];
+  static override args = { name: Args.string({ required: true, description: 'server name' }) };
+
+  async run(): Promise<void> {
+    const { args } = await this.parse(McpRm);
+    const home = resolveHome();
+    try {
+      await new ServerStore(home).remove(args.name);
+      await resetPins(new PinStore(home), args.name);
+    } catch (error) {
+      this.error((error as Error).message, { exit: 1 });
+    }
+    this.log(`Removed ${args.name} and its pins.`);
+  }
+}

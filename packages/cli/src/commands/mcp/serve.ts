@@ -1,0 +1,63 @@
+import { Command, Flags } from '@oclif/core';
+import { newSessionId, runGateway } from '@ringfence/gateway';
+import { reportLine, servingDeps } from '../../lib/serving.js';
+
+export default class McpServe extends Command {
+  static override description =
+    'Serve every registered server to an AI client as one MCP server: over stdio (default) or streamable HTTP (--http). Reports go to stderr; stdout belongs to the protocol.';
+
+  static override examples = [
+    '<%= config.bin %> mcp serve',
+    'RINGFENCE_MCP_TOKEN=$(openssl rand -hex 32) <%= config.bin %> mcp serve --http 127.0.0.1:8765',
+  ];
+
+  static override flags = {
+    http: Flags.string({
+      description: 'serve streamable HTTP on HOST:PORT instead of stdio (bearer token required)',
+    }),
+    'insecure-listen': Flags.boolean({ description: 'allow --http on a non-loopback address' }),
+    session: Flags.string({ description: 'session id (default: random)' }),
+  };
+
+  async run(): Promise<void> {
+    const { flags } = await this.parse(McpServe);
+    const session = flags.session ?? newSessionId();
+    let deps: Awaited<ReturnType<typeof servingDeps>>;
+    try {
+      deps = await servingDeps(session);
+    } catch (error) {
+      reportLine(`ringfence: ${(error as Error).message}`);
+      this.exit(1);
+    }
+    let running: Awaited<ReturnType<typeof runGateway>>;
+    try {
+      running = await runGateway({
+        home: deps.home,
+        guard: deps.guard,
+        audit: deps.audit,
+        createUpstream: deps.createUpstream,
+        policy: deps.policy,
+        log: reportLine,
+        session,
+        ...(flags.http ? { http: flags.http } : {}),
+        ...(flags['insecure-listen'] ? { insecureListen: true } : {}),
+        ...(process.env.RINGFENCE_MCP_TOKEN ? { httpToken: process.env.RINGFENCE_MCP_TOKEN } : {}),
+      });
+    } catch (error) {
+      reportLine(`ringfence: ${(error as Error).message}`);
+      await deps.close();
+      this.exit(1);
+    }
+    let stopping = false;
+    const stop = async () => {
+      if (stopping) return;
+      stopping = true;
+      await running.close();
+      await deps.close();
+    };
+    process.once('SIGINT', () => void stop().then(() => process.exit(130)));
+    process.once('SIGTERM', () => void stop().then(() => process.exit(143)));
+    await running.done;
+    await stop();
+  }
+}

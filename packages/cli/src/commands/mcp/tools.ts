@@ -1,0 +1,61 @@
+import { PassThrough } from 'node:stream';
+import { Command } from '@oclif/core';
+import { newSessionId, runGateway, type WithheldEntry } from '@ringfence/gateway';
+import { reportLine, servingDeps } from '../../lib/serving.js';
+
+interface ToolRow {
+  name: string;
+  server: string;
+  description: string;
+}
+
+export default class McpTools extends Command {
+  static override description =
+    'Start every registered server as `mcp serve` would, and list the tools a client would see and the ones withheld (with why).';
+
+  static override examples = ['<%= config.bin %> mcp tools', '<%= config.bin %> mcp tools --json'];
+  static override enableJsonFlag = true;
+
+  async run(): Promise<{ tools: ToolRow[]; withheld: WithheldEntry[] }> {
+    await this.parse(McpTools);
+    const session = newSessionId();
+    let deps: Awaited<ReturnType<typeof servingDeps>>;
+    try {
+      deps = await servingDeps(session);
+    } catch (error) {
+      this.error((error as Error).message, { exit: 1 });
+    }
+    // No client: the endpoint reads from a stream that ends at once.
+    const stdin = new PassThrough();
+    stdin.end();
+    try {
+      const running = await runGateway({
+        home: deps.home,
+        guard: deps.guard,
+        audit: deps.audit,
+        createUpstream: deps.createUpstream,
+        policy: deps.policy,
+        log: reportLine,
+        session,
+        stdin,
+        stdout: new PassThrough(),
+      });
+      const tools = running.gateway.listTools().map((tool) => ({
+        name: String(tool.name),
+        server: String(tool.name).split('_')[0] ?? '',
+        description: String(tool.description ?? ''),
+      }));
+      const withheld = running.gateway.withheld().filter((w) => w.kind !== 'filtered');
+      await running.close();
+      if (!this.jsonEnabled()) {
+        for (const tool of tools) this.log(`${tool.name}  ${tool.description.split('\n')[0]?.slice(0, 100)}`);
+        for (const w of withheld)
+          this.log(`withheld  ${w.server}/${w.tool}: ${w.reason}${w.digest ? ` (${w.digest})` : ''}`);
+        if (tools.length === 0 && withheld.length === 0) this.log('No tools.');
+      }
+      return { tools, withheld };
+    } finally {
+      await deps.close();
+    }
+  }
+}

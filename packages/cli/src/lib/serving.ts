@@ -1,0 +1,58 @@
+import {
+  AuditLog,
+  defaultAuditPath,
+  LOCAL_ONLY,
+  type PolicyView,
+  policyView,
+  resolveHome,
+  SchemaGuard,
+  upstreamFactory,
+} from '@ringfence/gateway';
+import { loadInstalledPolicy } from '@ringfence/policy';
+
+/** stderr only: stdout of `mcp serve` belongs to the protocol. */
+export const reportLine = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};
+
+/**
+ * Load the installed organisation policy. Absent → local rules only. Present but failing any
+ * check → throw with the reason and the fix: the gateway must not start (fail closed).
+ */
+export async function loadPolicyView(home: string): Promise<PolicyView> {
+  const installed = await loadInstalledPolicy({ home });
+  if (!installed.ok) {
+    throw new Error(
+      `The installed organisation policy is refused (${installed.code}): ${installed.message} The gateway does not start without a valid policy once one is installed. Check it with: ringfence doctor`,
+    );
+  }
+  return installed.present ? policyView(installed) : LOCAL_ONLY;
+}
+
+export interface ServingDeps {
+  readonly home: string;
+  readonly policy: PolicyView;
+  readonly guard: SchemaGuard;
+  readonly audit: AuditLog;
+  readonly createUpstream: ReturnType<typeof upstreamFactory>;
+  close(): Promise<void>;
+}
+
+/** Everything `mcp serve` and `mcp tools` need, built once. */
+export async function servingDeps(session: string): Promise<ServingDeps> {
+  const home = resolveHome();
+  const policy = await loadPolicyView(home);
+  const guard = new SchemaGuard();
+  const audit = await AuditLog.open({ session, path: defaultAuditPath(), onNotice: reportLine });
+  return {
+    home,
+    policy,
+    guard,
+    audit,
+    createUpstream: upstreamFactory({}),
+    close: async () => {
+      await guard.close();
+      await audit.close();
+    },
+  };
+}

@@ -1,0 +1,267 @@
+import { isIP } from 'node:net';
+import { RingfenceError } from '@ringfence/policy';
+import { expectObject, expectOnlyKeys, JsonStore } from '../store/json-store.js';
+
+export type ConfigErrorCode =
+  | 'SERVER_NAME'
+  | 'SERVER_EXISTS'
+  | 'SERVER_UNKNOWN'
+  | 'SERVER_URL'
+  | 'SERVER_FIELD';
+export class ConfigError extends RingfenceError<ConfigErrorCode> {}
+
+export const SERVER_NAME = /^[a-z0-9][a-z0-9-]{0,31}$/;
+export const RESERVED_SERVER_NAMES = new Set(['ringfence']);
+
+export interface EgressRule {
+  readonly mode: 'deny' | 'allow' | 'any';
+  readonly hosts?: readonly string[];
+  readonly addresses?: readonly string[];
+}
+
+export interface MountRule {
+  readonly path: string;
+  readonly mode: 'ro' | 'rw';
+}
+
+export interface Limits {
+  readonly memory_mb: number;
+  readonly pids: number;
+  readonly cpus: number;
+}
+
+interface ServerBase {
+  readonly name: string;
+  /** Empty or absent: every tool. */
+  readonly allow_tools?: readonly string[];
+}
+
+export interface ContainerServerConfig extends ServerBase {
+  readonly transport: 'container';
+  readonly image: string;
+  readonly image_id: string;
+  readonly command?: readonly string[];
+  readonly egress: EgressRule;
+  readonly env?: Readonly<Record<string, string>>;
+  readonly mounts?: readonly MountRule[];
+  readonly limits?: Limits;
+}
+
+export interface HttpServerConfig extends ServerBase {
+  readonly transport: 'http';
+  readonly url: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export type ServerConfig = ContainerServerConfig | HttpServerConfig;
+
+export interface ServersFile {
+  version: 1;
+  servers: ServerConfig[];
+}
+
+export function validateServerName(name: string): void {
+  if (!SERVER_NAME.test(name)) {
+    throw new ConfigError(
+      'SERVER_NAME',
+      `"${name}" is not a valid server name: use 1-32 characters, lower-case letters, digits and "-", starting with a letter or digit.`,
+    );
+  }
+  if (RESERVED_SERVER_NAMES.has(name)) {
+    throw new ConfigError(
+      'SERVER_NAME',
+      `"${name}" is reserved for the gateway's own tools; choose another name.`,
+    );
+  }
+}
+
+function isLoopbackHost(hostname: string): boolean {
+  const bare = hostname.replace(/^\[|\]$/g, '');
+  if (bare === 'localhost') return true;
+  if (isIP(bare) === 4) return bare.startsWith('127.');
+  if (isIP(bare) === 6) return bare === '::1';
+  return false;
+}
+
+/** https anywhere; plain http only to a loopback address (a server on this machine). */
+export function validateRemoteUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(
+      'SERVER_URL',
+      `"${raw}" is not a URL. Give the server's MCP endpoint, e.g. https://mcp.example.com/mcp.`,
+    );
+  }
+  if (url.username || url.password) {
+    throw new ConfigError(
+      'SERVER_URL',
+      'Put credentials in a header (--header "Authorization=Bearer …"), not in the URL.',
+    );
+  }
+  if (url.protocol === 'https:') return url;
+  if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return url;
+  throw new ConfigError(
+    'SERVER_URL',
+    `${url.protocol}//${url.host} is refused: remote servers must use https (plain http is allowed only on a loopback address).`,
+  );
+}
+
+function stringArray(value: unknown, what: string): string[] {
+  if (!Array.isArray(value) || value.some((item) => typeof item !== 'string'))
+    throw new Error(`${what} must be a list of strings`);
+  return value as string[];
+}
+
+function stringRecord(value: unknown, what: string): Record<string, string> {
+  const record = expectObject(value, what);
+  for (const [key, item] of Object.entries(record)) {
+    if (typeof item !== 'string') throw new Error(`${what}.${key} must be a string`);
+  }
+  return record as Record<string, string>;
+}
+
+function parseServer(value: unknown, index: number): ServerConfig {
+  const entry = expectObject(value, `servers[${index}]`);
+  const what = `servers[${index}]`;
+  if (typeof entry.name !== 'string') throw new Error(`${what}.name must be a string`);
+  validateServerName(entry.name);
+  if (entry.allow_tools !== undefined) stringArray(entry.allow_tools, `${what}.allow_tools`);
+  if (entry.transport === 'http') {
+    expectOnlyKeys(entry, ['name', 'transport', 'url', 'headers', 'allow_tools'], what);
+    if (typeof entry.url !== 'string') throw new Error(`${what}.url must be a string`);
+    validateRemoteUrl(entry.url);
+    if (entry.headers !== undefined) stringRecord(entry.headers, `${what}.headers`);
+    return entry as unknown as HttpServerConfig;
+  }
+  if (entry.transport === 'container') {
+    expectOnlyKeys(
+      entry,
+      [
+        'name',
+        'transport',
+        'image',
+        'image_id',
+        'command',
+        'egress',
+        'env',
+        'allow_tools',
+        'mounts',
+        'limits',
+      ],
+      what,
+    );
+    if (typeof entry.image !== 'string' || !entry.image) throw new Error(`${what}.image must be a string`);
+    if (typeof entry.image_id !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(entry.image_id)) {
+      throw new Error(`${what}.image_id must be sha256:<64 hex>`);
+    }
+    if (entry.command !== undefined) stringArray(entry.command, `${what}.command`);
+    if (entry.env !== undefined) stringRecord(entry.env, `${what}.env`);
+    const egress = expectObject(entry.egress, `${what}.egress`);
+    expectOnlyKeys(egress, ['mode', 'hosts', 'addresses'], `${what}.egress`);
+    if (egress.mode !== 'deny' && egress.mode !== 'allow' && egress.mode !== 'any') {
+      throw new Error(`${what}.egress.mode must be deny, allow or any`);
+    }
+    if (egress.hosts !== undefined) stringArray(egress.hosts, `${what}.egress.hosts`);
+    if (egress.addresses !== undefined) stringArray(egress.addresses, `${what}.egress.addresses`);
+    if (entry.mounts !== undefined) {
+      if (!Array.isArray(entry.mounts)) throw new Error(`${what}.mounts must be a list`);
+      for (const [i, mount] of entry.mounts.entries()) {
+        const m = expectObject(mount, `${what}.mounts[${i}]`);
+        expectOnlyKeys(m, ['path', 'mode'], `${what}.mounts[${i}]`);
+        if (typeof m.path !== 'string' || (m.mode !== 'ro' && m.mode !== 'rw')) {
+          throw new Error(`${what}.mounts[${i}] needs a path and mode ro|rw`);
+        }
+      }
+    }
+    if (entry.limits !== undefined) {
+      const limits = expectObject(entry.limits, `${what}.limits`);
+      expectOnlyKeys(limits, ['memory_mb', 'pids', 'cpus'], `${what}.limits`);
+      for (const key of ['memory_mb', 'pids', 'cpus'] as const) {
+        if (typeof limits[key] !== 'number' || !((limits[key] as number) > 0)) {
+          throw new Error(`${what}.limits.${key} must be a positive number`);
+        }
+      }
+    }
+    return entry as unknown as ContainerServerConfig;
+  }
+  throw new Error(`${what}.transport must be "container" or "http"`);
+}
+
+export function parseServersFile(value: unknown): ServersFile {
+  const file = expectObject(value, 'mcp-servers.json');
+  expectOnlyKeys(file, ['version', 'servers'], 'mcp-servers.json');
+  if (file.version !== 1) throw new Error(`version ${String(file.version)} is not supported (expected 1)`);
+  if (!Array.isArray(file.servers)) throw new Error('servers must be a list');
+  const servers = file.servers.map(parseServer);
+  const seen = new Set<string>();
+  for (const server of servers) {
+    if (seen.has(server.name)) throw new Error(`server "${server.name}" is listed twice`);
+    seen.add(server.name);
+  }
+  return { version: 1, servers };
+}
+
+/** `mcp-servers.json`: the registered servers, in the order they were added. */
+export class ServerStore {
+  private readonly store: JsonStore<ServersFile>;
+
+  constructor(home: string) {
+    this.store = new JsonStore(home, 'mcp-servers.json', parseServersFile, () => ({
+      version: 1,
+      servers: [],
+    }));
+  }
+
+  get path(): string {
+    return this.store.path;
+  }
+
+  async list(): Promise<ServerConfig[]> {
+    return (await this.store.read()).servers;
+  }
+
+  async get(name: string): Promise<ServerConfig> {
+    const server = (await this.list()).find((s) => s.name === name);
+    if (!server) {
+      throw new ConfigError(
+        'SERVER_UNKNOWN',
+        `No server named "${name}" is registered. See the registered ones with: ringfence mcp ls`,
+      );
+    }
+    return server;
+  }
+
+  async add(server: ServerConfig): Promise<void> {
+    try {
+      parseServer(server, 0);
+    } catch (error) {
+      if (error instanceof ConfigError) throw error;
+      throw new ConfigError('SERVER_FIELD', `The server entry is not valid: ${(error as Error).message}.`);
+    }
+    await this.store.update((file) => {
+      if (file.servers.some((s) => s.name === server.name)) {
+        throw new ConfigError(
+          'SERVER_EXISTS',
+          `A server named "${server.name}" is already registered. Remove it first with: ringfence mcp rm ${server.name}`,
+        );
+      }
+      file.servers.push(server);
+    });
+  }
+
+  async remove(name: string): Promise<ServerConfig> {
+    return this.store.update((file) => {
+      const index = file.servers.findIndex((s) => s.name === name);
+      const [removed] = index >= 0 ? file.servers.splice(index, 1) : [];
+      if (!removed) {
+        throw new ConfigError(
+          'SERVER_UNKNOWN',
+          `No server named "${name}" is registered. See the registered ones with: ringfence mcp ls`,
+        );
+      }
+      return removed;
+    });
+  }
+}

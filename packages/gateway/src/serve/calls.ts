@@ -1,0 +1,184 @@
+import { RingfenceError } from '@ringfence/policy';
+import type { Upstream } from '../upstream/types.js';
+import type { CatalogEntry } from './catalog.js';
+import type { PolicyView } from './policy-view.js';
+import type { AuditSink, Caller, CallToolResult, SchemaChecks } from './types.js';
+
+/** A call the gateway will not forward and that is not a tool result (e.g. a name never listed). */
+export class CallRefused extends RingfenceError<'UNKNOWN_TOOL'> {}
+
+interface CallContext {
+  readonly entry: CatalogEntry;
+  readonly args: unknown;
+  readonly caller: Caller;
+  /** Undefined when the server is not running (then `unavailableReason` says why). */
+  readonly upstream: Upstream | undefined;
+  readonly unavailableReason: string;
+  readonly policy: PolicyView;
+  readonly guard: SchemaChecks;
+  readonly audit: AuditSink;
+  readonly policyRef: { policy?: { name: string; digest: `sha256:${string}`; signer: string } };
+  readonly maxResultBytes: number;
+}
+
+const PREVIEW_CHARS = 400;
+
+export function errorResult(text: string): CallToolResult {
+  return { content: [{ type: 'text', text }], isError: true };
+}
+
+function preview(args: Record<string, unknown>): string {
+  const text = JSON.stringify(args);
+  return text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}… (${text.length} characters)` : text;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * lookup (done by the caller) → call rules (allow / deny / ask) → arguments against the pinned
+ * input schema → audit the decision → forward with a timeout → check the result (shape, size,
+ * output schema) → audit the result → reply. Every refusal is an error result that says what
+ * happened and what to do; nothing refused reaches the upstream.
+ */
+export async function runCall(ctx: CallContext): Promise<CallToolResult> {
+  const { entry, caller } = ctx;
+  const label = `${entry.server}/${entry.tool}`;
+  const who = {
+    ...(caller.agent ? { agent: caller.agent } : {}),
+    ...(caller.scope ? { scope: caller.scope } : {}),
+  };
+  const args = ctx.args === undefined ? {} : ctx.args;
+
+  // The log writes only the digest of the arguments, never the arguments.
+  const decide = async (allowed: boolean, rule: string, reason: string) =>
+    ctx.audit.append({
+      type: 'mcp.decision',
+      ...who,
+      refs: {
+        phase: 'call',
+        server: entry.server,
+        tool: entry.tool,
+        allowed,
+        rule,
+        reason: reason.slice(0, 1000),
+        arguments: args,
+        ...ctx.policyRef,
+      },
+    });
+
+  if (!isPlainObject(args)) {
+    await decide(false, 'arguments', 'arguments are not a JSON object');
+    return errorResult(
+      `ringfence refused ${label}: the arguments must be a JSON object of plain JSON values.`,
+    );
+  }
+
+  const decision = ctx.policy.decideCall({ server: entry.server, tool: entry.tool, ...who, arguments: args });
+  if (decision.action === 'deny') {
+    await decide(false, decision.rule, decision.reason);
+    return errorResult(`ringfence refused ${label}: ${decision.reason} (policy rule "${decision.rule}").`);
+  }
+  if (decision.action === 'ask') {
+    if (!caller.ask) {
+      await decide(
+        false,
+        decision.rule,
+        'a person must approve this call and the client cannot ask (no elicitation)',
+      );
+      return errorResult(
+        `ringfence refused ${label}: policy rule "${decision.rule}" needs a person to approve this call, and this client cannot ask (it does not support MCP elicitation). Use a client that supports elicitation, or ask your policy admin.`,
+      );
+    }
+    const answer = await caller
+      .ask(
+        `Allow ${label}? Arguments go to ${entry.server} (${ctx.upstream?.destination ?? 'unavailable'}). Rule "${decision.rule}": ${decision.reason}. Arguments: ${preview(args)}`,
+      )
+      .catch(() => 'cancel' as const);
+    if (answer !== 'accept') {
+      await decide(false, decision.rule, `the person answered ${answer}`);
+      return errorResult(`ringfence refused ${label}: the person you asked did not approve it (${answer}).`);
+    }
+  }
+
+  const argumentCheck = await ctx.guard.checkArguments(entry.inputSchema, args);
+  if (!argumentCheck.ok) {
+    await decide(false, 'input-schema', argumentCheck.message ?? String(argumentCheck.code));
+    return errorResult(
+      `ringfence refused ${label}: the arguments do not match the tool's pinned input schema: ${argumentCheck.message ?? argumentCheck.code}. Fix the arguments and call again.`,
+    );
+  }
+
+  if (!ctx.upstream) {
+    await decide(false, 'unavailable', ctx.unavailableReason);
+    return errorResult(
+      `ringfence could not call ${label}: the server ${entry.server} is not available (${ctx.unavailableReason}).`,
+    );
+  }
+
+  const decisionSeq = await decide(true, decision.rule, decision.reason);
+  let result: unknown;
+  try {
+    result = await ctx.upstream.callTool(entry.tool, args);
+  } catch (error) {
+    const message = (error as Error).message;
+    await ctx.audit.append({
+      type: 'mcp.result',
+      ...who,
+      parentSeq: decisionSeq,
+      refs: {
+        server: entry.server,
+        tool: entry.tool,
+        is_error: true,
+        result: null,
+        reason: `upstream failed: ${message}`.slice(0, 1000),
+      },
+    });
+    return errorResult(`ringfence: ${label} failed upstream: ${message}`);
+  }
+
+  const checked = await checkResult(ctx, result);
+  // The digest is of what the server sent (what reached us), whether or not it was passed on.
+  await ctx.audit.append({
+    type: 'mcp.result',
+    ...who,
+    parentSeq: decisionSeq,
+    refs: {
+      server: entry.server,
+      tool: entry.tool,
+      result,
+      is_error: checked.reply.isError === true,
+      ...(checked.refused ? { reason: `result withheld: ${checked.refused}`.slice(0, 1000) } : {}),
+    },
+  });
+  return checked.reply;
+}
+
+async function checkResult(
+  ctx: CallContext,
+  result: unknown,
+): Promise<{ reply: CallToolResult; refused?: string }> {
+  const label = `${ctx.entry.server}/${ctx.entry.tool}`;
+  const refuse = (why: string) => ({
+    reply: errorResult(
+      `ringfence withheld the result of ${label}: ${why}. The call reached the server; its answer was not passed on.`,
+    ),
+    refused: why,
+  });
+  if (!isPlainObject(result) || !Array.isArray(result.content))
+    return refuse('the server sent a malformed result');
+  if (result.isError !== undefined && typeof result.isError !== 'boolean')
+    return refuse('the server sent a malformed isError');
+  if (result.structuredContent !== undefined && !isPlainObject(result.structuredContent)) {
+    return refuse('the server sent structuredContent that is not an object');
+  }
+  const size = Buffer.byteLength(JSON.stringify(result));
+  if (size > ctx.maxResultBytes)
+    return refuse(`the result is ${size} bytes, over the ${ctx.maxResultBytes}-byte cap`);
+  const verdict = await ctx.guard.checkResult(ctx.entry.outputSchema, result);
+  if (!verdict.ok)
+    return refuse(`it does not match the tool's pinned output schema (${verdict.message ?? verdict.code})`);
+  const { _meta: _dropped, ...reply } = result;
+  return { reply: reply as CallToolResult };
+}

@@ -1,0 +1,123 @@
+import { randomBytes } from 'node:crypto';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { ServerConfig } from '../config/servers.js';
+import { ServerStore } from '../config/servers.js';
+import { PinStore } from '../pins/store.js';
+import type { Upstream } from '../upstream/types.js';
+import { createEndpointServer } from './endpoint.js';
+import { Gateway } from './gateway.js';
+import { generateToken, serveHttp, type TokenResolver, tokensEqual } from './http.js';
+import type { PolicyView } from './policy-view.js';
+import type { AuditSink, SchemaChecks } from './types.js';
+
+export interface ServeOptions {
+  readonly home: string;
+  readonly guard: SchemaChecks;
+  readonly audit: AuditSink;
+  readonly createUpstream: (config: ServerConfig) => Upstream;
+  readonly log: (line: string) => void;
+  readonly session?: string;
+  readonly policy?: PolicyView;
+  /** Serve streamable HTTP on this HOST:PORT instead of stdio. */
+  readonly http?: string;
+  readonly insecureListen?: boolean;
+  /** Token for --http (RINGFENCE_MCP_TOKEN); a random one is made and printed once when absent. */
+  readonly httpToken?: string;
+  /** Extra token → identity resolution (agent tokens). */
+  readonly resolveAgentToken?: TokenResolver;
+  /** Identity of the stdio caller (from RINGFENCE_AGENT_TOKEN). */
+  readonly stdioIdentity?: { agent?: string; scope?: string };
+  readonly stdin?: NodeJS.ReadableStream;
+  readonly stdout?: NodeJS.WritableStream;
+  readonly startTimeoutMs?: number;
+}
+
+export interface RunningGateway {
+  readonly gateway: Gateway;
+  readonly url?: string;
+  /** Resolves when the client goes away (stdin ends / HTTP server closes). */
+  readonly done: Promise<void>;
+  close(): Promise<void>;
+}
+
+export function newSessionId(): string {
+  return randomBytes(6).toString('hex');
+}
+
+/** `ringfence mcp serve`: load the registered servers, start them, serve the catalog. */
+export async function runGateway(options: ServeOptions): Promise<RunningGateway> {
+  const servers = await new ServerStore(options.home).list();
+  const session = options.session ?? newSessionId();
+  const gateway = new Gateway({
+    servers,
+    pins: new PinStore(options.home),
+    guard: options.guard,
+    audit: options.audit,
+    createUpstream: options.createUpstream,
+    log: options.log,
+    session,
+    ...(options.policy ? { policy: options.policy } : {}),
+    ...(options.startTimeoutMs ? { startTimeoutMs: options.startTimeoutMs } : {}),
+  });
+  if (servers.length === 0) {
+    options.log(
+      'ringfence: no servers are registered; add one with: ringfence mcp add NAME --url URL (or --image / --npm)',
+    );
+  }
+  await gateway.start();
+  const exposed = gateway.listTools().length;
+  const withheld = gateway.withheld().filter((w) => w.kind !== 'filtered').length;
+  options.log(
+    `ringfence: serving ${exposed} tool(s) from ${servers.length} server(s), ${withheld} withheld; session ${session}`,
+  );
+
+  if (options.http) {
+    const token = options.httpToken ?? generateToken();
+    if (!options.httpToken) options.log(`ringfence: bearer token for this session (shown once): ${token}`);
+    const resolveToken: TokenResolver = (presented) =>
+      tokensEqual(presented, token) ? {} : options.resolveAgentToken?.(presented);
+    const http = await serveHttp(gateway, {
+      address: options.http,
+      ...(options.insecureListen ? { insecureListen: true } : {}),
+      resolveToken,
+    });
+    options.log(`ringfence: listening on ${http.url}`);
+    let finish: () => void = () => {};
+    const done = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    return {
+      gateway,
+      url: http.url,
+      done,
+      close: async () => {
+        await http.close();
+        await gateway.close();
+        finish();
+      },
+    };
+  }
+
+  const transport = new StdioServerTransport(
+    (options.stdin ?? process.stdin) as never,
+    (options.stdout ?? process.stdout) as never,
+  );
+  const endpoint = createEndpointServer(gateway, options.stdioIdentity ?? {});
+  const done = new Promise<void>((resolve) => {
+    (options.stdin ?? process.stdin).once('end', () => resolve());
+    const cleanup = endpoint.onclose;
+    endpoint.onclose = () => {
+      cleanup?.();
+      resolve();
+    };
+  });
+  await endpoint.connect(transport);
+  return {
+    gateway,
+    done,
+    close: async () => {
+      await endpoint.close().catch(() => {});
+      await gateway.close();
+    },
+  };
+}

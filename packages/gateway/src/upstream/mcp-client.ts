@@ -1,0 +1,101 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { passThroughJsonSchemaValidator } from '../schema/index.js';
+import { DEFAULT_TIMEOUTS, type ToolListing, type UpstreamTimeouts } from './types.js';
+
+export const MAX_LIST_PAGES = 64;
+export const MAX_LISTED_TOOLS = 4096;
+/** An upstream may say "tools changed" at most this often; extra notices are folded into one. */
+export const LIST_CHANGED_MIN_INTERVAL_MS = 2_000;
+
+// Deliberately loose: the listing is parsed tool by tool, so one malformed tool withholds only
+// itself instead of failing the whole page as the SDK's strict schema would.
+const LooseListPage = z.looseObject({ tools: z.array(z.unknown()), nextCursor: z.string().optional() });
+const LooseResult = z.looseObject({});
+
+export const CLIENT_INFO = { name: 'ringfence-gateway', version: '0.1.0' } as const;
+
+/**
+ * An SDK client for one upstream with the gateway's rules: no client capabilities (so sampling,
+ * elicitation and roots requests from the server are refused; only ping is answered), no schema
+ * compiling inside the SDK, bounded paginated listing, and timeouts on everything.
+ */
+export class UpstreamClient {
+  readonly client: Client;
+  private changeListener: (() => void) | undefined;
+  private lastChange = 0;
+  private changeTimer: NodeJS.Timeout | undefined;
+
+  constructor(readonly timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS) {
+    this.client = new Client(CLIENT_INFO, {
+      capabilities: {},
+      jsonSchemaValidator: passThroughJsonSchemaValidator,
+    });
+    this.client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.toolsChanged());
+  }
+
+  async connect(transport: Transport): Promise<void> {
+    await this.client.connect(transport, { timeout: this.timeouts.connectMs });
+  }
+
+  onToolsChanged(listener: () => void): void {
+    this.changeListener = listener;
+  }
+
+  private toolsChanged(): void {
+    if (this.changeTimer) return;
+    const wait = Math.max(0, this.lastChange + LIST_CHANGED_MIN_INTERVAL_MS - Date.now());
+    this.changeTimer = setTimeout(() => {
+      this.changeTimer = undefined;
+      this.lastChange = Date.now();
+      this.changeListener?.();
+    }, wait);
+    this.changeTimer.unref();
+  }
+
+  async listTools(): Promise<ToolListing> {
+    const tools: unknown[] = [];
+    const problems: string[] = [];
+    const seenCursors = new Set<string>();
+    let cursor: string | undefined;
+    for (let page = 0; ; page++) {
+      if (page >= MAX_LIST_PAGES) {
+        problems.push(`the listing was cut after ${MAX_LIST_PAGES} pages`);
+        break;
+      }
+      const result = await this.client.request(
+        { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
+        LooseListPage,
+        { timeout: this.timeouts.listMs },
+      );
+      tools.push(...result.tools);
+      if (tools.length > MAX_LISTED_TOOLS) {
+        tools.length = MAX_LISTED_TOOLS;
+        problems.push(`the listing was cut at ${MAX_LISTED_TOOLS} tools`);
+        break;
+      }
+      cursor = result.nextCursor;
+      if (cursor === undefined) break;
+      if (seenCursors.has(cursor)) {
+        problems.push('the server repeated a pagination cursor; the listing was stopped there');
+        break;
+      }
+      seenCursors.add(cursor);
+    }
+    return { tools, problems };
+  }
+
+  async callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
+    return this.client.request({ method: 'tools/call', params: { name, arguments: args } }, LooseResult, {
+      timeout: this.timeouts.callMs,
+      ...(signal ? { signal } : {}),
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.changeTimer) clearTimeout(this.changeTimer);
+    await this.client.close();
+  }
+}

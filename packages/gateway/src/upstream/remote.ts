@@ -1,0 +1,135 @@
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { HttpServerConfig } from '../config/servers.js';
+import { UpstreamClient } from './mcp-client.js';
+import { DEFAULT_TIMEOUTS, type ToolListing, type Upstream, type UpstreamTimeouts } from './types.js';
+
+/**
+ * fetch that never follows a redirect: a server that answers 3xx is refused, so a registered
+ * https endpoint cannot bounce our requests (and its headers) somewhere else.
+ */
+export const noRedirectFetch: typeof fetch = async (input, init) => {
+  const response = await fetch(input, { ...init, redirect: 'manual' });
+  if (response.status >= 300 && response.status < 400) {
+    await response.body?.cancel().catch(() => {});
+    const location = response.headers.get('location') ?? 'no location';
+    throw new Error(
+      `the server answered ${response.status} (redirect to ${location}); redirects are not followed`,
+    );
+  }
+  return response;
+};
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/** A remote MCP server over streamable HTTP (the official SDK transport). */
+export class RemoteUpstream implements Upstream {
+  readonly name: string;
+  readonly destination: string;
+  private connection: { client: UpstreamClient; transport: StreamableHTTPClientTransport } | undefined;
+  private changeListener: (() => void) | undefined;
+  private closedListener: ((reason: string) => void) | undefined;
+  private closing = false;
+
+  constructor(
+    private readonly config: HttpServerConfig,
+    private readonly timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS,
+  ) {
+    this.name = config.name;
+    this.destination = `remote ${new URL(config.url).host}`;
+  }
+
+  async start(): Promise<void> {
+    this.connection = await this.connect();
+  }
+
+  private async connect() {
+    const transport = new StreamableHTTPClientTransport(new URL(this.config.url), {
+      requestInit: { headers: { ...this.config.headers } },
+      fetch: noRedirectFetch,
+    });
+    const client = new UpstreamClient(this.timeouts);
+    client.onToolsChanged(() => this.changeListener?.());
+    transport.onclose = () => {
+      if (!this.closing && this.connection?.transport === transport)
+        this.closedListener?.('the connection closed');
+    };
+    try {
+      await withTimeout(
+        client.connect(transport),
+        this.timeouts.connectMs,
+        `connecting to ${this.config.url}`,
+      );
+    } catch (error) {
+      await transport.close().catch(() => {});
+      throw new Error(`cannot connect to ${this.config.url}: ${(error as Error).message}`, { cause: error });
+    }
+    return { client, transport };
+  }
+
+  private get live() {
+    if (!this.connection) throw new Error(`${this.name} is not started`);
+    return this.connection;
+  }
+
+  /**
+   * Run `operation`; if the server answers 404 to a request that carried a session id, the
+   * session has expired on its side: forget it, initialise again and retry once.
+   */
+  private async withSessionRetry<T>(operation: (client: UpstreamClient) => Promise<T>): Promise<T> {
+    const { client, transport } = this.live;
+    try {
+      return await operation(client);
+    } catch (error) {
+      if (!(error instanceof StreamableHTTPError) || error.code !== 404 || !transport.sessionId) throw error;
+      const old = this.connection;
+      this.connection = await this.connect();
+      await old?.client.close().catch(() => {});
+      return operation(this.live.client);
+    }
+  }
+
+  listTools(): Promise<ToolListing> {
+    return this.withSessionRetry((client) => client.listTools());
+  }
+
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<unknown> {
+    return this.withSessionRetry((client) => client.callTool(name, args, options.signal));
+  }
+
+  onToolsChanged(listener: () => void): void {
+    this.changeListener = listener;
+  }
+
+  onClosed(listener: (reason: string) => void): void {
+    this.closedListener = listener;
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    const connection = this.connection;
+    this.connection = undefined;
+    if (!connection) return;
+    // Best effort and bounded: tell the server the session is over, then drop the connection.
+    await withTimeout(
+      connection.transport.terminateSession(),
+      this.timeouts.closeMs,
+      'ending the session',
+    ).catch(() => {});
+    await connection.client.close().catch(() => {});
+  }
+}

@@ -22,7 +22,7 @@ const encoder = new TextEncoder();
  */
 export function canonicalize(value: unknown): string {
   const parts: string[] = [];
-  write(value, parts, '', new Set());
+  write(value, parts, [], new Set());
   return parts.join('');
 }
 
@@ -44,7 +44,8 @@ export function digestOf(value: unknown): `sha256:${string}` {
   return `sha256:${sha256Hex(canonicalBytes(value))}`;
 }
 
-function fail(pointer: string, what: string): never {
+function fail(path: readonly (string | number)[], what: string): never {
+  const pointer = path.map((key) => `/${escapePointer(String(key))}`).join('');
   throw new CanonicalError(
     'CANONICAL_UNSUPPORTED_VALUE',
     `${what} at ${pointer === '' ? 'the top level' : pointer} has no canonical JSON form; ` +
@@ -56,7 +57,9 @@ function escapePointer(key: string): string {
   return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
-function write(value: unknown, out: string[], pointer: string, seen: Set<object>): void {
+// The path is a stack rather than a string so the pointer is only built when something fails:
+// canonicalising a large policy must not allocate a string per value.
+function write(value: unknown, out: string[], pointer: (string | number)[], seen: Set<object>): void {
   switch (typeof value) {
     case 'string':
       out.push(quote(value, pointer));
@@ -84,8 +87,10 @@ function write(value: unknown, out: string[], pointer: string, seen: Set<object>
     out.push('[');
     for (let i = 0; i < value.length; i++) {
       if (i > 0) out.push(',');
-      if (!(i in value)) fail(`${pointer}/${i}`, 'an array hole');
-      write(value[i], out, `${pointer}/${i}`, seen);
+      pointer.push(i);
+      if (!(i in value)) fail(pointer, 'an array hole');
+      write(value[i], out, pointer, seen);
+      pointer.pop();
     }
     out.push(']');
   } else {
@@ -99,7 +104,9 @@ function write(value: unknown, out: string[], pointer: string, seen: Set<object>
       const key = keys[i]!;
       if (i > 0) out.push(',');
       out.push(quote(key, pointer), ':');
-      write(record[key], out, `${pointer}/${escapePointer(key)}`, seen);
+      pointer.push(key);
+      write(record[key], out, pointer, seen);
+      pointer.pop();
     }
     out.push('}');
   }
@@ -109,7 +116,11 @@ function write(value: unknown, out: string[], pointer: string, seen: Set<object>
 // In a `u` regex a valid surrogate pair is one code point, so this matches only lone halves.
 const LONE_SURROGATE = /\p{Cs}/u;
 
-function quote(text: string, pointer: string): string {
+// Printable ASCII other than `"` and `\` needs no escaping: the common case, done without a call.
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+function quote(text: string, pointer: readonly (string | number)[]): string {
+  if (PLAIN.test(text)) return `"${text}"`;
   if (LONE_SURROGATE.test(text)) fail(pointer, 'a string with a lone surrogate');
   // JSON.stringify of a well-formed string uses exactly the RFC 8785 escapes (\b \t \n \f \r,
   // \" \\, \u00XX for other controls, everything else literal).

@@ -34,6 +34,8 @@ export function parseStrictJson(text: string, options: StrictJsonOptions = {}): 
 }
 
 const LONE_SURROGATE = /\p{Cs}/u;
+const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
+const ESCAPED_STRING = /^"(?:[^"\\]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"$/s;
 
 class Parser {
   private pos = 0;
@@ -178,7 +180,7 @@ class Parser {
     if (!hasEscape) {
       value = raw.slice(1, -1);
     } else {
-      if (!/^"(?:[^"\\]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"$/s.test(raw)) {
+      if (!ESCAPED_STRING.test(raw)) {
         this.fail('JSON_SYNTAX', 'invalid escape in a string', start);
       }
       value = JSON.parse(raw) as string;
@@ -188,9 +190,8 @@ class Parser {
   }
 
   private parseNumber(): number {
-    const match = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
-    match.lastIndex = this.pos;
-    const found = match.exec(this.text);
+    NUMBER.lastIndex = this.pos;
+    const found = NUMBER.exec(this.text);
     if (!found) this.fail('JSON_SYNTAX', 'invalid number');
     const value = Number(found[0]);
     if (!Number.isFinite(value)) this.fail('JSON_SYNTAX', `the number ${found[0]} is out of range`);

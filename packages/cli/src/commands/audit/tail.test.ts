@@ -1,0 +1,109 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCommand } from '@oclif/test';
+import { type AuditInput, AuditLog } from '@ringfence/gateway';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+const root = new URL('../../..', import.meta.url).pathname;
+const bin = join(root, 'bin', 'run.js');
+let dir: string;
+let path: string;
+const saved = { ...process.env };
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'rf-cli-audit-tail-'));
+  process.env.RINGFENCE_HOME = join(dir, 'home');
+  path = join(dir, 'home', 'audit.jsonl');
+  process.exitCode = undefined;
+});
+afterEach(async () => {
+  process.env = { ...saved };
+  process.exitCode = undefined;
+  await rm(dir, { recursive: true, force: true });
+});
+
+const decision = (i: number): AuditInput => ({
+  type: 'mcp.decision',
+  refs: {
+    phase: 'call',
+    server: 'github',
+    tool: 'create_issue',
+    allowed: i % 2 === 0,
+    rule: `rule-${i}`,
+    arguments: { i },
+  },
+});
+
+async function writeLog(count: number): Promise<void> {
+  const log = await AuditLog.open({ path, session: 'tail-test' });
+  await log.append({ type: 'gateway.start', refs: { pid: 7 } });
+  for (let i = 1; i < count; i++) {
+    const seq = await log.append(decision(i));
+    await log.append({
+      type: 'mcp.result',
+      parentSeq: seq,
+      refs: { server: 'github', tool: 'create_issue', is_error: false, result: i },
+    });
+  }
+  await log.close();
+}
+
+describe('ringfence audit tail', () => {
+  it('prints one human line per entry: seq, time, type, server/tool, verdict, rule', async () => {
+    await writeLog(6);
+    const { stdout } = await runCommand(['audit', 'tail', '-n', '3'], { root });
+    const lines = stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(3);
+    // seq 1 is the start; then decision i at 2i and its result at 2i + 1.
+    expect(lines[0]).toMatch(
+      /^\s+9 {2}\S+Z {2}mcp\.result\s+github\/create_issue {2}ok {2}for #8 {2}result=sha256:/,
+    );
+    expect(lines[1]).toMatch(
+      /^\s+10 {2}\S+Z {2}mcp\.decision\s+call\s+github\/create_issue {2}REFUSED {2}rule=rule-5/,
+    );
+    expect(lines[2]).toMatch(/^\s+11 .*mcp\.result .*for #10/);
+  });
+
+  it('filters by --type and prints the stored lines with --json', async () => {
+    await writeLog(6);
+    const stored = (await readFile(path, 'utf8')).trimEnd().split('\n');
+    const { stdout } = await runCommand(['audit', 'tail', '--json', '--type', 'mcp.decision', '-n', '2'], {
+      root,
+    });
+    expect(stdout.trimEnd().split('\n')).toEqual([stored[7], stored[9]]);
+    const { stdout: all } = await runCommand(['audit', 'tail', '--json', '-n', '1000'], { root });
+    expect(all.trimEnd().split('\n')).toEqual(stored);
+  });
+
+  it('says on stderr when there is no log, exit 0; a bad --type is a usage error (2)', async () => {
+    const { stdout, stderr } = await runCommand(['audit', 'tail'], { root });
+    expect(stdout).toBe('');
+    expect(stderr).toContain('No audit log at');
+    expect(process.exitCode ?? 0).toBe(0);
+    const { error } = await runCommand(['audit', 'tail', '--type', 'nope'], { root });
+    expect(error?.oclif?.exit).toBe(2);
+  });
+
+  it('--follow prints entries as they are appended and stops cleanly on SIGINT', async () => {
+    await writeLog(2);
+    const child = spawn(process.execPath, [bin, 'audit', 'tail', '--follow', '--json', '-n', '1'], {
+      env: { ...process.env, RINGFENCE_HOME: join(dir, 'home') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    await expect.poll(() => out.split('\n').length, { timeout: 10_000 }).toBe(2);
+    const log = await AuditLog.open({ path, session: 'later' });
+    await log.append(decision(2));
+    await log.close();
+    await expect.poll(() => out.trimEnd().split('\n').length, { timeout: 10_000 }).toBe(2);
+    expect(JSON.parse(out.trimEnd().split('\n')[1]!)).toMatchObject({ seq: 4, session: 'later' });
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+  });
+});

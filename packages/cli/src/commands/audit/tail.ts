@@ -1,0 +1,70 @@
+import { Command, Flags } from '@oclif/core';
+import {
+  AUDIT_TYPES,
+  type AuditLogLine,
+  defaultAuditPath,
+  describeAuditLine,
+  followAuditLog,
+  readAuditTail,
+} from '@ringfence/gateway';
+
+export default class AuditTail extends Command {
+  static override description =
+    'Show the last entries of the audit log, one line each (seq, time, type, server/tool, verdict and rule). Reading does not verify the chain: use `audit verify` for that.';
+
+  static override examples = [
+    '<%= config.bin %> audit tail',
+    '<%= config.bin %> audit tail -n 100 --type mcp.decision',
+    '<%= config.bin %> audit tail --follow --json',
+  ];
+
+  static override flags = {
+    lines: Flags.integer({ char: 'n', description: 'How many entries to show.', default: 20, min: 0 }),
+    follow: Flags.boolean({
+      char: 'f',
+      description: 'Keep printing entries as they are appended (Ctrl-C stops).',
+    }),
+    json: Flags.boolean({ description: 'Print the raw JSON lines as stored (JSON Lines).' }),
+    type: Flags.string({ description: 'Only entries of this type.', options: [...AUDIT_TYPES] }),
+    file: Flags.string({
+      description: 'Log file to read (default: audit.jsonl in RINGFENCE_HOME, ~/.ringfence).',
+      helpValue: 'PATH',
+    }),
+  };
+
+  async run(): Promise<void> {
+    const { flags } = await this.parse(AuditTail);
+    const path = flags.file ?? defaultAuditPath();
+    let tail: Awaited<ReturnType<typeof readAuditTail>>;
+    try {
+      tail = await readAuditTail(path, { count: flags.lines, type: flags.type });
+    } catch (error) {
+      this.error(`Could not read ${path}: ${(error as Error).message}. Check the path and its permissions.`, {
+        exit: 1,
+      });
+    }
+    const print = (line: AuditLogLine) => this.log(flags.json ? line.raw : describeAuditLine(line));
+    if (!tail.exists && !flags.follow)
+      this.logToStderr(`No audit log at ${path} yet: nothing has been logged.`);
+    for (const line of tail.lines) print(line);
+    if (!flags.follow) return;
+
+    const controller = new AbortController();
+    const stop = () => controller.abort();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    try {
+      await followAuditLog(path, {
+        from: tail.position,
+        signal: controller.signal,
+        onLine: (line) => {
+          if (flags.type === undefined || line.entry?.type === flags.type) print(line);
+        },
+        onNotice: (message) => this.logToStderr(message),
+      });
+    } finally {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+    }
+  }
+}

@@ -1,0 +1,64 @@
+import { Command, Flags } from '@oclif/core';
+import { type AuditVerifyResult, defaultAuditPath, verifyAuditLog } from '@ringfence/gateway';
+
+const quote = (path: string) => `'${path.replaceAll("'", `'\\''`)}'`;
+
+export default class AuditVerify extends Command {
+  static override description =
+    'Check the audit log: every line well-formed, seq contiguous, each line naming the SHA-256 of the line before it. Reports the first broken line. Exit 0 intact, 1 broken or unreadable.';
+
+  static override examples = [
+    '<%= config.bin %> audit verify',
+    '<%= config.bin %> audit verify --json',
+    '<%= config.bin %> audit verify --file /backup/audit.jsonl.2026-11',
+  ];
+
+  static override flags = {
+    file: Flags.string({
+      description: 'Log file to check (default: audit.jsonl in RINGFENCE_HOME, ~/.ringfence).',
+      helpValue: 'PATH',
+    }),
+  };
+
+  static override enableJsonFlag = true;
+
+  async run(): Promise<AuditVerifyResult> {
+    const { flags } = await this.parse(AuditVerify);
+    const path = flags.file ?? defaultAuditPath();
+    const result = await verifyAuditLog(path);
+    if (!this.jsonEnabled()) {
+      for (const line of report(result)) this.log(line);
+    }
+    // Exit 1 on a broken log in text and JSON mode alike: scripts read the code.
+    if (!result.ok) process.exitCode = 1;
+    return result;
+  }
+}
+
+function report(result: AuditVerifyResult): string[] {
+  if (result.ok) {
+    if (!result.exists) return [`ok  ${result.path}: no audit log yet (nothing has been logged); 0 entries.`];
+    return [
+      `ok  ${result.path}: ${result.entries} entries, chain intact.`,
+      `    last hash: ${result.lastHash}`,
+      '    Keep a copy of the last hash outside this machine: it is what shows a later rewrite of the whole file.',
+    ];
+  }
+  if (result.code === 'AUDIT_UNREADABLE') {
+    return [
+      `FAIL  ${result.path}: ${result.message}.`,
+      '      Check the path and its permissions, then run this again.',
+    ];
+  }
+  const aside = `${result.path}.broken-${new Date().toISOString().slice(0, 10)}`;
+  return [
+    `BROKEN  ${result.path}`,
+    `        ${result.message} (${result.code}).`,
+    result.line > 1
+      ? `        Lines 1 to ${result.line - 1} are intact.`
+      : '        No line before it can be trusted.',
+    '        The log cannot be repaired: keep this file as evidence and move it aside, e.g.',
+    `          mv ${quote(result.path)} ${quote(aside)}`,
+    '        ringfence starts a new log at the same path with its next entry.',
+  ];
+}

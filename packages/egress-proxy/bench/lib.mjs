@@ -53,7 +53,7 @@ export async function startEcho() {
 /** A small-response HTTP origin. */
 export async function startOrigin() {
   const body = Buffer.from('x'.repeat(256));
-  const server = createHttpServer((req, res) => {
+  const server = createHttpServer((_req, res) => {
     res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Length': body.length });
     res.end(body);
   });
@@ -191,4 +191,12 @@ export function rssKiB(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const m = /VmRSS:\s+(\d+)\s+kB/.exec(status);
   return m ? Number(m[1]) : 0;
+}
+
+/** CPU time (user + system) a process has used so far, in milliseconds, from /proc. */
+export function cpuMs(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of stat (12 and 13 after pid, comm and state).
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }

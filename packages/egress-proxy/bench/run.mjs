@@ -8,6 +8,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import {
   BUNDLE,
+  cpuMs,
   HERE,
   median,
   rssKiB,
@@ -172,17 +173,32 @@ function shuffle(xs) {
   return out;
 }
 
-async function interleaved(variants) {
+/**
+ * Runs every variant ROUNDS times in shuffled order and keeps medians. Where a variant names the
+ * relay process (`pid`), its CPU time per operation is recorded too: on a shared, noisy machine
+ * that figure is far steadier than throughput, which also depends on what else is running.
+ */
+async function interleaved(variants, opsPerRun) {
   const samples = Object.fromEntries(variants.map((v) => [v.name, []]));
+  const cpu = Object.fromEntries(variants.map((v) => [v.name, []]));
   // One unrecorded pass: JIT warm-up for the Node processes, page cache and pools for all.
   for (const v of variants) await v.run();
   for (let round = 0; round < ROUNDS; round++) {
-    for (const v of shuffle(variants)) samples[v.name].push(await v.run());
+    for (const v of shuffle(variants)) {
+      const before = v.pid ? cpuMs(v.pid) : 0;
+      samples[v.name].push(await v.run());
+      if (v.pid) cpu[v.name].push(((cpuMs(v.pid) - before) * 1000) / opsPerRun);
+    }
   }
   return Object.fromEntries(
-    Object.entries(samples).map(([k, xs]) => [k, { median: median(xs), samples: xs }]),
+    Object.entries(samples).map(([k, xs]) => [
+      k,
+      { median: median(xs), samples: xs, ...(cpu[k].length ? { cpu_us_per_op: median(cpu[k]) } : {}) },
+    ]),
   );
 }
+
+const cpuNote = (v) => (v.cpu_us_per_op !== undefined ? `  cpu ${v.cpu_us_per_op.toFixed(1)} us/op` : '');
 
 const fmt = (x) => (x >= 100 ? x.toFixed(0) : x.toFixed(2));
 
@@ -209,15 +225,15 @@ async function main() {
   if (ONLY.has('bulk')) {
     const bulkVariants = [
       { name: 'direct', run: () => bulkOnce(source.port) },
-      { name: 'bare-relay', run: () => bulkOnce(bare.port) },
-      { name: 'ringfence', run: () => bulkOnce(ringfence.port, bulkTarget) },
+      { name: 'bare-relay', pid: bare.proc.pid, run: () => bulkOnce(bare.port) },
+      { name: 'ringfence', pid: ringfence.proc.pid, run: () => bulkOnce(ringfence.port, bulkTarget) },
     ];
-    if (squid) bulkVariants.push({ name: 'squid', run: () => bulkOnce(squid.port, bulkTarget) });
-    results.bulk = await interleaved(bulkVariants);
+    if (squid) bulkVariants.push({ name: 'squid', pid: squid.proc.pid, run: () => bulkOnce(squid.port, bulkTarget) });
+    results.bulk = await interleaved(bulkVariants, BULK_MIB);
     const b = results.bulk;
     say('\nbulk transfer through a CONNECT tunnel (MiB/s, median)');
     for (const [k, v] of Object.entries(b))
-      say(`  ${k.padEnd(11)} ${fmt(v.median).padStart(8)}   [${v.samples.map(fmt).join(', ')}]`);
+      say(`  ${k.padEnd(11)} ${fmt(v.median).padStart(8)}${cpuNote(v)}   [${v.samples.map(fmt).join(', ')}]`);
     results.bulk_ratios = {
       ringfence_vs_bare: b.ringfence.median / b['bare-relay'].median,
       ringfence_vs_direct: b.ringfence.median / b.direct.median,
@@ -235,13 +251,13 @@ async function main() {
   if (ONLY.has('small')) {
     const smallVariants = [
       { name: 'direct', run: () => smallOnce(0, url) },
-      { name: 'ringfence', run: () => smallOnce(ringfence.port, url) },
+      { name: 'ringfence', pid: ringfence.proc.pid, run: () => smallOnce(ringfence.port, url) },
     ];
-    if (squid) smallVariants.push({ name: 'squid', run: () => smallOnce(squid.port, url) });
-    results.small = await interleaved(smallVariants);
+    if (squid) smallVariants.push({ name: 'squid', pid: squid.proc.pid, run: () => smallOnce(squid.port, url) });
+    results.small = await interleaved(smallVariants, SMALL_REQUESTS);
     say('\nsmall plain-HTTP requests, keep-alive client (requests/s, median)');
     for (const [k, v] of Object.entries(results.small))
-      say(`  ${k.padEnd(11)} ${fmt(v.median).padStart(8)}   [${v.samples.map(fmt).join(', ')}]`);
+      say(`  ${k.padEnd(11)} ${fmt(v.median).padStart(8)}${cpuNote(v)}   [${v.samples.map(fmt).join(', ')}]`);
     if (squid)
       say(
         `  ratio ringfence/squid = ${(results.small.ringfence.median / results.small.squid.median).toFixed(2)}`,
@@ -251,13 +267,13 @@ async function main() {
   if (ONLY.has('connect')) {
     const connectVariants = [
       { name: 'direct', run: () => connectOnce(echo.port) },
-      { name: 'ringfence', run: () => connectOnce(ringfence.port, echoTarget) },
+      { name: 'ringfence', pid: ringfence.proc.pid, run: () => connectOnce(ringfence.port, echoTarget) },
     ];
-    if (squid) connectVariants.push({ name: 'squid', run: () => connectOnce(squid.port, echoTarget) });
-    results.connect = await interleaved(connectVariants);
+    if (squid) connectVariants.push({ name: 'squid', pid: squid.proc.pid, run: () => connectOnce(squid.port, echoTarget) });
+    results.connect = await interleaved(connectVariants, CONNECTS);
     say('\nCONNECT setup + one round trip + close (tunnels/s, median)');
     for (const [k, v] of Object.entries(results.connect))
-      say(`  ${k.padEnd(11)} ${fmt(v.median).padStart(8)}   [${v.samples.map(fmt).join(', ')}]`);
+      say(`  ${k.padEnd(11)} ${fmt(v.median).padStart(8)}${cpuNote(v)}   [${v.samples.map(fmt).join(', ')}]`);
   }
 
   // Memory on fresh processes, so earlier workloads' heap growth is not counted.

@@ -92,7 +92,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Run
     log: new DecisionLog(options.log ?? stdoutSink()),
     options: limits,
     tunnels: new Set(),
-    agent: createUpstreamAgent(limits.idleTimeoutMs),
+    agent: createUpstreamAgent(limits.responseTimeoutMs),
   };
   const server = createProxyServer(ctx);
   server.listen({ host: options.host, port: options.port, exclusive: true });

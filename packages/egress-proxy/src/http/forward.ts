@@ -70,9 +70,10 @@ export async function handleForward(ctx: ProxyContext, req: IncomingMessage, res
     });
     socket.once('close', () => clearTimeout(timer));
   });
-  // A silent origin must not hold a client forever; redirects are never followed because this
-  // is a single request/response relay (no redirect handling exists to follow them).
-  upstream.setTimeout(ctx.options.responseTimeoutMs, () => fail(504, 'upstream-timeout'));
+  // A silent origin must not hold a client forever: the agent's socket timeout (set once per
+  // upstream socket, not per request) surfaces here. Redirects are never followed because this
+  // is a single request/response relay: no redirect handling exists to follow them.
+  upstream.once('timeout', () => fail(504, 'upstream-timeout'));
   upstream.on('error', (err: NodeJS.ErrnoException) => {
     if (settled) {
       res.destroy();

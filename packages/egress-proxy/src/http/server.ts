@@ -7,8 +7,8 @@ import { handleForward } from './forward.js';
 import { refuseRaw } from './respond.js';
 
 /** Upstream pool for plain-HTTP forwards; keyed by the vetted IP, so reuse never skips a check. */
-export function createUpstreamAgent(idleMs: number): Agent {
-  const agent = new Agent({ keepAlive: true, maxFreeSockets: 256, timeout: idleMs, scheduling: 'lifo' });
+export function createUpstreamAgent(timeoutMs: number): Agent {
+  const agent = new Agent({ keepAlive: true, maxFreeSockets: 256, timeout: timeoutMs, scheduling: 'lifo' });
   // The default createConnection would accept a host name and run dns.lookup; ours only ever
   // receives the vetted IP, and never resolves.
   (agent as unknown as { createConnection: (o: NetConnectOpts) => Socket }).createConnection = (o) =>

@@ -90,6 +90,11 @@ function relay(
   release: () => void,
 ) {
   let open = 2;
+  const idle = ctx.options.idleTimeoutMs;
+  const onIdle = () => {
+    client.destroy();
+    upstream.destroy();
+  };
   const onClose = (hadError: boolean) => {
     open -= 1;
     if (open > 0) {
@@ -98,6 +103,8 @@ function relay(
       if (hadError) {
         client.destroy();
         upstream.destroy();
+      } else if (!upstream.destroyed) {
+        upstream.setTimeout(idle, onIdle);
       }
       return;
     }
@@ -114,17 +121,27 @@ function relay(
   upstream.once('close', onClose);
   upstream.on('error', () => client.destroy());
   client.on('error', () => upstream.destroy());
-  const idle = ctx.options.idleTimeoutMs;
-  const onIdle = () => {
-    client.destroy();
-    upstream.destroy();
-  };
+  // One timer per tunnel: every byte in either direction is a read or a write on the client
+  // socket, and Node refreshes a socket's timeout on both.
   client.setTimeout(idle, onIdle);
-  upstream.setTimeout(idle, onIdle);
   client.setNoDelay(true);
   client.write(ESTABLISHED);
   if (head.length > 0) upstream.write(head);
-  // pipe() ends the destination when the source ends, which is exactly a half-close.
-  client.pipe(upstream);
-  upstream.pipe(client);
+  forward(client, upstream);
+  forward(upstream, client);
+}
+
+/**
+ * pipe() without its bookkeeping (six listeners and unpipe handling per direction): data with
+ * backpressure, and end() on end, which is exactly a half-close. Errors are handled above.
+ */
+function forward(from: Socket, to: Socket): void {
+  const resume = () => from.resume();
+  from.on('data', (chunk: Buffer) => {
+    if (!to.write(chunk)) {
+      from.pause();
+      to.once('drain', resume);
+    }
+  });
+  from.once('end', () => to.end());
 }

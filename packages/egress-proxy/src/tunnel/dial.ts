@@ -50,13 +50,15 @@ function dialOne(
   return new Promise((resolve) => {
     // allowHalfOpen: a tunnel must carry one direction after the other has ended.
     const socket = connect({ host: address, port, allowHalfOpen: true, noDelay: true });
-    const timer = setTimeout(() => {
+    // The socket's own inactivity timer doubles as the connect timeout (one timer, not two).
+    const onTimeout = () => {
       socket.destroy();
       resolve({ ok: false, reason: 'connect-timeout', status: 504, address });
-    }, timeoutMs);
+    };
+    socket.setTimeout(timeoutMs, onTimeout);
     socket.once('connect', () => {
-      clearTimeout(timer);
-      socket.removeAllListeners('error');
+      socket.setTimeout(0);
+      socket.off('timeout', onTimeout);
       const problem = peerProblem(socket, address, port, policy);
       if (problem) {
         socket.destroy();
@@ -65,10 +67,13 @@ function dialOne(
       }
       resolve({ ok: true, socket, address });
     });
-    socket.once('error', () => {
-      clearTimeout(timer);
+    const onError = () => {
+      socket.setTimeout(0);
       socket.destroy();
       resolve({ ok: false, reason: 'connect-failed', status: 502, address });
-    });
+    };
+    // Stays attached after connect: a later error destroys the socket (the relay tears down the
+    // other side), and resolving twice is a no-op.
+    socket.on('error', onError);
   });
 }

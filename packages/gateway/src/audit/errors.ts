@@ -10,6 +10,8 @@ export type AuditErrorCode =
   | 'AUDIT_NOT_A_FILE'
   /** open/write/fsync failed; the entry is not on disk. */
   | 'AUDIT_WRITE_FAILED'
+  /** Another process held the log's lock past the timeout (or died holding it and left it behind). */
+  | 'AUDIT_LOCK_TIMEOUT'
   /** An entry handed to append() does not have the documented shape. */
   | 'AUDIT_INVALID_ENTRY'
   /** append() after close(). */

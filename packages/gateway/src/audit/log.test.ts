@@ -227,6 +227,15 @@ describe('AuditLog', () => {
     await expect(AuditLog.open({ path, session: 's' })).rejects.toMatchObject({ code: 'AUDIT_NOT_A_FILE' });
   });
 
+  it('gives up with AUDIT_LOCK_TIMEOUT while another live process holds the lock', async () => {
+    const log = await AuditLog.open({ path, session: 's', lockTimeoutMs: 150 });
+    await writeFile(`${path}.lock`, JSON.stringify({ pid: process.pid, nonce: 'someone-else' }));
+    await expect(log.append(sampleInput(0))).rejects.toMatchObject({ code: 'AUDIT_LOCK_TIMEOUT' });
+    await rm(`${path}.lock`);
+    await expect(log.append(sampleInput(0))).resolves.toBe(1);
+    await log.close();
+  });
+
   it('refuses appends after close', async () => {
     const log = await AuditLog.open({ path, session: 's' });
     await log.close();

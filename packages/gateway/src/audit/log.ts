@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { type FileHandle, mkdir, open, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { withFileLock } from '@ringfence/policy';
+import { isRingfenceError, withFileLock } from '@ringfence/policy';
 import { resolveHome } from '../home/home.js';
 import { AuditError } from './errors.js';
 import {
@@ -56,7 +56,7 @@ const OPEN_FLAGS = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | c
  * The append side of `audit.jsonl`. Appends are queued in this process and, across processes,
  * serialised by a lock file held around "check the tail, write, fsync", so two gateways sharing a
  * home never fork the chain. Each append is one `write(2)` on an `O_APPEND` descriptor followed by
- * `fsync`; the chain head is cached and the tail re-read only when the file changed under us.
+ * `fdatasync`; the chain head is cached and the tail re-read only when the file changed under us.
  */
 export class AuditLog {
   readonly path: string;
@@ -77,12 +77,16 @@ export class AuditLog {
    * Opens (creating with 0600, its directory with 0700) and reads the chain head.
    *
    * @throws {AuditError} `AUDIT_TORN_TAIL` / `AUDIT_TAIL_CORRUPT` when the log cannot be
-   *   continued, `AUDIT_NOT_A_FILE`, `AUDIT_WRITE_FAILED`; a lock timeout as `LOCK_TIMEOUT`.
+   *   continued, `AUDIT_NOT_A_FILE`, `AUDIT_WRITE_FAILED`, `AUDIT_LOCK_TIMEOUT`.
    */
   static async open(options: AuditLogOptions): Promise<AuditLog> {
     const log = new AuditLog(options.path ?? defaultAuditPath(), options);
-    await mkdir(dirname(log.path), { recursive: true, mode: 0o700 });
-    await withFileLock(log.path, () => log.refresh(), { timeoutMs: options.lockTimeoutMs });
+    try {
+      await mkdir(dirname(log.path), { recursive: true, mode: 0o700 });
+    } catch (error) {
+      throw log.writeFailure(error);
+    }
+    await log.locked(() => log.refresh());
     return log;
   }
 
@@ -96,7 +100,8 @@ export class AuditLog {
    * the input are reduced to digests before anything is queued.
    *
    * @throws {AuditError} `AUDIT_INVALID_ENTRY` (only this entry is refused), `AUDIT_TORN_TAIL`,
-   *   `AUDIT_TAIL_CORRUPT`, `AUDIT_WRITE_FAILED`, `AUDIT_CLOSED`.
+   *   `AUDIT_TAIL_CORRUPT`, `AUDIT_NOT_A_FILE`, `AUDIT_WRITE_FAILED`, `AUDIT_LOCK_TIMEOUT`,
+   *   `AUDIT_CLOSED`.
    */
   append(input: AuditInput): Promise<number> {
     if (this.closed) {
@@ -133,12 +138,25 @@ export class AuditLog {
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, this.options.maxBatch ?? 256);
       try {
-        await withFileLock(this.path, () => this.writeBatch(batch), {
-          timeoutMs: this.options.lockTimeoutMs,
-        });
+        await this.locked(() => this.writeBatch(batch));
       } catch (error) {
         for (const item of batch) item.reject(error);
       }
+    }
+  }
+
+  private async locked<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await withFileLock(this.path, fn, { timeoutMs: this.options.lockTimeoutMs });
+    } catch (error) {
+      if (isRingfenceError(error) && error.code === 'LOCK_TIMEOUT') {
+        throw new AuditError(
+          'AUDIT_LOCK_TIMEOUT',
+          `Another process held the audit log lock ${this.path}.lock for too long. If no ringfence process is running, delete that file.`,
+          { cause: error },
+        );
+      }
+      throw error;
     }
   }
 
@@ -168,7 +186,9 @@ export class AuditLog {
       const { bytesWritten } = await file.handle.write(data, 0, data.length, null);
       if (bytesWritten !== data.length)
         throw new Error(`short write (${bytesWritten} of ${data.length} bytes)`);
-      await file.handle.sync();
+      // fdatasync: the bytes and the new length reach the disk; the mtime update is not worth a
+      // second journal flush (it is ~40% cheaper on ext4, and every call waits for this).
+      await file.handle.datasync();
     } catch (error) {
       // Nothing here was acknowledged, so taking it back keeps the chain whole; if even that
       // fails, the next append finds the torn tail and refuses rather than chaining onto it.
@@ -206,8 +226,15 @@ export class AuditLog {
       file = undefined;
     }
     if (file && current && current.size === file.size && current.mtimeMs === file.mtimeMs) return file;
+    const opened = !file;
     if (!file) file = await this.openFile();
-    const head = await this.readHead(file.handle);
+    let head: Awaited<ReturnType<AuditLog['readHead']>>;
+    try {
+      head = await this.readHead(file.handle);
+    } catch (error) {
+      if (opened) await file.handle.close();
+      throw error;
+    }
     if (this.file && head.seq < this.file.seq) {
       this.options.onNotice?.(
         `ringfence: the audit log ${this.path} lost entries after seq ${head.seq} (it ended at ${this.file.seq}); run \`ringfence audit verify\`.`,
@@ -292,6 +319,7 @@ export class AuditLog {
   }
 
   private writeFailure(error: unknown): AuditError {
+    if (error instanceof AuditError) return error;
     return new AuditError(
       'AUDIT_WRITE_FAILED',
       `Could not open the audit log ${this.path}: ${(error as Error).message}. Check RINGFENCE_HOME's permissions.`,

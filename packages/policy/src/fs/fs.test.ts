@@ -2,8 +2,8 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { buildForChildProcesses } from '../testing/build.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildForChildProcesses, removeChildProcessBuild } from '../testing/build.js';
 import { writeFileAtomic } from './atomic.js';
 import { withFileLock } from './lock.js';
 
@@ -11,6 +11,7 @@ let built: string;
 beforeAll(async () => {
   built = await buildForChildProcesses();
 }, 120_000);
+afterAll(removeChildProcessBuild);
 
 function run(
   script: string,

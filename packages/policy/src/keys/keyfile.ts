@@ -119,6 +119,15 @@ export async function writeKeyPair(
   const keyPath = `${pathPrefix}.key`;
   const pubPath = `${pathPrefix}.pub`;
   await ensureParent(keyPath);
+  // Check both names first so a clash on the .pub never leaves an orphaned new .key behind.
+  for (const path of [keyPath, pubPath]) {
+    if (await exists(path)) {
+      throw new KeyError(
+        'KEY_FILE_EXISTS',
+        `${path} already exists; choose another --out or move the old key away first.`,
+      );
+    }
+  }
   for (const [path, body, mode] of [
     [keyPath, files.key, 0o600],
     [pubPath, files.pub, 0o644],
@@ -146,11 +155,14 @@ export async function writeKeyPair(
   return { keyid: files.pub.keyid, key: keyPath, pub: pubPath };
 }
 
-async function ensureParent(path: string): Promise<void> {
-  const dir = dirname(path);
-  const exists = await stat(dir).then(
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
     () => true,
     () => false,
   );
-  if (!exists) await ensurePrivateDirectory(dir);
+}
+
+async function ensureParent(path: string): Promise<void> {
+  const dir = dirname(path);
+  if (!(await exists(dir))) await ensurePrivateDirectory(dir);
 }

@@ -2,7 +2,7 @@
 // against the current sources (child processes cannot load TypeScript directly).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -36,4 +36,10 @@ export async function buildForChildProcesses(): Promise<string> {
   );
   built = join(outDir, 'index.js');
   return built;
+}
+
+/** Removes the scratch build. */
+export async function removeChildProcessBuild(): Promise<void> {
+  if (built) await rm(dirname(built), { recursive: true, force: true });
+  built = undefined;
 }

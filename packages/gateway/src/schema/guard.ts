@@ -20,6 +20,14 @@ import { analyzeSchema, type SchemaAnalysis } from './vet.js';
 /** Checks queued behind busy workers wait at most this many budgets before being refused. */
 const WAIT_BUDGETS = 5;
 
+/** Compile failures that do not depend on timing: remembered, so a refused schema costs nothing twice. */
+const DETERMINISTIC: ReadonlySet<SchemaReasonCode> = new Set([
+  'SCHEMA_PATTERN',
+  'SCHEMA_INVALID',
+  'SCHEMA_TOO_COMPLEX',
+]);
+const REMEMBERED_FAILURES = 256;
+
 type Prepared =
   | { verdict: SchemaVerdict & { ok: false } }
   | { verdict: typeof OK; analysis: SchemaAnalysis; digest: string };
@@ -41,6 +49,7 @@ export class SchemaGuard {
   private readonly pool: WorkerPool;
   /** Pinned schemas are passed as the same objects on every call: vet and digest them once. */
   private readonly analyses = new WeakMap<object, Prepared>();
+  private readonly compileFailures = new Map<string, SchemaVerdict>();
 
   constructor(options: SchemaGuardOptions = {}) {
     this.limits = resolveLimits(options.limits);
@@ -57,6 +66,8 @@ export class SchemaGuard {
     const prepared = this.analyze(schema);
     if (!prepared.verdict.ok || !('digest' in prepared)) return prepared.verdict;
     const { analysis, digest } = prepared;
+    const failed = this.compileFailures.get(digest);
+    if (failed !== undefined) return failed;
     const verdict = await this.pool.run({
       op: 'compile',
       digest,
@@ -64,6 +75,7 @@ export class SchemaGuard {
       schema: analysis.compiled,
       rule: analysis.argumentRule,
     });
+    this.remember(digest, verdict);
     return verdict.ok ? { ok: true, digest } : verdict;
   }
 
@@ -123,7 +135,9 @@ export class SchemaGuard {
     const prepared = this.analyze(schema);
     if (!prepared.verdict.ok || !('digest' in prepared)) return prepared.verdict;
     const { analysis, digest } = prepared;
-    return this.pool.run({
+    const failed = this.compileFailures.get(digest);
+    if (failed !== undefined) return failed;
+    const verdict = await this.pool.run({
       op: 'validate',
       digest,
       dialect: analysis.dialect,
@@ -132,6 +146,17 @@ export class SchemaGuard {
       role,
       value,
     });
+    this.remember(digest, verdict);
+    return verdict;
+  }
+
+  private remember(digest: string, verdict: SchemaVerdict): void {
+    if (verdict.ok || !DETERMINISTIC.has(verdict.code)) return;
+    this.compileFailures.set(digest, verdict);
+    if (this.compileFailures.size > REMEMBERED_FAILURES) {
+      const oldest = this.compileFailures.keys().next().value as string;
+      this.compileFailures.delete(oldest);
+    }
   }
 
   private measure(

@@ -114,12 +114,14 @@ export class WorkerPool {
     const id = this.nextId++;
     const timer = setTimeout(() => this.expire(slot), this.options.timeoutMs);
     slot.current = { id, task, timer };
+    slot.worker.ref();
     try {
       slot.worker.postMessage({ ...task.request, id });
     } catch (error) {
       clearTimeout(timer);
       slot.current = undefined;
-      task.resolve(refuse('SCHEMA_INVALID', `the value cannot be passed to a worker: ${messageOf(error)}`));
+      slot.worker.unref();
+      task.resolve(refuse('SCHEMA_RESOURCES', `the value cannot be passed to a worker: ${messageOf(error)}`));
     }
   }
 
@@ -154,7 +156,6 @@ export class WorkerPool {
       this.startFailed(messageOf(error));
       return;
     }
-    worker.unref();
     let settle = () => {};
     const settled = new Promise<void>((resolve) => {
       settle = resolve;
@@ -164,12 +165,15 @@ export class WorkerPool {
     worker.on('message', (message: WorkerMessage) => this.onMessage(slot, message));
     worker.on('error', (error) => this.onExit(slot, messageOf(error)));
     worker.on('exit', (code) => this.onExit(slot, `the schema worker exited (code ${code})`));
+    // A starting or busy worker keeps the process alive (someone awaits it); an idle one must
+    // not, or a gateway that forgot close() would never exit.
   }
 
   private onMessage(slot: Slot, message: WorkerMessage): void {
     if (slot.dead) return;
     if (message.type === 'ready') {
       slot.ready = true;
+      slot.worker.unref();
       slot.settle();
       this.lastStartError = undefined;
       this.pump();
@@ -179,6 +183,7 @@ export class WorkerPool {
     if (current === undefined || current.id !== message.id) return;
     clearTimeout(current.timer);
     slot.current = undefined;
+    slot.worker.unref();
     current.task.resolve(message.verdict);
     this.pump();
   }

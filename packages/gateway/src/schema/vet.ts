@@ -83,9 +83,23 @@ interface Frame {
   parent: number;
   inPlace: boolean;
   /** Whether properties found through this in-place link count as declared (not under `not`). */
-  decl?: boolean;
-  /** For maps: whether their values are patterns (patternProperties). */
-  patterns?: boolean;
+  decl: boolean;
+  /** For maps: whether their keys are patterns (patternProperties). */
+  patterns: boolean;
+}
+
+/** One constructor, one object shape: the walk stays monomorphic and fast. */
+function frameOf(
+  value: unknown,
+  depth: number,
+  pointer: string,
+  kind: Kind,
+  parent: number,
+  inPlace: boolean,
+  decl: boolean,
+  patterns: boolean,
+): Frame {
+  return { value, depth, pointer, kind, parent, inPlace, decl, patterns };
 }
 
 /** Vets an untrusted schema without compiling it. Pure, synchronous, bounded by the limits. */
@@ -152,9 +166,7 @@ function walk(
 ): (SchemaVerdict & { ok: false }) | undefined {
   let bytes = 0;
   let subschemas = 0;
-  const stack: Frame[] = [
-    { value: schema, depth: 0, pointer: '', kind: 'schema', parent: -1, inPlace: false },
-  ];
+  const stack: Frame[] = [frameOf(schema, 0, '', 'schema', -1, false, true, false)];
   const at = (pointer: string) => (pointer === '' ? 'the root' : pointer);
   while (stack.length > 0) {
     const frame = stack.pop() as Frame;
@@ -199,15 +211,19 @@ function walk(
       const childKind: Kind = kind === 'list' ? 'schema' : 'data';
       for (let i = value.length - 1; i >= 0; i--) {
         if (!(i in value)) return refuse('SCHEMA_INVALID', `an array hole at ${pointer}/${i} is not JSON`);
-        stack.push({
-          value: value[i],
-          depth: depth + 1,
-          pointer: `${pointer}/${i}`,
-          kind: childKind,
-          parent: frame.parent,
-          inPlace: frame.inPlace,
-          decl: frame.decl,
-        });
+        const childPointer = `${pointer}/${i}`;
+        stack.push(
+          frameOf(
+            value[i],
+            depth + 1,
+            childPointer,
+            childKind,
+            frame.parent,
+            frame.inPlace,
+            frame.decl,
+            false,
+          ),
+        );
       }
       continue;
     }
@@ -225,7 +241,7 @@ function walk(
       }
       if (frame.parent >= 0 && frame.inPlace) {
         graph.edges[frame.parent]?.push(node);
-        if (frame.decl !== false) graph.declEdges[frame.parent]?.push(node);
+        if (frame.decl) graph.declEdges[frame.parent]?.push(node);
       }
       const problem = vetKeywords(record, node, depth, pointer, dialect, limits, graph);
       if (problem !== undefined) return problem;
@@ -239,7 +255,6 @@ function walk(
       if (bytes > limits.maxSchemaBytes) return tooLarge(limits);
       const child = record[key];
       const childPointer = `${pointer}/${escapePointer(key)}`;
-      const next = { value: child, depth: depth + 1, pointer: childPointer };
       if (kind === 'map') {
         if (frame.patterns === true && key.length > limits.maxPatternLength) {
           return refuse(
@@ -249,17 +264,25 @@ function walk(
         }
         // dependencies (draft-07) maps a name to a schema or to a list of names.
         const valueKind: Kind = Array.isArray(child) ? 'data' : 'schema';
-        stack.push({
-          ...next,
-          kind: valueKind,
-          parent: frame.parent,
-          inPlace: frame.inPlace,
-          decl: frame.decl,
-        });
+        stack.push(
+          frameOf(child, depth + 1, childPointer, valueKind, frame.parent, frame.inPlace, frame.decl, false),
+        );
       } else if (kind === 'schema') {
-        stack.push({ ...next, ...keywordKind(key, child, dialect), parent: node, decl: key !== 'not' });
+        const slot = keywordKind(key, child, dialect);
+        stack.push(
+          frameOf(
+            child,
+            depth + 1,
+            childPointer,
+            slot.kind,
+            node,
+            slot.inPlace,
+            key !== 'not',
+            slot.patterns === true,
+          ),
+        );
       } else {
-        stack.push({ ...next, kind: 'data', parent: -1, inPlace: false });
+        stack.push(frameOf(child, depth + 1, childPointer, 'data', -1, false, false, false));
       }
     }
   }

@@ -23,7 +23,8 @@ const options = {
   ownProperties: true,
   allErrors: false,
   logger: false as const,
-  code: { regExp: re2Engine },
+  // ajv's code optimizer is superlinear: ~1.2 s instead of ~0.2 s for 2,000 properties.
+  code: { regExp: re2Engine, optimize: false },
   // Never `loadSchema`: nothing is fetched; a reference ajv cannot resolve fails the compile.
 } as const;
 
@@ -149,7 +150,7 @@ port.on('message', (request: WorkerRequest) => {
     verdict = handle(request);
   } catch (error) {
     verdict = refuse(
-      'SCHEMA_INVALID',
+      'SCHEMA_RESOURCES',
       `unexpected failure: ${error instanceof Error ? error.message : String(error)}`,
     );
   }

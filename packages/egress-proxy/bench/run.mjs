@@ -228,7 +228,8 @@ async function main() {
       { name: 'bare-relay', pid: bare.proc.pid, run: () => bulkOnce(bare.port) },
       { name: 'ringfence', pid: ringfence.proc.pid, run: () => bulkOnce(ringfence.port, bulkTarget) },
     ];
-    if (squid) bulkVariants.push({ name: 'squid', pid: squid.proc.pid, run: () => bulkOnce(squid.port, bulkTarget) });
+    if (squid)
+      bulkVariants.push({ name: 'squid', pid: squid.proc.pid, run: () => bulkOnce(squid.port, bulkTarget) });
     results.bulk = await interleaved(bulkVariants, BULK_MIB);
     const b = results.bulk;
     say('\nbulk transfer through a CONNECT tunnel (MiB/s, median)');
@@ -253,7 +254,8 @@ async function main() {
       { name: 'direct', run: () => smallOnce(0, url) },
       { name: 'ringfence', pid: ringfence.proc.pid, run: () => smallOnce(ringfence.port, url) },
     ];
-    if (squid) smallVariants.push({ name: 'squid', pid: squid.proc.pid, run: () => smallOnce(squid.port, url) });
+    if (squid)
+      smallVariants.push({ name: 'squid', pid: squid.proc.pid, run: () => smallOnce(squid.port, url) });
     results.small = await interleaved(smallVariants, SMALL_REQUESTS);
     say('\nsmall plain-HTTP requests, keep-alive client (requests/s, median)');
     for (const [k, v] of Object.entries(results.small))
@@ -269,7 +271,12 @@ async function main() {
       { name: 'direct', run: () => connectOnce(echo.port) },
       { name: 'ringfence', pid: ringfence.proc.pid, run: () => connectOnce(ringfence.port, echoTarget) },
     ];
-    if (squid) connectVariants.push({ name: 'squid', pid: squid.proc.pid, run: () => connectOnce(squid.port, echoTarget) });
+    if (squid)
+      connectVariants.push({
+        name: 'squid',
+        pid: squid.proc.pid,
+        run: () => connectOnce(squid.port, echoTarget),
+      });
     results.connect = await interleaved(connectVariants, CONNECTS);
     say('\nCONNECT setup + one round trip + close (tunnels/s, median)');
     for (const [k, v] of Object.entries(results.connect))

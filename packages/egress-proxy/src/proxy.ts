@@ -92,6 +92,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Run
     log: new DecisionLog(options.log ?? stdoutSink()),
     options: limits,
     tunnels: new Set(),
+    tunnelSockets: new Set(),
     agent: createUpstreamAgent(limits.responseTimeoutMs),
   };
   const server = createProxyServer(ctx);
@@ -115,6 +116,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Run
     close: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      for (const socket of ctx.tunnelSockets) socket.destroy();
       ctx.agent.destroy();
       await closed;
     },

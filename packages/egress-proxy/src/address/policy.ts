@@ -14,6 +14,7 @@ export class AddressPolicy {
   private listenPort = 0;
   private listenAny = false;
   private readonly listenAddresses = new Set<string>();
+  private readonly parsed = new Map<string, IpBytes | null>();
 
   constructor(exempt: readonly Cidr[]) {
     this.exempt = exempt;
@@ -54,7 +55,13 @@ export class AddressPolicy {
   }
 
   checkText(address: string, port: number): string | null {
-    const ip = parseIp(address);
+    let ip = this.parsed.get(address);
+    if (ip === undefined) {
+      ip = parseIp(address);
+      // Bounded: answers come from a handful of allowed names; dropped whole when full.
+      if (this.parsed.size >= 4096) this.parsed.clear();
+      this.parsed.set(address, ip);
+    }
     return ip ? this.check(ip, port) : 'unparseable-address';
   }
 }

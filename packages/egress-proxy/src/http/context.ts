@@ -1,4 +1,5 @@
 import type { Agent } from 'node:http';
+import type { Socket } from 'node:net';
 import type { AddressPolicy } from '../address/policy.js';
 import type { NameResolver } from '../dns/resolve.js';
 import type { DecisionLog } from '../log/events.js';
@@ -24,4 +25,7 @@ export interface ProxyContext {
   /** Open and pending tunnels, counted against `maxTunnels`. */
   readonly tunnels: Set<symbol>;
   readonly agent: Agent;
+  /** Sockets of established tunnels, so stopping the proxy can end them (the HTTP server no
+   * longer tracks a socket once it has been handed over by CONNECT). */
+  readonly tunnelSockets: Set<Socket>;
 }

@@ -1,7 +1,7 @@
 import { type IncomingMessage, request, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { decide } from '../matching/decide.js';
-import { parseAuthority, parseForwardTarget } from '../matching/target.js';
+import { parseForwardTarget, parseHostHeader } from '../matching/target.js';
 import { peerProblem } from '../tunnel/dial.js';
 import type { ProxyContext } from './context.js';
 import { framingProblem, headerValues, stripHopByHop } from './headers.js';
@@ -28,7 +28,7 @@ export async function handleForward(ctx: ProxyContext, req: IncomingMessage, res
   const hostHeaders = headerValues(req.rawHeaders, 'host');
   if (hostHeaders.length === 0) return refuse(400, 'missing-host');
   if (hostHeaders.length > 1) return refuse(400, 'duplicate-host');
-  const fromHeader = parseAuthority(hostHeaders[0] ?? '', 80);
+  const fromHeader = parseHostHeader(hostHeaders[0] ?? '');
   if (fromHeader.kind !== parsed.target.kind || fromHeader.host !== host || fromHeader.port !== port) {
     return refuse(400, 'host-mismatch');
   }

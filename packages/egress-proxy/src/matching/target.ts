@@ -113,9 +113,33 @@ export function parseAuthority(authority: string, defaultPort: number | null): T
   return classifyHost(hostText, port);
 }
 
+/**
+ * Parsing is pure, and a proxy sees the same few authorities over and over (URI and Host of
+ * every request), so results are memoised; the cache is dropped whole when full, which bounds
+ * memory without LRU bookkeeping on the hot path.
+ */
+const memo = new Map<string, TargetParse>();
+const MEMO_MAX = 4096;
+
+function parseAuthorityCached(authority: string, defaultPort: number | null): TargetParse {
+  const key = `${defaultPort ?? ''} ${authority}`;
+  let parsed = memo.get(key);
+  if (parsed === undefined) {
+    parsed = parseAuthority(authority, defaultPort);
+    if (memo.size >= MEMO_MAX) memo.clear();
+    memo.set(key, parsed);
+  }
+  return parsed;
+}
+
 /** Parses a CONNECT request target (authority-form, port required). */
 export function parseConnectTarget(target: string): TargetParse {
-  return parseAuthority(target, null);
+  return parseAuthorityCached(target, null);
+}
+
+/** Parses a Host header value (port 80 when absent). */
+export function parseHostHeader(value: string): TargetParse {
+  return parseAuthorityCached(value, 80);
 }
 
 /**
@@ -128,5 +152,5 @@ export function parseForwardTarget(target: string): ForwardTarget | null {
   const authority = match[1] ?? '';
   let path = match[2] ?? '/';
   if (path.startsWith('?')) path = `/${path}`;
-  return { target: parseAuthority(authority, 80), path };
+  return { target: parseAuthorityCached(authority, 80), path };
 }

@@ -119,6 +119,9 @@ function relay(
   };
   client.once('close', onClose);
   upstream.once('close', onClose);
+  ctx.tunnelSockets.add(client).add(upstream);
+  client.once('close', () => ctx.tunnelSockets.delete(client));
+  upstream.once('close', () => ctx.tunnelSockets.delete(upstream));
   upstream.on('error', () => client.destroy());
   client.on('error', () => upstream.destroy());
   // One timer per tunnel: every byte in either direction is a read or a write on the client

@@ -111,3 +111,14 @@ describe('trust root and rotation', () => {
     expect(code(verifyRootChain([], { now: NOW }))).toBe('ROOT_MISSING');
   });
 });
+
+describe('root payload bytes', () => {
+  it('refuses a root payload that is not canonical JSON, even when properly signed', async () => {
+    const { signBytes } = await import('../testing/fixtures.js');
+    const { ROOT_PAYLOAD_TYPE } = await import('../envelope/envelope.js');
+    const pretty = JSON.stringify(rootPayload(), null, 2);
+    const text = JSON.stringify(signBytes(pretty, [testKey(1)], ROOT_PAYLOAD_TYPE));
+    const result = verifyRootChain([text], { now: NOW });
+    expect(result.ok ? 'ok' : result.code).toBe('ROOT_MALFORMED');
+  });
+});

@@ -1,5 +1,5 @@
 import type { ValidateFunction } from 'ajv/dist/2020.js';
-import { sha256Hex } from '../canonical/canonicalize.js';
+import { canonicalize, sha256Hex } from '../canonical/canonicalize.js';
 import { checkPublicKey } from '../crypto/ed25519.js';
 import { decodeBase64Strict } from '../envelope/base64.js';
 import {
@@ -111,10 +111,25 @@ export function checkRootPayload(value: unknown): VerifyResult<{ root: RootPaylo
 
 function parsePayload(opened: OpenedEnvelope): VerifyResult<{ root: RootPayload }> {
   let value: unknown;
+  let text: string;
   try {
-    value = parseStrictJson(new TextDecoder('utf-8', { fatal: true }).decode(opened.payloadBytes));
+    text = new TextDecoder('utf-8', { fatal: true }).decode(opened.payloadBytes);
+    value = parseStrictJson(text);
   } catch (error) {
     return refuse('ROOT_MALFORMED', `The trust root payload is not valid JSON: ${(error as Error).message}`);
+  }
+  // One root, one byte form: its digest can then be recomputed from the payload alone.
+  let canonical: string | undefined;
+  try {
+    canonical = canonicalize(value);
+  } catch {
+    canonical = undefined;
+  }
+  if (canonical !== text) {
+    return refuse(
+      'ROOT_MALFORMED',
+      'The trust root payload is not RFC 8785 canonical JSON; create it with `ringfence policy root init`.',
+    );
   }
   return checkRootPayload(value);
 }

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { digestOf } from '../canonical/canonicalize.js';
 import { RingfenceError } from '../errors.js';
 import { ensurePrivateDirectory, writeFileAtomic } from '../fs/atomic.js';
 import { withFileLock } from '../fs/lock.js';
@@ -76,7 +77,7 @@ function checkState(value: unknown): PolicyState {
   }
   if (v.root !== undefined) {
     const checked = checkRootPayload(v.root.payload);
-    if (!checked.ok || v.root.version !== checked.root.version || typeof v.root.digest !== 'string') {
+    if (!checked.ok || v.root.version !== checked.root.version || v.root.digest !== digestOf(checked.root)) {
       throw new Error('bad root entry');
     }
   }

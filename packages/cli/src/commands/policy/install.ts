@@ -74,10 +74,14 @@ export default class PolicyInstall extends Command {
         root_version: result.root.version,
       };
     } catch (error) {
-      const denied = /EACCES|EPERM/.test(String((error as Error).message));
-      const hint = denied ? ` Writing ${dir} needs root: run it with sudo.` : '';
-      if (isRingfenceError(error)) this.error(`${error.message}${hint}`, { exit: 1, code: error.code });
-      throw error;
+      // Any file-system failure (typically EACCES on /etc/ringfence without sudo) is a plain
+      // failure with a hint, not a stack trace.
+      const message = (error as Error).message;
+      const hint = /EACCES|EPERM/.test(message) ? ` Writing ${dir} needs root: run it with sudo.` : '';
+      this.error(`Could not install the policy: ${message}.${hint}`, {
+        exit: 1,
+        ...(isRingfenceError(error) ? { code: error.code } : {}),
+      });
     }
   }
 }

@@ -18,7 +18,7 @@ export function summarizePolicy(verified: VerifiedPolicy, now: number): string[]
     `  expires     ${policy.expires} (in ${days} day${days === 1 ? '' : 's'})`,
     `  digest      ${verified.digest}`,
     '',
-    `Images that may run as servers: ${policy.allowed_mcp?.length ? '' : 'any'}`,
+    policy.allowed_mcp?.length ? 'Images that may run as servers:' : 'Images that may run as servers: any',
   ];
   for (const image of policy.allowed_mcp ?? []) {
     lines.push(`  ${image}${/sha256:/.test(image) ? '   (this content only)' : '   (by name)'}`);
@@ -51,7 +51,10 @@ export function summarizePolicy(verified: VerifiedPolicy, now: number): string[]
 }
 
 function describeRule(rule: Rule): string {
-  const parts = Object.entries(rule.match ?? {}).map(([k, v]) => `${k}=${v}`);
+  const match = rule.match ?? {};
+  const parts = (['server', 'tool', 'agent', 'scope'] as const)
+    .filter((key) => match[key] !== undefined)
+    .map((key) => `${key}=${match[key]}`);
   const conditions = (rule.when ?? []).map(describeCondition);
   const when = [...parts, ...conditions].join(' and ');
   return `${rule.id}: ${rule.action}${when ? ` when ${when}` : ' (every call)'}${rule.reason ? ` (${rule.reason})` : ''}`;

@@ -52,10 +52,15 @@ export async function writeFileAtomic(
   await syncDirectory(dir);
 }
 
-/** Ensures `dir` exists with exactly `mode` (default 0700), the way RINGFENCE_HOME must be. */
+/**
+ * Creates `dir` (and missing parents) with `mode` (default 0700), the way RINGFENCE_HOME must be.
+ * An existing directory is left as it is: changing the mode of a directory someone pointed us at
+ * (say `RINGFENCE_HOME=/tmp`) would do more harm than good; `ringfence doctor` reports it instead.
+ */
 export async function ensurePrivateDirectory(dir: string, mode = 0o700): Promise<void> {
-  await mkdir(dir, { recursive: true, mode });
-  await chmod(dir, mode);
+  const created = await mkdir(dir, { recursive: true, mode });
+  // The umask may have narrowed the mode of the directory we just made; set it exactly.
+  if (created !== undefined) await chmod(dir, mode);
 }
 
 async function syncDirectory(dir: string): Promise<void> {

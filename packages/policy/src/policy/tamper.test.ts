@@ -1,5 +1,9 @@
 // The tamper suite: every case starts from a policy that verifies, changes one thing, and must be
 // refused with the expected reason. The control at the top proves each case can fail.
+// Also part of the suite, beside the code they test: root rotation (valid, skipped, signed by new
+// keys only, rollback) in root/root.test.ts; group-writable, foreign-owned and symlinked installed
+// files in installed/installed.test.ts; tweetnacl accepting what verifyStrict refuses in
+// crypto/ed25519.test.ts.
 import { describe, expect, it } from 'vitest';
 import { canonicalize, sha256Hex } from '../canonical/canonicalize.js';
 import { GROUP_ORDER } from '../crypto/ed25519.js';

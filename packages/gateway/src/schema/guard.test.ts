@@ -50,6 +50,27 @@ describe('SchemaGuard: arguments', () => {
     });
   });
 
+  it('resolves local anchors: 2020-12 $dynamicRef trees and draft-07 "#name" ids', async () => {
+    const tree = {
+      $dynamicAnchor: 'node',
+      type: 'object',
+      properties: { children: { type: 'array', items: { $dynamicRef: '#node' } } },
+    };
+    expect(await guard.prepare(tree)).toMatchObject({ ok: true });
+    expect(await guard.checkArguments(tree, { children: [{ children: [] }] })).toEqual({ ok: true });
+    expect(await guard.checkArguments(tree, { children: [{ children: 'no' }] })).toMatchObject({
+      code: 'ARGUMENTS_INVALID',
+    });
+    const draft7 = {
+      $schema: 'http://json-schema.org/draft-07/schema',
+      definitions: { s: { $id: '#str', type: 'string' } },
+      type: 'object',
+      properties: { a: { $ref: '#str' } },
+    };
+    expect(await guard.checkArguments(draft7, { a: 'x' })).toEqual({ ok: true });
+    expect(await guard.checkArguments(draft7, { a: 1 })).toMatchObject({ code: 'ARGUMENTS_INVALID' });
+  });
+
   it('refuses type errors and missing required arguments, naming the property', async () => {
     const wrongType = await guard.checkArguments(search, { query: 'x', limit: 'five' });
     expect(wrongType).toMatchObject({ ok: false, code: 'ARGUMENTS_INVALID' });

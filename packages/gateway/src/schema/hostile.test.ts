@@ -179,6 +179,21 @@ describe('hostile schemas are refused within the budget while other checks compl
     expect(performance.now() - started).toBeLessThan(2 * BUDGET_MS + 2 * SLACK_MS);
   }, 30_000);
 
+  it('with a single worker, the one that timed out is replaced and the queue moves on', async () => {
+    const single = new SchemaGuard({ workers: 1, limits: { timeoutMs: BUDGET_MS } });
+    try {
+      await single.warmUp();
+      const hostile = single.checkArguments(doublingSchema, nested('a', 60));
+      // Queued behind the hostile check: it can only run once that worker is gone and replaced.
+      const queued = single.checkArguments(benignSchema, { city: 'Braga' });
+      expect(await hostile).toMatchObject({ code: 'SCHEMA_TIMEOUT' });
+      expect(await queued).toEqual({ ok: true });
+      expect(single.workerCount).toBe(1);
+    } finally {
+      await single.close();
+    }
+  }, 30_000);
+
   it('the event loop stays free during a hostile check', async () => {
     const check = guard.checkArguments(doublingSchema, nested('a', 60));
     // Timers keep firing on time while the worker grinds.

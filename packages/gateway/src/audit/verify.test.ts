@@ -2,8 +2,9 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { writeSampleLog } from './__fixtures__/sample.js';
+import { sampleInput, writeSampleLog } from './__fixtures__/sample.js';
 import { hashLine, serializeEntry } from './format.js';
+import { AuditLog } from './log.js';
 import { AUDIT_GENESIS, type AuditEntry } from './types.js';
 import { verifyAuditLog } from './verify.js';
 
@@ -197,6 +198,24 @@ describe('verifyAuditLog', () => {
     await expectBrokenAt(6, 'AUDIT_BAD_JSON');
     await save([...all.slice(0, 2), '', ...all.slice(2)]);
     await expectBrokenAt(3, 'AUDIT_BAD_JSON');
+  });
+
+  it('verifies cleanly while a writer keeps appending (never a half-written last line)', async () => {
+    const log = await AuditLog.open({ path, session: 'busy' });
+    let writing = true;
+    const writer = (async () => {
+      for (let i = 0; i < 60; i++) {
+        await Promise.all(Array.from({ length: 10 }, (_, j) => log.append(sampleInput(i * 10 + j))));
+      }
+      writing = false;
+    })();
+    const results = [];
+    while (writing) results.push(await verifyAuditLog(path));
+    await writer;
+    await log.close();
+    expect(results.length).toBeGreaterThan(0);
+    for (const result of results) expect(result, JSON.stringify(result)).toMatchObject({ ok: true });
+    expect(await verifyAuditLog(path)).toMatchObject({ ok: true, entries: 600 });
   });
 
   it('cannot see a rewrite of the last line that keeps its prev (that is what anchoring lastHash is for)', async () => {

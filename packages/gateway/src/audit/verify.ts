@@ -1,4 +1,5 @@
 import { type FileHandle, open } from 'node:fs/promises';
+import { withFileLock } from '@ringfence/policy';
 import { checkEntryShape, hashLine, serializeEntry } from './format.js';
 import { LineSplitter, LineTooLongError } from './read.js';
 import { AUDIT_GENESIS, type AuditDigest, type AuditEntry } from './types.js';
@@ -75,29 +76,41 @@ function parseLine(bytes: Buffer): Parsed {
   return { ok: true, entry: shape.entry, hash: hashLine(bytes), bytes };
 }
 
-/** Forward line reader with one line of look-ahead; a last line without newline is `complete: false`. */
+/**
+ * Forward line reader over the first `limit` bytes, with one line of look-ahead; a last line
+ * without newline comes back as `complete: false`.
+ */
 class Lines {
   private readonly splitter = new LineSplitter();
   private buffered: { bytes: Buffer; complete: boolean }[] = [];
+  private index = 0;
   private position = 0;
   private ended = false;
 
-  constructor(private readonly handle: FileHandle) {}
+  constructor(
+    private readonly handle: FileHandle,
+    private readonly limit: number,
+  ) {}
 
   async next(): Promise<{ bytes: Buffer; complete: boolean } | undefined> {
     await this.fill();
-    return this.buffered.shift();
+    const item = this.buffered[this.index];
+    if (item) this.index += 1;
+    return item;
   }
 
   async peek(): Promise<{ bytes: Buffer; complete: boolean } | undefined> {
     await this.fill();
-    return this.buffered[0];
+    return this.buffered[this.index];
   }
 
   private async fill(): Promise<void> {
-    while (this.buffered.length === 0 && !this.ended) {
-      const chunk = Buffer.alloc(256 * 1024);
-      const { bytesRead } = await this.handle.read(chunk, 0, chunk.length, this.position);
+    while (this.index >= this.buffered.length && !this.ended) {
+      this.buffered = [];
+      this.index = 0;
+      const chunk = Buffer.alloc(Math.min(256 * 1024, this.limit - this.position));
+      const { bytesRead } =
+        chunk.length > 0 ? await this.handle.read(chunk, 0, chunk.length, this.position) : { bytesRead: 0 };
       this.position += bytesRead;
       if (bytesRead === 0) {
         this.ended = true;
@@ -109,6 +122,20 @@ class Lines {
         this.buffered.push({ bytes, complete: true });
       }
     }
+  }
+}
+
+/**
+ * The file's length at a moment when no writer is mid-append: read under the writers' lock (held
+ * only for a stat), so a line being written while we verify is neither half-read nor reported as
+ * torn; lines appended later are simply past the end we check. Without write access to the
+ * directory (a copy kept as evidence), or when the lock stays busy, the plain length is used.
+ */
+async function settledSize(path: string, handle: FileHandle): Promise<number> {
+  try {
+    return await withFileLock(path, async () => (await handle.stat()).size, { timeoutMs: 2_000 });
+  } catch {
+    return (await handle.stat()).size;
   }
 }
 
@@ -135,7 +162,7 @@ export async function verifyAuditLog(path: string): Promise<AuditVerifyResult> {
     return unreadable(path, error);
   }
   try {
-    return await walk(path, new Lines(handle));
+    return await walk(path, new Lines(handle, await settledSize(path, handle)));
   } catch (error) {
     if (error instanceof LineTooLongError) {
       return {

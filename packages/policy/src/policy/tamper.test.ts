@@ -266,3 +266,24 @@ describe('tamper suite', () => {
     }
   });
 });
+
+describe('tamper suite: every single-character change', () => {
+  it('property: any one character of the envelope changed is refused, and nothing throws', async () => {
+    const { forAll, int, pick } = await import('../testing/property.js');
+    const original = policyText();
+    const alphabet = 'AZaz09+/={}[]":,. \\';
+    forAll(
+      600,
+      (r) => ({ at: int(r, 0, original.length - 1), ch: pick(r, [...alphabet]) }),
+      ({ at, ch }) => {
+        if (original[at] === ch) return;
+        const changed = original.slice(0, at) + ch + original.slice(at + 1);
+        let result: ReturnType<typeof verifyPolicy> | undefined;
+        expect(() => {
+          result = verifyPolicy(changed, { root, now: NOW });
+        }).not.toThrow();
+        expect(result?.ok).toBe(false);
+      },
+    );
+  });
+});

@@ -20,10 +20,15 @@ export function sampleInput(i: number): AuditInput {
   }
 }
 
-/** Writes a log of `count` entries (a gateway.start first) and returns nothing but the file. */
+/** Writes a log of `count` entries (a gateway.start first). */
 export async function writeSampleLog(path: string, count: number): Promise<void> {
   const log = await AuditLog.open({ path, session: 'sess-1' });
   await log.append({ type: 'gateway.start', refs: { pid: process.pid, version: '0.1.0' } });
-  for (let i = 1; i < count; i++) await log.append(sampleInput(i));
+  // Bursts share one write and flush (group commit) and keep call order, so seq = i + 1.
+  for (let i = 1; i < count; i += 100) {
+    const burst = Array.from({ length: Math.min(100, count - i) }, (_, k) => log.append(sampleInput(i + k)));
+    const seqs = await Promise.all(burst);
+    if (seqs.some((seq, k) => seq !== i + k + 1)) throw new Error('appends were not written in call order');
+  }
   await log.close();
 }

@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import { handleConnect } from '../tunnel/connect.js';
 import type { ProxyContext } from './context.js';
 import { handleForward } from './forward.js';
-import { refuseRaw } from './respond.js';
+import { refuseRaw, refuseResponse } from './respond.js';
 
 /** Upstream pool for plain-HTTP forwards; keyed by the vetted IP, so reuse never skips a check. */
 export function createUpstreamAgent(timeoutMs: number): Agent {
@@ -49,11 +49,15 @@ export function createProxyServer(ctx: ProxyContext): Server {
   });
   server.maxHeadersCount = 0;
   server.timeout = ctx.options.idleTimeoutMs;
+  // A bug in a handler must cost one request, not the process and every open tunnel with it.
   server.on('request', (req, res) => {
-    void handleForward(ctx, req, res);
+    handleForward(ctx, req, res).catch(() => {
+      if (!res.headersSent) refuseResponse(res, 502, 'internal-error');
+      else res.destroy();
+    });
   });
   server.on('connect', (req, socket: Duplex, head: Buffer) => {
-    void handleConnect(ctx, req, socket, head);
+    handleConnect(ctx, req, socket, head).catch(() => socket.destroy());
   });
   server.on('upgrade', (req, socket: Duplex) => {
     socket.on('error', () => socket.destroy());

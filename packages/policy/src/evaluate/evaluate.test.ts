@@ -39,6 +39,14 @@ describe('images', () => {
     ).toBe(false);
     expect(isImageAllowed(policy, { name: 'ghcr.io/example-corp/docs-mcp' }).allowed).toBe(false);
     expect(isImageAllowed(policy, { name: `ghcr.io/example-corp/docs-mcp@${DIGEST_A}` }).allowed).toBe(true);
+    expect(
+      isImageAllowed(policy, { name: 'docs:1', digests: [`ghcr.io/example-corp/docs-mcp@${DIGEST_A}`] })
+        .allowed,
+    ).toBe(true);
+    expect(
+      isImageAllowed(policy, { name: 'docs:1', digests: [`ghcr.io/example-corp/docs-mcp@${DIGEST_C}`] })
+        .allowed,
+    ).toBe(false);
   });
 
   it('allows any image when the list is empty or absent', () => {

@@ -23,7 +23,10 @@ function serverEntry(policy: Policy, server: string): PolicyServer | undefined {
 export interface ImageIdentity {
   /** The reference as configured, e.g. `node:22-alpine` or `ghcr.io/x/y@sha256:…`. */
   name: string;
-  /** Content digests the image is known by (image id `sha256:…`, repo digests). */
+  /**
+   * Content digests the image is known by: its image id and its repo digests, either bare
+   * (`sha256:…`) or as Docker lists them (`name@sha256:…`).
+   */
   digests?: string[];
 }
 
@@ -37,7 +40,7 @@ export function isImageAllowed(policy: Policy, image: ImageIdentity): { allowed:
   const list = policy.allowed_mcp ?? [];
   if (list.length === 0) return { allowed: true };
   const name = image.name.toLowerCase();
-  const digests = new Set((image.digests ?? []).map((d) => d.toLowerCase()));
+  const digests = new Set((image.digests ?? []).map((d) => d.slice(d.lastIndexOf('@') + 1).toLowerCase()));
   const own = /@(sha256:[0-9a-f]{64})$/i.exec(image.name)?.[1];
   if (own) digests.add(own.toLowerCase());
   for (const entry of list) {

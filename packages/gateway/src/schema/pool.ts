@@ -8,6 +8,9 @@ import type { WorkerMessage, WorkerRequest } from './protocol.js';
 import { refuse, type SchemaVerdict } from './types.js';
 import { workerSource } from './worker-source.js';
 
+/** Generous: a cold start from TypeScript sources on a loaded machine takes a few seconds. */
+const START_TIMEOUT_MS = 30_000;
+
 type Request = WorkerRequest extends infer R ? (R extends unknown ? Omit<R, 'id'> : never) : never;
 
 interface Task {
@@ -166,7 +169,12 @@ export class WorkerPool {
     worker.on('error', (error) => this.onExit(slot, messageOf(error)));
     worker.on('exit', (code) => this.onExit(slot, `the schema worker exited (code ${code})`));
     // A starting or busy worker keeps the process alive (someone awaits it); an idle one must
-    // not, or a gateway that forgot close() would never exit.
+    // not, or a gateway that forgot close() would never exit. A start that hangs is given up.
+    const boot = setTimeout(() => {
+      if (!slot.ready) this.onExit(slot, `it did not start within ${START_TIMEOUT_MS} ms`);
+    }, START_TIMEOUT_MS);
+    boot.unref();
+    void settled.then(() => clearTimeout(boot));
   }
 
   private onMessage(slot: Slot, message: WorkerMessage): void {

@@ -246,9 +246,32 @@ describe('ringfence policy', () => {
     const newOnly = await run([...base, '--sign', p('keys/root-new.key')]);
     expect(newOnly.exit).toBe(1);
     expect(newOnly.error?.message).toContain('ROOT_ROTATION_UNSIGNED');
-    expect((await run([...base, '--sign', p('keys/root.key'), '--sign', p('keys/root-new.key')])).exit).toBe(
-      0,
-    );
+    // Two signers on two machines: the first writes a partial root, the second co-signs it.
+    expect((await run([...base, '--sign', p('keys/root-new.key'), '--partial'])).exit).toBe(0);
+    const partial = await run([
+      'policy',
+      'verify',
+      p('policy.json'),
+      '--root',
+      p('root.json'),
+      '--root',
+      p('root.v2.json'),
+      '--json',
+    ]);
+    expect(JSON.parse(partial.stdout)).toMatchObject({ ok: false, code: 'ROOT_ROTATION_UNSIGNED' });
+    expect(
+      (
+        await run([
+          'policy',
+          'sign',
+          p('root.v2.json'),
+          '--key',
+          p('keys/root.key'),
+          '--out',
+          p('root.v2.json'),
+        ])
+      ).exit,
+    ).toBe(0);
     const chain = await run([
       'policy',
       'verify',

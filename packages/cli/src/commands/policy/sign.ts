@@ -78,7 +78,11 @@ export default class PolicySign extends Command {
       this.log(
         `Signed ${what} → ${flags.out} (${envelope.signatures.length} signature${envelope.signatures.length === 1 ? '' : 's'}).`,
       );
-      this.log(`Check it with: ringfence policy verify ${flags.out} --root root.json`);
+      this.log(
+        what === 'trust root'
+          ? `Check it with: ringfence policy verify POLICY --root PREVIOUS_ROOT --root ${flags.out}`
+          : `Check it with: ringfence policy verify ${flags.out} --root root.json`,
+      );
     } catch (error) {
       if (isRingfenceError(error)) this.error(error.message, { exit: 1, code: error.code });
       throw error;

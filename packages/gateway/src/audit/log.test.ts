@@ -1,3 +1,4 @@
+import { rmSync, writeFileSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -151,6 +152,21 @@ describe('AuditLog', () => {
     await log.close();
     expect([...seqs].sort((a, b) => a - b)).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
     expect(await verifyAuditLog(path)).toMatchObject({ ok: true, entries: 300 });
+  });
+
+  it('never strands an append made right after a failed one (a retry in the catch)', async () => {
+    const log = await AuditLog.open({ path, session: 's', lockTimeoutMs: 100 });
+    writeFileSync(`${path}.lock`, JSON.stringify({ pid: process.pid, nonce: 'someone-else' }));
+    const retried = log.append(sampleInput(0)).catch(() => {
+      rmSync(`${path}.lock`);
+      return log.append(sampleInput(0));
+    });
+    const settled = await Promise.race([
+      retried,
+      new Promise<'stuck'>((resolve) => setTimeout(() => resolve('stuck'), 5_000)),
+    ]);
+    expect(settled).toBe(1);
+    await log.close();
   });
 
   it('refuses a result whose parent_seq is not earlier', async () => {

@@ -119,9 +119,7 @@ export class AuditLog {
     }
     return new Promise<number>((resolve, reject) => {
       this.queue.push({ prepared, resolve, reject });
-      this.draining ??= this.drain().finally(() => {
-        this.draining = undefined;
-      });
+      this.draining ??= this.drain();
     });
   }
 
@@ -133,15 +131,22 @@ export class AuditLog {
     this.file = undefined;
   }
 
+  // Only called with a non-empty queue, so the first await comes before `finally` can run.
   private async drain(): Promise<void> {
-    // Later appends wait their turn; each round takes everything queued so far (group commit).
-    while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, this.options.maxBatch ?? 256);
-      try {
-        await this.locked(() => this.writeBatch(batch));
-      } catch (error) {
-        for (const item of batch) item.reject(error);
+    try {
+      // Later appends wait their turn; each round takes everything queued so far (group commit).
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, this.options.maxBatch ?? 256);
+        try {
+          await this.locked(() => this.writeBatch(batch));
+        } catch (error) {
+          for (const item of batch) item.reject(error);
+        }
       }
+    } finally {
+      // Cleared in the same turn as the last empty-queue check: an append arriving after it
+      // always starts a new drain instead of waiting on one that is already over.
+      this.draining = undefined;
     }
   }
 

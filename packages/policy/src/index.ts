@@ -121,4 +121,4 @@ export {
   updatePolicyState,
 } from './state/state.js';
 // Verification results.
-export type { VerifyCode, VerifyFailure, VerifyResult } from './verify/result.js';
+export { VERIFY_CODES, type VerifyCode, type VerifyFailure, type VerifyResult } from './verify/result.js';

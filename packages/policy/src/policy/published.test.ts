@@ -53,3 +53,12 @@ describe('policy sources', () => {
     expect(() => readPolicySource('{"a":1,"a":2}', 'p.json')).toThrow(/duplicate/);
   });
 });
+
+describe('docs/policy.md', () => {
+  it('lists every verification reason code a user can see', async () => {
+    const { VERIFY_CODES } = await import('../verify/result.js');
+    const docs = await readFile(new URL('../../../../docs/policy.md', import.meta.url), 'utf8');
+    const missing = VERIFY_CODES.filter((code) => !docs.includes(`| \`${code}\` |`));
+    expect(missing).toEqual([]);
+  });
+});

@@ -54,9 +54,11 @@ function report(result: AuditVerifyResult): string[] {
   return [
     `BROKEN  ${result.path}`,
     `        ${result.message} (${result.code}).`,
-    result.line > 1
+    result.line > 2
       ? `        Lines 1 to ${result.line - 1} are intact.`
-      : '        No line before it can be trusted.',
+      : result.line === 2
+        ? '        Line 1 is intact.'
+        : '        No line of it can be trusted.',
     '        The log cannot be repaired: keep this file as evidence and move it aside, e.g.',
     `          mv ${quote(result.path)} ${quote(aside)}`,
     '        ringfence starts a new log at the same path with its next entry.',

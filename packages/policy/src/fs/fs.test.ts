@@ -54,12 +54,14 @@ describe('withFileLock', () => {
       const [home, who, start] = process.argv.slice(2);
       await new Promise((r) => setTimeout(r, Number(start) - Date.now()));
       for (let i = 0; i < 40; i++) {
-        await updatePolicyState(home, (state) => {
+        await updatePolicyState(home, async (state) => {
+          // Widen the window between read and write, as the unlocked control below does.
+          await new Promise((r) => setTimeout(r, 2));
           state.policies[who + '-' + i] = { version: i + 1, digest: 'sha256:' + who, seen_at: 'x' };
           return { state, result: undefined };
         });
       }`;
-    const start = String(Date.now() + 400);
+    const start = String(Date.now() + 1500);
     const results = await Promise.all([
       run(script, built, dir, 'a', start),
       run(script, built, dir, 'b', start),
@@ -81,14 +83,15 @@ describe('withFileLock', () => {
       const path = process.argv[2];
       // Start together so the two loops really overlap.
       await new Promise((r) => setTimeout(r, Number(process.argv[3]) - Date.now()));
-      for (let i = 0; i < 300; i++) {
+      for (let i = 0; i < 100; i++) {
         const n = JSON.parse(await readFile(path, 'utf8')).n;
+        await new Promise((r) => setTimeout(r, 2));
         await writeFileAtomic(path, JSON.stringify({ n: n + 1 }));
       }`;
-    const start = String(Date.now() + 400);
+    const start = String(Date.now() + 1500);
     await Promise.all([run(script, built, path, start), run(script, built, path, start)]);
     const { n } = JSON.parse(await readFile(path, 'utf8')) as { n: number };
-    expect(n).toBeLessThan(600);
+    expect(n).toBeLessThan(200);
   }, 60_000);
 
   it('recovers a lock left by a process that died', async () => {

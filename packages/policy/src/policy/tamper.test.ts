@@ -273,7 +273,7 @@ describe('tamper suite: every single-character change', () => {
     const original = policyText();
     const alphabet = 'AZaz09+/={}[]":,. \\';
     forAll(
-      600,
+      300,
       (r) => ({ at: int(r, 0, original.length - 1), ch: pick(r, [...alphabet]) }),
       ({ at, ch }) => {
         if (original[at] === ch) return;
@@ -285,5 +285,5 @@ describe('tamper suite: every single-character change', () => {
         expect(result?.ok).toBe(false);
       },
     );
-  });
+  }, 60_000);
 });

@@ -30,7 +30,9 @@ export function readPolicySource(text: string, filename: string): Policy {
     throw new SourceError('SOURCE_INVALID', `${filename}: ${(error as Error).message}`);
   }
   try {
-    canonicalize(value);
+    // Whatever the verifier's strict reader would refuse (a "__proto__" member inside an `equals`
+    // value, say) is refused here, before a policy nobody can verify gets signed.
+    parseStrictJson(canonicalize(value));
   } catch (error) {
     throw new SourceError('SOURCE_INVALID', `${filename}: ${(error as Error).message}`);
   }

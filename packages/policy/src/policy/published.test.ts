@@ -51,6 +51,12 @@ describe('policy sources', () => {
       /one of "allow", "deny", "ask"/,
     );
     expect(() => readPolicySource('{"a":1,"a":2}', 'p.json')).toThrow(/duplicate/);
+    expect(() =>
+      readPolicySource(
+        `${good}rules: [{id: a, action: deny, when: [{arg: /x, equals: {__proto__: 1}}]}]\n`,
+        'p.yaml',
+      ),
+    ).toThrow(/__proto__/);
   });
 });
 

@@ -62,17 +62,21 @@ export class Allowlist {
 
   /** Returns `'allowed'`, `'port-not-allowed'` (name listed, port not) or `'not-allowlisted'`. */
   check(host: string, port: number): 'allowed' | 'port-not-allowed' | 'not-allowlisted' {
-    const candidates: AllowEntry[] = [...(this.exact.get(host) ?? [])];
+    let listed = false;
+    const portOk = (entries: readonly AllowEntry[] | undefined): boolean => {
+      if (entries === undefined) return false;
+      listed = true;
+      return entries.some((e) => (e.port === null ? DEFAULT_PORTS.has(port) : e.port === port));
+    };
+    if (portOk(this.exact.get(host))) return 'allowed';
     let dot = host.indexOf('.');
     while (dot >= 0) {
       // Only a suffix that starts after a dot is a parent domain: `badexample.com` never reaches
       // `example.com` this way, and `example.com` itself is never its own parent.
-      candidates.push(...(this.wildcards.get(host.slice(dot + 1)) ?? []));
+      if (portOk(this.wildcards.get(host.slice(dot + 1)))) return 'allowed';
       dot = host.indexOf('.', dot + 1);
     }
-    if (candidates.length === 0) return 'not-allowlisted';
-    const portOk = candidates.some((e) => (e.port === null ? DEFAULT_PORTS.has(port) : e.port === port));
-    return portOk ? 'allowed' : 'port-not-allowed';
+    return listed ? 'port-not-allowed' : 'not-allowlisted';
   }
 }
 

@@ -97,6 +97,8 @@ function relay(
   };
   const onClose = (hadError: boolean) => {
     open -= 1;
+    if (client.destroyed) ctx.tunnelSockets.delete(client);
+    if (upstream.destroyed) ctx.tunnelSockets.delete(upstream);
     if (open > 0) {
       // A reset on one side is passed on as a teardown of the other; a clean close lets the
       // other side drain what it still has to write, bounded by the idle timeout.
@@ -120,8 +122,6 @@ function relay(
   client.once('close', onClose);
   upstream.once('close', onClose);
   ctx.tunnelSockets.add(client).add(upstream);
-  client.once('close', () => ctx.tunnelSockets.delete(client));
-  upstream.once('close', () => ctx.tunnelSockets.delete(upstream));
   upstream.on('error', () => client.destroy());
   client.on('error', () => upstream.destroy());
   // One timer per tunnel: every byte in either direction is a read or a write on the client

@@ -112,9 +112,11 @@ async function recoverIfStale(lockPath: string, staleMs: number): Promise<void> 
   // Between our read and our rename a live process may have taken a fresh lock; if what we moved
   // aside is not the stale lock we judged, put it back (link fails if the path is taken again).
   const moved = await readOwner(aside);
-  if (owner && (moved?.nonce !== owner.nonce || moved.pid !== owner.pid)) {
-    await link(aside, lockPath).catch(() => {});
-  }
+  const movedInfo = await stat(aside).catch(() => undefined);
+  const sameAsJudged = owner
+    ? moved?.nonce === owner.nonce && moved.pid === owner.pid
+    : moved === undefined && movedInfo !== undefined && Date.now() - movedInfo.mtimeMs >= staleMs;
+  if (!sameAsJudged) await link(aside, lockPath).catch(() => {});
   await unlink(aside).catch(() => {});
 }
 

@@ -47,6 +47,23 @@ export {
   parseLddOutput,
   planNodeBaseContext,
 } from './images/node-base.js';
+export {
+  buildNpmServerImage,
+  findInstalledPackage,
+  type InstalledPackage,
+  NPM_SERVER_LABEL,
+  type NpmSpec,
+  npmImageRepository,
+  parseNpmSpec,
+  planNpmServerContext,
+} from './images/npm-server.js';
+export {
+  buildSidecarImage,
+  findImageByLabel,
+  planSidecarContext,
+  SIDECAR_IMAGE_LABEL,
+  SIDECAR_REPOSITORY,
+} from './images/sidecar.js';
 export { type FingerprintResult, fingerprintTool, type PinnableTool } from './pins/fingerprint.js';
 export {
   approvePending,
@@ -70,6 +87,13 @@ export {
   type ServerPins,
 } from './pins/store.js';
 export {
+  DEFAULT_LIMITS,
+  hardenedHostConfig,
+  serverContainerSpec,
+  serverEnvironment,
+} from './runtime/container-spec.js';
+export { ContainerUpstream, stderrLogPath } from './runtime/container-upstream.js';
+export {
   createDockerClient,
   defaultSocketCandidates,
   type EngineEndpoint,
@@ -77,6 +101,14 @@ export {
   probeEngine,
   resolveEngineEndpoint,
 } from './runtime/engine.js';
+export { checkImage, imageIdentity } from './runtime/image-check.js';
+export { containerName, LABEL, networkName, sidecarName } from './runtime/labels.js';
+export { MountError, resolveMounts, type WorkspaceRoot } from './runtime/mounts.js';
+export { ownerIsAlive, processStartTime } from './runtime/process-identity.js';
+export { type ContainerRuntime, createContainerRuntime } from './runtime/runtime.js';
+export { StderrTail } from './runtime/stderr-tail.js';
+export { StreamTransport } from './runtime/stdio-transport.js';
+export { type SweepReport, sweepDeadGateways } from './runtime/sweep.js';
 export * from './schema/index.js';
 export { CallRefused, errorResult, runCall } from './serve/calls.js';
 export {
@@ -98,7 +130,13 @@ export {
   type TokenResolver,
   tokensEqual,
 } from './serve/http.js';
-export { LOCAL_ONLY, type PolicyRef, type PolicyView, policyView } from './serve/policy-view.js';
+export {
+  egressProblem,
+  LOCAL_ONLY,
+  type PolicyRef,
+  type PolicyView,
+  policyView,
+} from './serve/policy-view.js';
 export { newSessionId, type RunningGateway, runGateway, type ServeOptions } from './serve/run.js';
 export type { AuditSink, Caller, CallToolResult, SchemaChecks } from './serve/types.js';
 export {

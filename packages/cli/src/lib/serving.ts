@@ -1,5 +1,6 @@
 import {
   AuditLog,
+  createContainerRuntime,
   defaultAuditPath,
   LOCAL_ONLY,
   type PolicyView,
@@ -7,6 +8,7 @@ import {
   resolveHome,
   SchemaGuard,
   upstreamFactory,
+  type WorkspaceRoot,
 } from '@ringfence/gateway';
 import { loadInstalledPolicy } from '@ringfence/policy';
 
@@ -38,18 +40,43 @@ export interface ServingDeps {
   close(): Promise<void>;
 }
 
+/** `--allow-mount DIR[:rw]` → a workspace root; the current directory is always one (writable). */
+export function workspaceRoots(allowMounts: readonly string[] = []): WorkspaceRoot[] {
+  return [
+    { path: process.cwd(), writable: true },
+    ...allowMounts.map((spec) =>
+      spec.endsWith(':rw')
+        ? { path: spec.slice(0, -3), writable: true }
+        : { path: spec.replace(/:ro$/, ''), writable: false },
+    ),
+  ];
+}
+
 /** Everything `mcp serve` and `mcp tools` need, built once. */
-export async function servingDeps(session: string): Promise<ServingDeps> {
+export async function servingDeps(
+  session: string,
+  options: { allowMounts?: readonly string[] } = {},
+): Promise<ServingDeps> {
   const home = resolveHome();
   const policy = await loadPolicyView(home);
   const guard = new SchemaGuard();
   const audit = await AuditLog.open({ session, path: defaultAuditPath(), onNotice: reportLine });
+  const runtime = await createContainerRuntime({
+    home,
+    session,
+    log: reportLine,
+    audit,
+    policy,
+    workspaceRoots: workspaceRoots(options.allowMounts),
+  });
   return {
     home,
     policy,
     guard,
     audit,
-    createUpstream: upstreamFactory({}),
+    createUpstream: upstreamFactory(
+      runtime.available ? { container: runtime.factory } : { containerUnavailable: runtime.reason },
+    ),
     close: async () => {
       await guard.close();
       await audit.close();

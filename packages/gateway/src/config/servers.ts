@@ -251,6 +251,21 @@ export class ServerStore {
     });
   }
 
+  /** Replace a registered server's entry (same name), e.g. with a newly recorded image ID. */
+  async replace(server: ServerConfig): Promise<void> {
+    parseServer(server, 0);
+    await this.store.update((file) => {
+      const index = file.servers.findIndex((s) => s.name === server.name);
+      if (index < 0) {
+        throw new ConfigError(
+          'SERVER_UNKNOWN',
+          `No server named "${server.name}" is registered. See the registered ones with: ringfence mcp ls`,
+        );
+      }
+      file.servers[index] = server;
+    });
+  }
+
   async remove(name: string): Promise<ServerConfig> {
     return this.store.update((file) => {
       const index = file.servers.findIndex((s) => s.name === name);

@@ -12,6 +12,8 @@ export interface SchemaGraph {
   pointers: string[];
   /** In-place edges, for cycles and expansion. */
   edges: number[][];
+  /** Edges into a child of the instance, with how they move (keywords.ts, progressLabel). */
+  progress: { to: number; label: string }[][];
   /** In-place edges that declare argument names (everything but `not`). */
   declEdges: number[][];
   refs: { from: number; ref: string; where: string }[];

@@ -48,7 +48,7 @@ function nested(key: string, depth: number): unknown {
   return value;
 }
 
-/** `n` is applied twice to every level of `{a: {a: …}}`: 2^depth evaluations, yet tiny and acyclic. */
+/** `n` is applied twice to every level of `{a: {a: …}}`: 2^depth evaluations, tiny and acyclic in place. */
 const doublingSchema = {
   $defs: {
     n: {
@@ -58,6 +58,16 @@ const doublingSchema = {
   },
   $ref: '#/$defs/n',
 };
+
+/**
+ * Passes every static check, yet ajv compares object items pairwise for `uniqueItems`: 80,000
+ * distinct objects (under 1 MiB) cost ~3·10^9 comparisons. Only the time budget stops it.
+ */
+const slowSchema = {
+  type: 'object',
+  properties: { xs: { type: 'array', uniqueItems: true, items: { type: 'object' } } },
+};
+const slowArguments = { xs: Array.from({ length: 80_000 }, (_, i) => ({ a: i })) };
 
 describe('hostile schemas are refused within the budget while other checks complete', () => {
   const statics: [string, () => unknown, string][] = [
@@ -98,6 +108,7 @@ describe('hostile schemas are refused within the budget while other checks compl
       },
       'SCHEMA_TOO_COMPLEX',
     ],
+    ['properties doubling bomb (exponential in input depth)', () => doublingSchema, 'SCHEMA_TOO_COMPLEX'],
     [
       'nested anyOf breadth bomb',
       () => {
@@ -147,8 +158,8 @@ describe('hostile schemas are refused within the budget while other checks compl
   }, 30_000);
 
   it('a validation that outlives the budget fails with SCHEMA_TIMEOUT after the concurrent check, and the worker is replaced', async () => {
-    expect(await guard.prepare(doublingSchema)).toMatchObject({ ok: true });
-    const { hostile, benign } = await race(() => guard.checkArguments(doublingSchema, nested('a', 60)));
+    expect(await guard.prepare(slowSchema)).toMatchObject({ ok: true });
+    const { hostile, benign } = await race(() => guard.checkArguments(slowSchema, slowArguments));
     expect(hostile.verdict).toMatchObject({ ok: false, code: 'SCHEMA_TIMEOUT' });
     expect(hostile.ms).toBeGreaterThanOrEqual(BUDGET_MS - 50);
     expect(hostile.ms).toBeLessThan(BUDGET_MS + SLACK_MS);
@@ -159,7 +170,10 @@ describe('hostile schemas are refused within the budget while other checks compl
     await guard.warmUp();
     expect(guard.workerCount).toBe(2);
     expect(await guard.checkArguments(benignSchema, { city: 'Porto' })).toEqual({ ok: true });
-    expect(await guard.checkArguments(doublingSchema, nested('a', 3))).toEqual({ ok: true });
+    expect(await guard.checkArguments(slowSchema, { xs: [{ a: 1 }, { a: 2 }] })).toEqual({ ok: true });
+    expect(await guard.checkArguments(slowSchema, { xs: [{ a: 1 }, { a: 1 }] })).toMatchObject({
+      code: 'ARGUMENTS_INVALID',
+    });
     expect(await guard.checkArguments(benignSchema, { city: 'porto' })).toMatchObject({
       code: 'ARGUMENTS_INVALID',
     });
@@ -168,8 +182,8 @@ describe('hostile schemas are refused within the budget while other checks compl
   it('two hostile checks at once occupy both workers; a third check waits and still completes', async () => {
     const started = performance.now();
     const hostile = [
-      guard.checkArguments(doublingSchema, nested('a', 60)),
-      guard.checkResult(doublingSchema, { structuredContent: nested('a', 60) }),
+      guard.checkArguments(slowSchema, slowArguments),
+      guard.checkResult(slowSchema, { structuredContent: slowArguments }),
     ];
     const benign = guard.checkArguments(benignSchema, { city: 'Faro' });
     const [first, second, third] = await Promise.all([...hostile, benign]);
@@ -183,7 +197,7 @@ describe('hostile schemas are refused within the budget while other checks compl
     const single = new SchemaGuard({ workers: 1, limits: { timeoutMs: BUDGET_MS } });
     try {
       await single.warmUp();
-      const hostile = single.checkArguments(doublingSchema, nested('a', 60));
+      const hostile = single.checkArguments(slowSchema, slowArguments);
       // Queued behind the hostile check: it can only run once that worker is gone and replaced.
       const queued = single.checkArguments(benignSchema, { city: 'Braga' });
       expect(await hostile).toMatchObject({ code: 'SCHEMA_TIMEOUT' });
@@ -195,7 +209,7 @@ describe('hostile schemas are refused within the budget while other checks compl
   }, 30_000);
 
   it('the event loop stays free during a hostile check', async () => {
-    const check = guard.checkArguments(doublingSchema, nested('a', 60));
+    const check = guard.checkArguments(slowSchema, slowArguments);
     // Timers keep firing on time while the worker grinds.
     let ticks = 0;
     const interval = setInterval(() => ticks++, 50);

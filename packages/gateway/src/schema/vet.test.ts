@@ -123,6 +123,91 @@ describe('vetSchema: references', () => {
   });
 });
 
+describe('vetSchema: exponential re-application through recursion', () => {
+  const ok = {
+    'a JSON value': {
+      $defs: {
+        json: {
+          anyOf: [
+            { type: ['string', 'number', 'boolean', 'null'] },
+            { type: 'array', items: { $ref: '#/$defs/json' } },
+            { type: 'object', additionalProperties: { $ref: '#/$defs/json' } },
+          ],
+        },
+      },
+      $ref: '#/$defs/json',
+    },
+    'a binary tree': { type: 'object', properties: { left: { $ref: '#' }, right: { $ref: '#' } } },
+    'named properties beside additionalProperties': {
+      type: 'object',
+      properties: { a: { $ref: '#' } },
+      additionalProperties: { $ref: '#' },
+    },
+    'a tuple then items': {
+      type: 'array',
+      prefixItems: [{ $ref: '#' }, { $ref: '#' }],
+      items: { $ref: '#' },
+    },
+    'a linked list': {
+      $defs: {
+        node: {
+          type: 'object',
+          properties: { next: { anyOf: [{ $ref: '#/$defs/node' }, { type: 'null' }] } },
+        },
+      },
+      $ref: '#/$defs/node',
+    },
+    'mutual recursion on distinct names': {
+      $defs: {
+        a: { properties: { b: { $ref: '#/$defs/b' } } },
+        b: { properties: { a: { $ref: '#/$defs/a' } }, items: { $ref: '#/$defs/a' } },
+      },
+      $ref: '#/$defs/a',
+    },
+  };
+  for (const [name, schema] of Object.entries(ok)) {
+    it(`accepts ${name}`, () => expect(code(schema)).toBe('ok'));
+  }
+
+  const refused = {
+    'allOf of two properties.a → itself': {
+      $defs: {
+        n: {
+          allOf: [{ properties: { a: { $ref: '#/$defs/n' } } }, { properties: { a: { $ref: '#/$defs/n' } } }],
+        },
+      },
+      $ref: '#/$defs/n',
+    },
+    'two routes that meet one level later': {
+      $defs: {
+        n: {
+          allOf: [
+            { properties: { a: { $ref: '#/$defs/m1' } } },
+            { properties: { a: { $ref: '#/$defs/m2' } } },
+          ],
+        },
+        m1: { properties: { x: { $ref: '#/$defs/n' } } },
+        m2: { properties: { x: { $ref: '#/$defs/n' } } },
+      },
+      $ref: '#/$defs/n',
+    },
+    'a name that matches a pattern too': {
+      type: 'object',
+      properties: { a: { $ref: '#' } },
+      patternProperties: { '^a': { $ref: '#' } },
+    },
+    'inherited and overridden recursion': {
+      $defs: { base: { properties: { kids: { items: { $ref: '#' } } } } },
+      allOf: [{ $ref: '#/$defs/base' }],
+      properties: { kids: { items: { $ref: '#' } } },
+    },
+    'items and contains on the same array': { type: 'array', items: { $ref: '#' }, contains: { $ref: '#' } },
+  };
+  for (const [name, schema] of Object.entries(refused)) {
+    it(`refuses ${name}`, () => expect(code(schema)).toBe('SCHEMA_TOO_COMPLEX'));
+  }
+});
+
 describe('vetSchema: caps', () => {
   it('refuses 100k-deep nesting without exhausting the stack', () => {
     expect(code(nest('not', 100_000))).toBe('SCHEMA_TOO_DEEP');

@@ -4,6 +4,7 @@
  * in-place expansion. One iterative pass over the value plus linear graph work; no compiling.
  */
 
+import { checkAmbiguity } from './ambiguity.js';
 import { buildArgumentRule, checkGraph, resolveRefs, type SchemaGraph } from './graph.js';
 import { type Kind, keywordKind } from './keywords.js';
 import { resolveLimits } from './limits.js';
@@ -37,6 +38,9 @@ export type Analyzed =
   | { verdict: SchemaVerdict & { ok: false } }
   | { verdict: typeof OK; analysis: SchemaAnalysis };
 
+/** Steps the ambiguity check may take (a few ms); past that the time budget is the only guard. */
+const AMBIGUITY_WORK = 250_000;
+
 const DIALECTS: Record<string, Dialect> = {
   'https://json-schema.org/draft/2020-12/schema': '2020-12',
   'https://json-schema.org/draft/2020-12/schema#': '2020-12',
@@ -54,8 +58,12 @@ interface Frame {
   inPlace: boolean;
   /** Whether properties found through this in-place link count as declared (not under `not`). */
   decl: boolean;
-  /** For maps: whether their keys are patterns (patternProperties). */
-  patterns: boolean;
+  /**
+   * How this subschema moves into the instance (see keywords.ts: `p:name`, `P*`, `A*`, `i:n`,
+   * `I*:min`), or '' when it applies in place or not at all. On maps and lists: the prefix
+   * (`p`, `P*`, `i`) their members complete.
+   */
+  label: string;
 }
 
 /** One constructor, one object shape: the walk stays monomorphic and fast. */
@@ -67,9 +75,9 @@ function frameOf(
   parent: number,
   inPlace: boolean,
   decl: boolean,
-  patterns: boolean,
+  label: string,
 ): Frame {
-  return { value, depth, pointer, kind, parent, inPlace, decl, patterns };
+  return { value, depth, pointer, kind, parent, inPlace, decl, label };
 }
 
 /** Vets an untrusted schema without compiling it. Pure, synchronous, bounded by the limits. */
@@ -109,6 +117,7 @@ export function analyzeSchema(schema: unknown, limits: SchemaGuardLimits): Analy
     pointers: [],
     edges: [],
     declEdges: [],
+    progress: [],
     refs: [],
     anchors: new Map(),
     ids: new Map(),
@@ -119,6 +128,8 @@ export function analyzeSchema(schema: unknown, limits: SchemaGuardLimits): Analy
   if (resolved !== undefined) return { verdict: resolved };
   const cyclic = checkGraph(graph, limits.maxSubschemas * EXPANSION_FACTOR);
   if (cyclic !== undefined) return { verdict: cyclic };
+  const ambiguous = checkAmbiguity(graph, AMBIGUITY_WORK);
+  if (ambiguous !== undefined) return { verdict: ambiguous };
 
   let compiled: unknown = schema;
   if (typeof schema === 'object' && schema !== null) {
@@ -136,7 +147,7 @@ function walk(
 ): (SchemaVerdict & { ok: false }) | undefined {
   let bytes = 0;
   let subschemas = 0;
-  const stack: Frame[] = [frameOf(schema, 0, '', 'schema', -1, false, true, false)];
+  const stack: Frame[] = [frameOf(schema, 0, '', 'schema', -1, false, true, '')];
   const at = (pointer: string) => (pointer === '' ? 'the root' : pointer);
   while (stack.length > 0) {
     const frame = stack.pop() as Frame;
@@ -191,7 +202,7 @@ function walk(
             frame.parent,
             frame.inPlace,
             frame.decl,
-            false,
+            frame.label === 'i' ? `i:${i}` : '',
           ),
         );
       }
@@ -208,10 +219,13 @@ function walk(
         graph.pointers.push(pointer);
         graph.edges.push([]);
         graph.declEdges.push([]);
+        graph.progress.push([]);
       }
       if (frame.parent >= 0 && frame.inPlace) {
         graph.edges[frame.parent]?.push(node);
         if (frame.decl) graph.declEdges[frame.parent]?.push(node);
+      } else if (frame.parent >= 0 && frame.label !== '') {
+        graph.progress[frame.parent]?.push({ to: node, label: frame.label });
       }
       const problem = vetKeywords(record, node, depth, pointer, dialect, limits, graph);
       if (problem !== undefined) return problem;
@@ -226,7 +240,7 @@ function walk(
       const child = record[key];
       const childPointer = `${pointer}/${escapePointer(key)}`;
       if (kind === 'map') {
-        if (frame.patterns === true && key.length > limits.maxPatternLength) {
+        if (frame.label === 'P*' && key.length > limits.maxPatternLength) {
           return refuse(
             'SCHEMA_PATTERN',
             `a patternProperties pattern at ${at(pointer)} is longer than ${limits.maxPatternLength}`,
@@ -234,25 +248,17 @@ function walk(
         }
         // dependencies (draft-07) maps a name to a schema or to a list of names.
         const valueKind: Kind = Array.isArray(child) ? 'data' : 'schema';
+        const label = frame.label === 'p' ? `p:${key}` : frame.label;
         stack.push(
-          frameOf(child, depth + 1, childPointer, valueKind, frame.parent, frame.inPlace, frame.decl, false),
+          frameOf(child, depth + 1, childPointer, valueKind, frame.parent, frame.inPlace, frame.decl, label),
         );
       } else if (kind === 'schema') {
-        const slot = keywordKind(key, child, dialect);
+        const slot = keywordKind(key, child, dialect, record);
         stack.push(
-          frameOf(
-            child,
-            depth + 1,
-            childPointer,
-            slot.kind,
-            node,
-            slot.inPlace,
-            key !== 'not',
-            slot.patterns === true,
-          ),
+          frameOf(child, depth + 1, childPointer, slot.kind, node, slot.inPlace, key !== 'not', slot.label),
         );
       } else {
-        stack.push(frameOf(child, depth + 1, childPointer, 'data', -1, false, false, false));
+        stack.push(frameOf(child, depth + 1, childPointer, 'data', -1, false, false, ''));
       }
     }
   }

@@ -1,4 +1,16 @@
-import { allowedTools, decideCall, isReadOnlyTool, orgPins, type VerifiedPolicy } from '@ringfence/policy';
+import {
+  allowedTools,
+  decideCall,
+  type EgressCeiling,
+  egressCeiling,
+  type ImageIdentity,
+  isEgressWithinCeiling,
+  isImageAllowed,
+  isReadOnlyTool,
+  orgPins,
+  type VerifiedPolicy,
+} from '@ringfence/policy';
+import type { EgressRule } from '../config/servers.js';
 
 /** The organisation policy in force, as audit entries name it. */
 export interface PolicyRef {
@@ -22,6 +34,12 @@ export interface PolicyView {
   /** Organisation pins for a server (tool → digest); undefined = local pins count. */
   orgPins(server: string): ReadonlyMap<string, string> | undefined;
   isReadOnly(server: string, tool: string): boolean;
+  /** Why this image may not run, or undefined when it may. */
+  imageRefusal(image: ImageIdentity): string | undefined;
+  /** Why this egress rule exceeds what the policy grants the server, or undefined. */
+  egressRefusal(server: string, egress: EgressRule): string | undefined;
+  /** The egress a new server gets when it names no hosts. */
+  readonly defaultEgress: 'deny' | 'any';
   decideCall(call: {
     server: string;
     tool: string;
@@ -36,8 +54,41 @@ export const LOCAL_ONLY: PolicyView = {
   allowedTools: () => undefined,
   orgPins: () => undefined,
   isReadOnly: () => false,
+  imageRefusal: () => undefined,
+  egressRefusal: () => undefined,
+  defaultEgress: 'deny',
   decideCall: () => ({ action: 'allow', rule: 'no-policy', reason: 'no organisation policy is installed' }),
 };
+
+function describeCeiling(ceiling: EgressCeiling): string {
+  return ceiling.mode === 'allow'
+    ? `only ${ceiling.hosts.join(', ')}`
+    : ceiling.mode === 'any'
+      ? 'any host'
+      : 'no network';
+}
+
+/**
+ * Compare a server's egress rule with the policy's ceiling for it. Private-address exemptions
+ * (`egress.addresses`) widen what the proxy may reach in a way the policy cannot express, so
+ * under a policy they need a ceiling of `any`.
+ */
+export function egressProblem(
+  policyName: string,
+  ceiling: EgressCeiling,
+  server: string,
+  egress: EgressRule,
+): string | undefined {
+  const refuse = (what: string) =>
+    `The organisation policy "${policyName}" allows ${server} ${describeCeiling(ceiling)}; ${what} is refused. Register it within that, or ask your policy admin to widen egress_allow.`;
+  if (ceiling.mode === 'any' || egress.mode === 'deny') return undefined;
+  if (egress.mode === 'any') return refuse('unrestricted egress (--egress any)');
+  const wider = (egress.hosts ?? []).filter((host) => !isEgressWithinCeiling(ceiling, host));
+  if (wider.length > 0) return refuse(`egress to ${wider.join(', ')}`);
+  if ((egress.addresses ?? []).length > 0)
+    return refuse(`reaching private addresses ${egress.addresses!.join(', ')}`);
+  return undefined;
+}
 
 /** Answers from a verified organisation policy (the policy package's pure evaluators). */
 export function policyView(verified: VerifiedPolicy): PolicyView {
@@ -57,6 +108,13 @@ export function policyView(verified: VerifiedPolicy): PolicyView {
     },
     orgPins: (server) => orgPins(policy, server),
     isReadOnly: (server, tool) => isReadOnlyTool(policy, server, tool),
+    imageRefusal: (image) =>
+      isImageAllowed(policy, image).allowed
+        ? undefined
+        : `The organisation policy "${policy.name}" (version ${policy.version}) does not allow the image ${image.name}; allowed_mcp lists: ${(policy.allowed_mcp ?? []).join(', ')}. Use an allowed image or ask your policy admin.`,
+    egressRefusal: (server, egress) =>
+      egressProblem(policy.name, egressCeiling(policy, server), server, egress),
+    defaultEgress: policy.default_egress ?? 'deny',
     decideCall: (call) => {
       const decision = decideCall(policy, call);
       return { action: decision.action, rule: decision.rule ?? 'default_action', reason: decision.reason };

@@ -11,6 +11,8 @@ export type ContainerUpstreamFactory = (
 export function upstreamFactory(options: {
   timeouts?: UpstreamTimeouts;
   container?: ContainerUpstreamFactory;
+  /** Why there is no container factory (the engine's answer), for the refusal. */
+  containerUnavailable?: string;
 }): (config: ServerConfig) => Upstream {
   return (config) => {
     if (config.transport === 'http') return new RemoteUpstream(config, options.timeouts ?? DEFAULT_TIMEOUTS);

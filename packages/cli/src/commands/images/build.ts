@@ -1,7 +1,9 @@
+import { fileURLToPath } from 'node:url';
 import { Command, Flags } from '@oclif/core';
 import {
   type BuiltImage,
   buildNodeBaseImage,
+  buildSidecarImage,
   createDockerClient,
   probeEngine,
   resolveEngineEndpoint,
@@ -10,7 +12,7 @@ import { formatBytes } from '../../lib/format.js';
 
 export default class ImagesBuild extends Command {
   static override description =
-    'Build the images ringfence needs from files on this machine, without any registry: a Node base image made from the local Node runtime (FROM scratch). Tags are derived from the content; a second run builds nothing.';
+    'Build the images ringfence needs from files on this machine, without any registry: a Node base image made from the local Node runtime (FROM scratch) and the egress-proxy sidecar on top of it. Tags are derived from the content; a second run builds nothing.';
 
   static override examples = ['<%= config.bin %> images build', '<%= config.bin %> images build --json'];
 
@@ -32,8 +34,20 @@ export default class ImagesBuild extends Command {
     const onProgress =
       flags.verbose && !this.jsonEnabled() ? (line: string) => this.logToStderr(`  ${line}`) : undefined;
     const images: BuiltImage[] = [];
-    const base = await buildNodeBaseImage(docker, onProgress ? { onProgress } : {});
-    images.push(base);
+    try {
+      const base = await buildNodeBaseImage(docker, onProgress ? { onProgress } : {});
+      images.push(base);
+      const bundlePath = fileURLToPath(import.meta.resolve('@ringfence/egress-proxy/bundle'));
+      images.push(
+        await buildSidecarImage(docker, {
+          baseRef: base.ref,
+          bundlePath,
+          ...(onProgress ? { onProgress } : {}),
+        }),
+      );
+    } catch (error) {
+      this.error((error as Error).message, { exit: 1 });
+    }
     if (!this.jsonEnabled()) {
       for (const image of images) {
         const verb = image.built ? 'built  ' : 'present';

@@ -1,5 +1,6 @@
-import { Command } from '@oclif/core';
-import { PinStore, resolveHome, type ServerConfig, ServerStore } from '@ringfence/gateway';
+import { readFile } from 'node:fs/promises';
+import { Command, Flags } from '@oclif/core';
+import { PinStore, resolveHome, type ServerConfig, ServerStore, stderrLogPath } from '@ringfence/gateway';
 
 interface Row {
   name: string;
@@ -9,6 +10,8 @@ interface Row {
   pinned: number;
   withheld: number;
   allow_tools: readonly string[];
+  /** Last 8 KiB of the server's stderr from its last session (env values redacted). */
+  stderr?: string;
 }
 
 export default class McpLs extends Command {
@@ -16,9 +19,14 @@ export default class McpLs extends Command {
     'List registered servers with their pinned and withheld (pending review) tool counts.';
   static override examples = ['<%= config.bin %> mcp ls', '<%= config.bin %> mcp ls --json'];
   static override enableJsonFlag = true;
+  static override flags = {
+    logs: Flags.boolean({
+      description: "show each contained server's last stderr (8 KiB, env values redacted)",
+    }),
+  };
 
   async run(): Promise<{ servers: Row[] }> {
-    await this.parse(McpLs);
+    const { flags } = await this.parse(McpLs);
     const home = resolveHome();
     let servers: ServerConfig[];
     let pins: Awaited<ReturnType<PinStore['read']>>;
@@ -28,25 +36,30 @@ export default class McpLs extends Command {
     } catch (error) {
       this.error((error as Error).message, { exit: 1 });
     }
-    const rows: Row[] = servers.map((server) => {
-      const serverPins = pins.servers[server.name];
-      return {
-        name: server.name,
-        transport: server.transport,
-        target: server.transport === 'http' ? server.url : server.image,
-        ...(server.transport === 'container'
-          ? {
-              egress:
-                server.egress.mode === 'allow'
-                  ? `allow ${server.egress.hosts?.join(',') ?? ''}`
-                  : server.egress.mode,
-            }
-          : {}),
-        pinned: serverPins ? Object.keys(serverPins.tools).length : 0,
-        withheld: serverPins ? Object.keys(serverPins.pending).length : 0,
-        allow_tools: server.allow_tools ?? [],
-      };
-    });
+    const rows: Row[] = await Promise.all(
+      servers.map(async (server) => {
+        const serverPins = pins.servers[server.name];
+        return {
+          name: server.name,
+          transport: server.transport,
+          target: server.transport === 'http' ? server.url : server.image,
+          ...(server.transport === 'container'
+            ? {
+                egress:
+                  server.egress.mode === 'allow'
+                    ? `allow ${server.egress.hosts?.join(',') ?? ''}`
+                    : server.egress.mode,
+              }
+            : {}),
+          pinned: serverPins ? Object.keys(serverPins.tools).length : 0,
+          withheld: serverPins ? Object.keys(serverPins.pending).length : 0,
+          allow_tools: server.allow_tools ?? [],
+          ...(server.transport === 'container'
+            ? { stderr: await readFile(stderrLogPath(home, server.name), 'utf8').catch(() => '') }
+            : {}),
+        };
+      }),
+    );
     if (!this.jsonEnabled()) {
       if (rows.length === 0)
         this.log('No servers registered. Add one with: ringfence mcp add NAME --url URL');

@@ -17,6 +17,11 @@ export default class McpServe extends Command {
     }),
     'insecure-listen': Flags.boolean({ description: 'allow --http on a non-loopback address' }),
     session: Flags.string({ description: 'session id (default: random)' }),
+    'allow-mount': Flags.string({
+      description:
+        'another directory mounts may come from, DIR or DIR:rw (the current directory always may, writable)',
+      multiple: true,
+    }),
   };
 
   async run(): Promise<void> {
@@ -24,7 +29,7 @@ export default class McpServe extends Command {
     const session = flags.session ?? newSessionId();
     let deps: Awaited<ReturnType<typeof servingDeps>>;
     try {
-      deps = await servingDeps(session);
+      deps = await servingDeps(session, { allowMounts: flags['allow-mount'] ?? [] });
     } catch (error) {
       reportLine(`ringfence: ${(error as Error).message}`);
       this.exit(1);

@@ -1,0 +1,94 @@
+import { realpathSync } from 'node:fs';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { RingfenceError } from '@ringfence/policy';
+import type { MountRule } from '../config/servers.js';
+import type { ResolvedMount } from './container-spec.js';
+
+export class MountError extends RingfenceError<
+  'MOUNT_OUTSIDE' | 'MOUNT_ROOT' | 'MOUNT_HOME' | 'MOUNT_MISSING'
+> {}
+
+/** A directory mounts may come from, and whether it allows writing. */
+export interface WorkspaceRoot {
+  readonly path: string;
+  readonly writable: boolean;
+}
+
+const inside = (child: string, parent: string) =>
+  child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
+
+/**
+ * Resolve a server's mounts against the workspace roots (the directory `mcp serve` runs in,
+ * plus any `--allow-mount DIR[:rw]`). Every path is resolved through links first; it must lie
+ * strictly inside a root (never the root itself), and must neither be inside RINGFENCE_HOME nor
+ * contain it. A mount is writable only if it asked for `rw` and its root allows writing.
+ * Targets are `/workspace/<path relative to its root>`.
+ */
+export function resolveMounts(
+  mounts: readonly MountRule[],
+  roots: readonly WorkspaceRoot[],
+  home: string,
+  real: (path: string) => string = realpathSync,
+): ResolvedMount[] {
+  const realRoots = roots.map((root) => ({ ...root, path: real(root.path) }));
+  let realHome: string;
+  try {
+    realHome = real(home);
+  } catch {
+    realHome = resolve(home);
+  }
+  return mounts.map((mount) => {
+    let source: string | undefined;
+    let root: WorkspaceRoot | undefined;
+    for (const candidate of realRoots) {
+      const requested = isAbsolute(mount.path) ? mount.path : resolve(candidate.path, mount.path);
+      let resolved: string;
+      try {
+        resolved = real(requested);
+      } catch {
+        continue;
+      }
+      if (resolved === candidate.path) {
+        throw new MountError(
+          'MOUNT_ROOT',
+          `Mount "${mount.path}" is the workspace root itself; mount a subfolder instead.`,
+        );
+      }
+      if (inside(resolved, candidate.path)) {
+        source = resolved;
+        root = candidate;
+        break;
+      }
+    }
+    if (!source || !root) {
+      const exists = realRoots.some((r) => {
+        try {
+          real(isAbsolute(mount.path) ? mount.path : resolve(r.path, mount.path));
+          return true;
+        } catch {
+          return false;
+        }
+      });
+      throw exists
+        ? new MountError(
+            'MOUNT_OUTSIDE',
+            `Mount "${mount.path}" resolves outside the workspace (${realRoots.map((r) => r.path).join(', ')}). Run ringfence mcp serve from the folder that contains it, or add --allow-mount DIR.`,
+          )
+        : new MountError(
+            'MOUNT_MISSING',
+            `Mount "${mount.path}" does not exist in the workspace (${realRoots.map((r) => r.path).join(', ')}).`,
+          );
+    }
+    if (source === realHome || inside(source, realHome) || inside(realHome, source)) {
+      throw new MountError(
+        'MOUNT_HOME',
+        `Mount "${mount.path}" would expose RINGFENCE_HOME (${realHome}) to the server; refused.`,
+      );
+    }
+    return {
+      source,
+      target: `/workspace/${relative(root.path, source).split(sep).join('/')}`,
+      readOnly: !(mount.mode === 'rw' && root.writable),
+    };
+  });
+}

@@ -1,0 +1,61 @@
+import type Docker from 'dockerode';
+import type { ContainerServerConfig } from '../config/servers.js';
+import { networkName, ownerLabels } from './labels.js';
+
+export interface ServerNetworks {
+  /** NetworkMode of the server container. */
+  readonly serverNetwork: string;
+  /** `allow` only: the outer network the sidecar also joins. */
+  readonly outer?: string;
+  readonly created: readonly string[];
+}
+
+/**
+ * `deny` → no network at all. `allow` → an internal network (no route out) that the server
+ * shares only with its egress sidecar, and an outer one for the sidecar. `any` → a network of
+ * its own. Networks are labelled with their owner for the sweep.
+ */
+export async function createServerNetworks(
+  docker: Docker,
+  config: ContainerServerConfig,
+  session: string,
+): Promise<ServerNetworks> {
+  const labels = ownerLabels(config.name, session, 'network');
+  const create = async (name: string, internal: boolean) => {
+    await docker.createNetwork({
+      Name: name,
+      Driver: 'bridge',
+      Internal: internal,
+      CheckDuplicate: true,
+      Labels: labels,
+      EnableIPv6: false,
+    });
+    return name;
+  };
+  if (config.egress.mode === 'deny') return { serverNetwork: 'none', created: [] };
+  if (config.egress.mode === 'any') {
+    const any = await create(networkName(config.name, session, 'any'), false);
+    return { serverNetwork: any, created: [any] };
+  }
+  const inner = await create(networkName(config.name, session, 'in'), true);
+  try {
+    const outer = await create(networkName(config.name, session, 'out'), false);
+    return { serverNetwork: inner, outer, created: [inner, outer] };
+  } catch (error) {
+    await docker
+      .getNetwork(inner)
+      .remove()
+      .catch(() => {});
+    throw error;
+  }
+}
+
+export async function removeNetworks(docker: Docker, names: readonly string[]): Promise<void> {
+  for (const name of names) {
+    try {
+      await docker.getNetwork(name).remove();
+    } catch (error) {
+      if ((error as { statusCode?: number }).statusCode !== 404) throw error;
+    }
+  }
+}

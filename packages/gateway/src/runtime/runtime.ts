@@ -1,0 +1,70 @@
+import type Docker from 'dockerode';
+import { egressInputFromProxyLine } from '../audit/egress.js';
+import { findImageByLabel, SIDECAR_IMAGE_LABEL } from '../images/sidecar.js';
+import type { PolicyView } from '../serve/policy-view.js';
+import type { AuditSink } from '../serve/types.js';
+import type { ContainerUpstreamFactory } from '../upstream/factory.js';
+import { ContainerUpstream } from './container-upstream.js';
+import { createDockerClient, probeEngine, resolveEngineEndpoint } from './engine.js';
+import type { WorkspaceRoot } from './mounts.js';
+import { sweepDeadGateways } from './sweep.js';
+
+export type ContainerRuntime =
+  | { readonly available: true; readonly docker: Docker; readonly factory: ContainerUpstreamFactory }
+  | { readonly available: false; readonly reason: string };
+
+/**
+ * Connect to the engine, sweep what dead gateways left behind, and hand out container upstreams.
+ * No engine: contained servers are unavailable (with the reason), remote servers still work.
+ */
+export async function createContainerRuntime(options: {
+  home: string;
+  session: string;
+  log: (line: string) => void;
+  audit: AuditSink;
+  workspaceRoots: readonly WorkspaceRoot[];
+  policy?: PolicyView;
+  env?: NodeJS.ProcessEnv;
+}): Promise<ContainerRuntime> {
+  let docker: Docker;
+  try {
+    const endpoint = resolveEngineEndpoint(options.env);
+    docker = createDockerClient(endpoint);
+    await probeEngine(docker, endpoint);
+  } catch (error) {
+    return { available: false, reason: (error as Error).message };
+  }
+  const swept = await sweepDeadGateways(docker).catch((error: unknown) => ({
+    containers: [],
+    networks: [],
+    errors: [(error as Error).message],
+  }));
+  if (swept.containers.length + swept.networks.length > 0) {
+    options.log(
+      `ringfence: removed ${swept.containers.length} container(s) and ${swept.networks.length} network(s) left by gateways that no longer run.`,
+    );
+  }
+  for (const problem of swept.errors) options.log(`ringfence: sweeping leftovers: ${problem}`);
+  const sidecarImage = await findImageByLabel(docker, SIDECAR_IMAGE_LABEL);
+  const onEgressLine = (server: string, line: string) => {
+    const input = egressInputFromProxyLine(server, line);
+    if (input)
+      options.audit
+        .append(input)
+        .catch((error: unknown) => options.log(`ringfence: audit: ${(error as Error).message}`));
+  };
+  return {
+    available: true,
+    docker,
+    factory: (config) =>
+      new ContainerUpstream(config, {
+        docker,
+        session: options.session,
+        home: options.home,
+        workspaceRoots: options.workspaceRoots,
+        sidecarImage,
+        onEgressLine,
+        ...(options.policy ? { policy: options.policy } : {}),
+      }),
+  };
+}

@@ -31,11 +31,13 @@ const baseTools = () => [
 
 type Tool = ReturnType<typeof baseTools>[number];
 type Mutation = (tools: Tool[]) => Tool[];
+// biome-ignore lint/suspicious/noExplicitAny: mutations reach into arbitrary nested schema fields.
+type Loose = Record<string, any>;
 const onFirst =
-  (change: (tool: Record<string, any>) => void): Mutation =>
+  (change: (tool: Loose) => void): Mutation =>
   (tools) => {
     const copy = structuredClone(tools);
-    change(copy[0] as Record<string, any>);
+    change(copy[0] as Loose);
     return copy;
   };
 

@@ -29,16 +29,30 @@ const percentile = (xs, p) => {
 
 async function startUpstream(dir) {
   const tools = join(dir, 'tools.json');
-  await writeFile(tools, JSON.stringify([{ name: 'echo', description: 'Echo.', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } }]));
+  await writeFile(
+    tools,
+    JSON.stringify([
+      {
+        name: 'echo',
+        description: 'Echo.',
+        inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+      },
+    ]),
+  );
   await writeFile(join(dir, 'b.json'), '{}');
-  const child = spawn(process.execPath, [join(repo, 'test/fixtures/tool-server.mjs'), tools, join(dir, 'b.json')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    [join(repo, 'test/fixtures/tool-server.mjs'), tools, join(dir, 'b.json')],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const line = await new Promise((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
   return { child, url: `http://127.0.0.1:${JSON.parse(line).port}/mcp` };
 }
 
 async function run(client, label) {
   const args = { text: 'benchmark payload 0123456789' };
-  for (let i = 0; i < 30; i++) await client.callTool({ name: label === 'direct' ? 'echo' : 'up_echo', arguments: args });
+  for (let i = 0; i < 30; i++)
+    await client.callTool({ name: label === 'direct' ? 'echo' : 'up_echo', arguments: args });
   const name = label === 'direct' ? 'echo' : 'up_echo';
   const latencies = [];
   for (let i = 0; i < SEQUENTIAL; i++) {
@@ -68,14 +82,22 @@ async function run(client, label) {
 const dir = await mkdtemp(join(tmpdir(), 'rf-bench-'));
 const home = join(dir, 'home');
 const upstream = await startUpstream(dir);
-const add = spawn(process.execPath, [cli, 'mcp', 'add', 'up', '--url', upstream.url], { env: { ...process.env, RINGFENCE_HOME: home }, stdio: 'inherit' });
+const add = spawn(process.execPath, [cli, 'mcp', 'add', 'up', '--url', upstream.url], {
+  env: { ...process.env, RINGFENCE_HOME: home },
+  stdio: 'inherit',
+});
 await new Promise((resolve) => add.once('exit', resolve));
 
 const direct = new Client({ name: 'bench-direct', version: '1' });
 await direct.connect(new StreamableHTTPClientTransport(new URL(upstream.url)));
 const gated = new Client({ name: 'bench-gateway', version: '1' });
 await gated.connect(
-  new StdioClientTransport({ command: process.execPath, args: [cli, 'mcp', 'serve'], env: { ...process.env, RINGFENCE_HOME: home }, stderr: 'ignore' }),
+  new StdioClientTransport({
+    command: process.execPath,
+    args: [cli, 'mcp', 'serve'],
+    env: { ...process.env, RINGFENCE_HOME: home },
+    stderr: 'ignore',
+  }),
 );
 
 const results = { direct: [], gateway: [] };
@@ -91,11 +113,18 @@ await rm(dir, { recursive: true, force: true });
 
 const summary = {};
 for (const [label, rounds] of Object.entries(results)) {
-  summary[label] = Object.fromEntries(['p50', 'p99', 'rps1', 'rps8'].map((k) => [k, Number(median(rounds.map((r) => r[k])).toFixed(3))]));
+  summary[label] = Object.fromEntries(
+    ['p50', 'p99', 'rps1', 'rps8'].map((k) => [k, Number(median(rounds.map((r) => r[k])).toFixed(3))]),
+  );
 }
 summary.added_p50_ms = Number((summary.gateway.p50 - summary.direct.p50).toFixed(3));
 summary.added_p99_ms = Number((summary.gateway.p99 - summary.direct.p99).toFixed(3));
 summary.throughput_ratio_1 = Number((summary.gateway.rps1 / summary.direct.rps1).toFixed(3));
 summary.throughput_ratio_8 = Number((summary.gateway.rps8 / summary.direct.rps8).toFixed(3));
-summary.settings = { rounds: ROUNDS, sequential_calls: SEQUENTIAL, concurrent_calls: CONCURRENT_TOTAL, node: process.version };
+summary.settings = {
+  rounds: ROUNDS,
+  sequential_calls: SEQUENTIAL,
+  concurrent_calls: CONCURRENT_TOTAL,
+  node: process.version,
+};
 console.log(JSON.stringify(summary, null, 2));

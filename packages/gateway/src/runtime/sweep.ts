@@ -12,7 +12,7 @@ function deadOwner(
   labels: Record<string, string> | undefined,
   probe?: (pid: number) => string | undefined,
 ): boolean {
-  if (!labels || labels[LABEL.managed] !== '1') return false;
+  if (labels?.[LABEL.managed] !== '1') return false;
   const pid = Number(labels[LABEL.pid]);
   const start = labels[LABEL.pidStart] || undefined;
   return !ownerIsAlive(pid, start, probe);

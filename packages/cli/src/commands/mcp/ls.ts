@@ -71,6 +71,7 @@ export default class McpLs extends Command {
         this.log(
           `${row.name}  ${row.transport}  ${row.target}${row.egress ? `  egress ${row.egress}` : ''}  ${pinned}`,
         );
+        if (flags.logs && row.stderr) this.log(row.stderr.replace(/^/gm, '    | ').trimEnd());
       }
     }
     return { servers: rows };

@@ -1,7 +1,8 @@
 /**
  * Static vetting of an untrusted JSON Schema, before anything compiles it: dialect, size, depth,
  * subschema count, pattern length, reference locality, reference cycles without progress and
- * in-place expansion. One iterative pass over the value plus linear graph work; no compiling.
+ * in-place expansion, exponential recursion. One iterative pass over the value plus bounded
+ * graph work; no compiling.
  */
 
 import { checkAmbiguity } from './ambiguity.js';

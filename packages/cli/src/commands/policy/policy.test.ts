@@ -91,6 +91,36 @@ describe('ringfence policy', () => {
     expect(again.error?.message).toMatch(/already exists/);
   });
 
+  it('root init refuses to replace an existing root unless --force', async () => {
+    await setup();
+    const args = [
+      'policy',
+      'root',
+      'init',
+      '--root-key',
+      p('keys/root.pub'),
+      '--root-threshold',
+      '1',
+      '--policy-key',
+      p('keys/pol2.pub'),
+      '--policy-threshold',
+      '1',
+      '--expires',
+      '2099-12-31',
+      '--sign',
+      p('keys/root.key'),
+      '--out',
+      p('root.json'),
+    ];
+    const before = await readFile(p('root.json'), 'utf8');
+    const refused = await run(args);
+    expect(refused.exit).toBe(1);
+    expect(refused.error?.message).toMatch(/already exists.*--previous/s);
+    expect(await readFile(p('root.json'), 'utf8')).toBe(before);
+    expect((await run([...args, '--force'])).exit).toBe(0);
+    expect(await readFile(p('root.json'), 'utf8')).not.toBe(before);
+  });
+
   it('root init → sign → verify, text and --json', async () => {
     await setup();
     const text = await run(['policy', 'verify', p('policy.json'), '--root', p('root.json')]);

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { Command, Flags } from '@oclif/core';
 import {
   buildRoot,
@@ -59,6 +59,7 @@ export default class PolicyRootInit extends Command {
       helpValue: 'KEY',
     }),
     out: Flags.string({ description: 'where to write the signed root', required: true, helpValue: 'FILE' }),
+    force: Flags.boolean({ description: 'replace --out if it already exists', default: false }),
     partial: Flags.boolean({
       description:
         'write the root even if its signatures do not meet the thresholds yet; other signers add theirs with `policy sign FILE --key KEY --out FILE`',
@@ -77,6 +78,12 @@ export default class PolicyRootInit extends Command {
       this.error(`--expires ${flags.expires} is not a date; use YYYY-MM-DD or 2027-12-31T00:00:00Z.`, {
         exit: 2,
       });
+    if (!flags.force && (await exists(flags.out))) {
+      this.error(
+        `${flags.out} already exists. Machines that trust it accept only its next version: rotate with --previous ${flags.out} --out NEW_FILE, or pass --force to replace it.`,
+        { exit: 1 },
+      );
+    }
     try {
       const now = Date.now();
       const previousText = flags.previous ? await readFile(flags.previous, 'utf8') : undefined;
@@ -130,4 +137,11 @@ function normaliseDate(text: string): string | undefined {
   const full = /^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text;
   const ms = parseDateTime(full);
   return ms === undefined ? undefined : new Date(ms).toISOString().replace('.000Z', 'Z');
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
 }

@@ -70,12 +70,14 @@ export async function connectStdio(
   home: string,
   env: Record<string, string> = {},
   capabilities: Record<string, unknown> = {},
+  options: { cwd?: string; args?: string[] } = {},
 ): Promise<ServedClient> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [cliBin, 'mcp', 'serve'],
+    args: [cliBin, 'mcp', 'serve', ...(options.args ?? [])],
     env: { ...(process.env as Record<string, string>), RINGFENCE_HOME: home, ...env },
     stderr: 'pipe',
+    ...(options.cwd ? { cwd: options.cwd } : {}),
   });
   let stderr = '';
   transport.stderr?.on('data', (chunk: Buffer) => {

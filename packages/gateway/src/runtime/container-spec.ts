@@ -2,6 +2,10 @@ import type Docker from 'dockerode';
 import type { ContainerServerConfig, Limits } from '../config/servers.js';
 import { containerName, ownerLabels } from './labels.js';
 
+function currentUser(): { uid: number; gid: number } | undefined {
+  return process.getuid && process.getgid ? { uid: process.getuid(), gid: process.getgid() } : undefined;
+}
+
 export const DEFAULT_LIMITS: Limits = { memory_mb: 512, pids: 256, cpus: 1 };
 export const PROXY_ALIAS = 'egress';
 export const PROXY_PORT = 3128;
@@ -53,8 +57,14 @@ export function serverContainerSpec(
   session: string,
   network: string,
   mounts: readonly ResolvedMount[],
+  user: { uid: number; gid: number } | undefined = currentUser(),
 ): Docker.ContainerCreateOptions {
+  // Files a server writes into a writable mount belong to the person running the gateway, and it
+  // can write where they can. Never as root, though: then the image's own user runs it.
+  const runAs =
+    mounts.some((m) => !m.readOnly) && user && user.uid !== 0 ? { User: `${user.uid}:${user.gid}` } : {};
   return {
+    ...runAs,
     name: containerName(config.name, session),
     Image: config.image_id,
     ...(config.command && config.command.length > 0 ? { Cmd: [...config.command] } : {}),

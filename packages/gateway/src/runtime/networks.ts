@@ -50,10 +50,19 @@ export async function createServerNetworks(
   }
 }
 
+/**
+ * Remove our networks; anything still attached to them (a container someone connected by hand)
+ * is disconnected first, so a session never leaves a network behind.
+ */
 export async function removeNetworks(docker: Docker, names: readonly string[]): Promise<void> {
   for (const name of names) {
+    const network = docker.getNetwork(name);
     try {
-      await docker.getNetwork(name).remove();
+      const info = (await network.inspect()) as { Containers?: Record<string, unknown> };
+      for (const id of Object.keys(info.Containers ?? {})) {
+        await network.disconnect({ Container: id, Force: true }).catch(() => {});
+      }
+      await network.remove();
     } catch (error) {
       if ((error as { statusCode?: number }).statusCode !== 404) throw error;
     }

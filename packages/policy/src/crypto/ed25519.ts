@@ -53,6 +53,19 @@ export type PublicKeyProblem = 'wrong-length' | 'not-canonical' | 'not-on-curve'
  */
 export function checkPublicKey(key: Uint8Array): PublicKeyProblem | undefined {
   if (key.length !== PUBLIC_KEY_BYTES) return 'wrong-length';
+  // The BigInt arithmetic costs about 2 ms; a trust root has few keys and they recur.
+  const cacheKey = Buffer.from(key).toString('hex');
+  const cached = keyChecks.get(cacheKey);
+  if (cached !== undefined) return cached === 'ok' ? undefined : cached;
+  const problem = computeKeyProblem(key);
+  if (keyChecks.size >= 1024) keyChecks.clear();
+  keyChecks.set(cacheKey, problem ?? 'ok');
+  return problem;
+}
+
+const keyChecks = new Map<string, PublicKeyProblem | 'ok'>();
+
+function computeKeyProblem(key: Uint8Array): PublicKeyProblem | undefined {
   const sign = (key[31]! >> 7) & 1;
   const yBytes = Uint8Array.from(key);
   yBytes[31] = yBytes[31]! & 0x7f;

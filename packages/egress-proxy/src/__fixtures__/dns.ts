@@ -6,6 +6,8 @@ export interface DnsRecords {
   aaaa?: string[];
   /** Never answer this name (to exercise the resolver timeout). */
   silent?: boolean;
+  /** Answer after this many milliseconds. */
+  delayMs?: number;
 }
 
 /** A tiny authoritative DNS responder on 127.0.0.1, so no test ever asks a real resolver. */
@@ -20,7 +22,8 @@ export class TestDns {
     this.socket = socket;
     socket.on('message', (msg, rinfo) => {
       const reply = this.answer(msg);
-      if (reply) socket.send(reply, rinfo.port, rinfo.address);
+      const delay = this.delayFor(msg);
+      if (reply) setTimeout(() => socket.send(reply, rinfo.port, rinfo.address), delay);
     });
     await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
     this.port = socket.address().port;
@@ -33,6 +36,17 @@ export class TestDns {
 
   stop(): void {
     this.socket?.close();
+  }
+
+  private delayFor(msg: Buffer): number {
+    const labels: string[] = [];
+    let off = 12;
+    while (off < msg.length && msg[off] !== 0) {
+      const len = msg[off] ?? 0;
+      labels.push(msg.subarray(off + 1, off + 1 + len).toString('latin1'));
+      off += len + 1;
+    }
+    return this.records.get(labels.join('.').toLowerCase())?.delayMs ?? 0;
   }
 
   private answer(msg: Buffer): Buffer | null {

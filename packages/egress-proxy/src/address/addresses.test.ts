@@ -3,6 +3,7 @@ import { TestDns } from '../__fixtures__/dns.js';
 import {
   openTunnel,
   type ProxyProcess,
+  RawClient,
   rawExchange,
   startEcho,
   startOrigin,
@@ -26,6 +27,7 @@ beforeAll(async () => {
   dns.records.set('mixed6.test', { a: ['127.0.0.1'], aaaa: ['fd00::1'] });
   dns.records.set('good.test', { a: ['127.0.0.1'] });
   dns.records.set('slow.test', { silent: true });
+  dns.records.set('late.test', { a: ['127.0.0.1'], delayMs: 150 });
   echo = await startEcho();
   origin = await startOrigin();
   proxy = await startProxy([
@@ -34,11 +36,11 @@ beforeAll(async () => {
     '--dns-server',
     dns.server,
     '--dns-timeout-ms',
-    '400',
+    '1000',
     ...['ok.test', 'meta.test', 'mapped.test', 'nat64.test', 'ten.test', 'cgnat.test', 'six.test'].flatMap(
       (h) => ['--allow', `${h}:${echo.port}`],
     ),
-    ...['mixed.test', 'mixed6.test', 'good.test', 'slow.test', 'missing.test'].flatMap((h) => [
+    ...['mixed.test', 'mixed6.test', 'good.test', 'slow.test', 'missing.test', 'late.test'].flatMap((h) => [
       '--allow',
       `${h}:${echo.port}`,
     ]),
@@ -159,6 +161,16 @@ describe('allowed names that resolve to forbidden addresses', () => {
     client.close();
     expect(dns.queries).toContain('good.test/A');
     expect(dns.queries).toContain('good.test/AAAA');
+  });
+
+  it('bytes a client sends while the name is still being resolved are relayed, not lost', async () => {
+    const client = await RawClient.open(proxy.port);
+    client.send(`CONNECT late.test:${echo.port} HTTP/1.1\r\nHost: late.test:${echo.port}\r\n\r\n`);
+    // The DNS answer takes 150 ms (well under the proxy's 1 s DNS timeout); send before it lands.
+    await new Promise((r) => setTimeout(r, 30));
+    client.send('sent-early');
+    await client.until((d) => d.endsWith('\r\n\r\nsent-early'));
+    client.close();
   });
 
   it('a DNS server that never answers gives 504 dns-timeout', async () => {

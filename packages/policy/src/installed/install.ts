@@ -2,9 +2,9 @@ import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../fs/atomic.js';
 import { type VerifiedPolicy, verifyPolicy } from '../policy/verify.js';
-import { verifyRootChain } from '../root/root.js';
+import { fromTrusted, verifyRootChain } from '../root/root.js';
 import { recordAccepted, ringfenceHome, trustedRootFromState, updatePolicyState } from '../state/state.js';
-import type { VerifyResult } from '../verify/result.js';
+import { refuse, type VerifyResult } from '../verify/result.js';
 import { INSTALLED, installedPolicyDir, readInstalledFile } from './files.js';
 
 /** Options for {@link installPolicy}. */
@@ -46,7 +46,10 @@ export async function installPolicy(
         if (anchor.ok) trusted = anchor.root;
       }
     }
-    const root = verifyRootChain(options.rootTexts, trusted ? { now, trusted } : { now });
+    if (options.rootTexts.length === 0)
+      return { result: refuse('ROOT_MISSING', 'No trust root was given; pass --root root.json.') };
+    const rootTexts = fromTrusted(options.rootTexts, trusted);
+    const root = verifyRootChain(rootTexts, trusted ? { now, trusted } : { now });
     if (!root.ok) return { result: root };
     const policy = verifyPolicy(options.policyText, {
       root: root.root,
@@ -57,12 +60,12 @@ export async function installPolicy(
 
     await mkdir(join(dir, INSTALLED.history), { recursive: true, mode: 0o755 });
     await chmod(dir, 0o755);
-    for (const [i, text] of options.rootTexts.entries()) {
+    for (const [i, text] of rootTexts.entries()) {
       await writeFileAtomic(join(dir, INSTALLED.history, `${root.versions[i]}.root.json`), text, {
         mode: 0o644,
       });
     }
-    await writeFileAtomic(join(dir, INSTALLED.root), options.rootTexts.at(-1)!, { mode: 0o644 });
+    await writeFileAtomic(join(dir, INSTALLED.root), rootTexts.at(-1)!, { mode: 0o644 });
     await writeFileAtomic(join(dir, INSTALLED.policy), options.policyText, { mode: 0o644 });
     const next = recordAccepted(state, root.root, { ...policy.policy, digest: policy.digest }, now);
     return { result: { ...policy, dir }, state: next };

@@ -174,6 +174,20 @@ describe('installed policy', () => {
     expect(codeOf(await loadInstalledPolicy({ dir, home: otherUser, now: NOW, ownerUid: uid }))).toBe('ok');
     const state = JSON.parse(await readFile(join(otherUser, 'policy-state.json'), 'utf8'));
     expect(state.root.version).toBe(2);
+    // The whole history may be given again: roots up to the trusted one are skipped.
+    const v9 = policyText(basePolicy({ version: 9 }));
+    expect(
+      codeOf(
+        await installPolicy({
+          policyText: v9,
+          rootTexts: [rootV1, rootV2],
+          dir,
+          home,
+          now: NOW,
+          ownerUid: uid,
+        }),
+      ),
+    ).toBe('ok');
     // A root v2 signed only by the new key would not have been accepted.
     const { dir: dir2, home: home2 } = await fresh();
     await installPolicy({

@@ -186,6 +186,19 @@ export function verifyRootChain(
   return { ok: true, root: current, versions };
 }
 
+/**
+ * Drops the roots before the one already trusted (matched by payload digest, without parsing),
+ * so a full history `v1 … vN` can be given to a machine that already trusts some `vK`.
+ */
+export function fromTrusted(texts: readonly string[], trusted: TrustedRoot | undefined): string[] {
+  if (!trusted) return [...texts];
+  for (let i = texts.length - 1; i >= 0; i--) {
+    const opened = openEnvelope(texts[i]!, ROOT_PAYLOAD_TYPE);
+    if (opened.ok && `sha256:${sha256Hex(opened.payloadBytes)}` === trusted.digest) return texts.slice(i);
+  }
+  return [...texts];
+}
+
 function verifyNextRoot(
   text: string,
   current: TrustedRoot | undefined,

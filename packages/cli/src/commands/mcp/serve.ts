@@ -53,12 +53,15 @@ export default class McpServe extends Command {
       await deps.close();
       this.exit(1);
     }
-    let stopping = false;
-    const stop = async () => {
-      if (stopping) return;
-      stopping = true;
-      await running.close();
-      await deps.close();
+    // One shutdown, whoever asks first (stdin ending, SIGINT, SIGTERM): a second signal waits for
+    // the same cleanup instead of exiting halfway and leaving containers behind.
+    let stopping: Promise<void> | undefined;
+    const stop = () => {
+      stopping ??= (async () => {
+        await running.close();
+        await deps.close();
+      })();
+      return stopping;
     };
     process.once('SIGINT', () => void stop().then(() => process.exit(130)));
     process.once('SIGTERM', () => void stop().then(() => process.exit(143)));

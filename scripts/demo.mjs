@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run demo`: the main job on the built-in example, from a fresh clone.
 // Installs and builds when needed, makes sure a container engine answers, builds the offline
-// images and checks the machine. Every step says what it does; a failing step stops the demo
+// images, checks the machine, then runs a scripted client session (scripts/demo-session.mjs). Every step says what it does; a failing step stops the demo
 // with the command that fixes it.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -33,4 +33,7 @@ step('Build every package', 'npm', ['run', 'build']);
 step('Make sure a container engine answers', join(repo, 'scripts/ensure-engine'), []);
 step('Build the offline images (no registry)', process.execPath, [cli, 'images', 'build']);
 step('Check this machine', process.execPath, [cli, 'doctor']);
+step('Run the scripted session: containers, pins, egress, audit', process.execPath, [
+  join(repo, 'scripts/demo-session.mjs'),
+]);
 process.stderr.write('\ndemo: done. Next: read README.md and docs/ for what each command does.\n');

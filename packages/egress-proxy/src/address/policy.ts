@@ -14,7 +14,7 @@ export class AddressPolicy {
   private listenPort = 0;
   private listenAny = false;
   private readonly listenAddresses = new Set<string>();
-  private readonly parsed = new Map<string, IpBytes | null>();
+  private readonly verdicts = new Map<string, string | null>();
 
   constructor(exempt: readonly Cidr[]) {
     this.exempt = exempt;
@@ -54,14 +54,23 @@ export class AddressPolicy {
     return classifyAddress(ip) ?? (this.own.has(key) ? 'proxy-own-address' : null);
   }
 
+  /**
+   * Text form, memoised per address: the verdict depends only on the address, except on the
+   * proxy's own listening port, which always takes the full path. The memo is bounded (answers
+   * come from a handful of allowed names) and dropped whole when full.
+   */
   checkText(address: string, port: number): string | null {
-    let ip = this.parsed.get(address);
-    if (ip === undefined) {
-      ip = parseIp(address);
-      // Bounded: answers come from a handful of allowed names; dropped whole when full.
-      if (this.parsed.size >= 4096) this.parsed.clear();
-      this.parsed.set(address, ip);
+    if (port === this.listenPort) {
+      const ip = parseIp(address);
+      return ip ? this.check(ip, port) : 'unparseable-address';
     }
-    return ip ? this.check(ip, port) : 'unparseable-address';
+    let verdict = this.verdicts.get(address);
+    if (verdict === undefined) {
+      const ip = parseIp(address);
+      verdict = ip ? this.check(ip, port) : 'unparseable-address';
+      if (this.verdicts.size >= 4096) this.verdicts.clear();
+      this.verdicts.set(address, verdict);
+    }
+    return verdict;
   }
 }

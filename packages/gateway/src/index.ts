@@ -1,3 +1,4 @@
+export { AGENT_NAME, AGENT_SCOPE, AgentError, type AgentRecord, AgentStore } from './agents/store.js';
 export * from './audit/index.js';
 export { descriptionPrefix, EXPOSED_TOOL_NAME, exposedToolName, presentTool } from './catalog/present.js';
 export {
@@ -25,6 +26,7 @@ export {
   type DoctorCheck,
   type DoctorEnvironment,
   type DoctorReport,
+  describePolicy,
   policyDirectory,
   runDoctor,
   systemDoctorEnvironment,

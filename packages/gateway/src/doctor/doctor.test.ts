@@ -29,7 +29,7 @@ function environment(overrides: Partial<DoctorEnvironment> = {}): DoctorEnvironm
       docker: fakeDocker,
     }),
     inspectHome: (path) => inspectHome(path),
-    fileExists: () => false,
+    loadPolicy: async () => ({ ok: true, present: false, dir: join(dir, 'policy') }),
     ...overrides,
   };
 }
@@ -106,13 +106,42 @@ describe('runDoctor', () => {
     expect(check?.summary).toContain('not a directory');
   });
 
-  it('reports a policy without its trust root as a required failure', async () => {
-    const policyDir = join(dir, 'policy');
-    const report = await runDoctor(environment({ fileExists: (p) => p === join(policyDir, 'policy.json') }));
+  it('reports a present policy that fails verification as a required failure, with the fix', async () => {
+    const report = await runDoctor(
+      environment({
+        loadPolicy: async () => ({
+          ok: false,
+          code: 'POLICY_EXPIRED',
+          message: 'policy example-corp expired on 2026-01-01.',
+        }),
+      }),
+    );
     const check = report.checks.find((c) => c.id === 'policy');
     expect(check).toMatchObject({ status: 'fail', required: true });
+    expect(check?.summary).toContain('POLICY_EXPIRED');
     expect(check?.fix).toContain('ringfence policy install');
     expect(report.ok).toBe(false);
+  });
+
+  it('names the policy in force: name, version, expiry and signers', async () => {
+    const report = await runDoctor(
+      environment({
+        loadPolicy: async () =>
+          ({
+            ok: true,
+            present: true,
+            dir: '/etc/ringfence',
+            policy: { name: 'example-corp', version: 7 },
+            digest: 'sha256:00',
+            signers: ['ab'.repeat(32)],
+            expiresAt: Date.parse('2099-01-01T00:00:00Z'),
+          }) as never,
+      }),
+    );
+    const summary = report.checks.find((c) => c.id === 'policy')?.summary;
+    expect(summary).toContain('example-corp version 7');
+    expect(summary).toContain('2099-01-01');
+    expect(summary).toContain('abababababab');
   });
 
   it('warns, without failing, when no base image is built', async () => {

@@ -1,5 +1,4 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { type InstalledPolicyResult, installedPolicyDir, loadInstalledPolicy } from '@ringfence/policy';
 import type Docker from 'dockerode';
 import { type HomeInspection, inspectHome, resolveHome } from '../home/home.js';
 import {
@@ -34,7 +33,7 @@ export interface DoctorEnvironment {
   readonly nodeVersion: string;
   readonly engine: () => Promise<{ endpoint: EngineEndpoint; info: EngineInfo; docker: Docker }>;
   readonly inspectHome: (path: string) => Promise<HomeInspection>;
-  readonly fileExists: (path: string) => boolean;
+  readonly loadPolicy: () => Promise<InstalledPolicyResult>;
 }
 
 export const MIN_NODE = [20, 19] as const;
@@ -49,7 +48,9 @@ export function systemDoctorEnvironment(env: NodeJS.ProcessEnv = process.env): D
       return { endpoint, docker, info: await probeEngine(docker, endpoint) };
     },
     inspectHome: (path) => inspectHome(path),
-    fileExists: existsSync,
+    // Read-only: the doctor never records a policy version as seen.
+    loadPolicy: () =>
+      loadInstalledPolicy({ dir: installedPolicyDir(env), home: resolveHome(env), recordState: false }),
   };
 }
 
@@ -102,29 +103,35 @@ export async function checkHome(env: DoctorEnvironment): Promise<DoctorCheck> {
 }
 
 export function policyDirectory(env: NodeJS.ProcessEnv): string {
-  return env.RINGFENCE_POLICY_DIR?.trim() || '/etc/ringfence';
+  return installedPolicyDir(env);
 }
 
-export function checkPolicyInstalled(env: DoctorEnvironment): DoctorCheck {
-  const dir = policyDirectory(env.env);
-  const policy = join(dir, 'policy.json');
-  const root = join(dir, 'root.json');
+/** Which organisation policy is in force: verified exactly as the gateway will verify it. */
+export async function checkPolicyInstalled(env: DoctorEnvironment): Promise<DoctorCheck> {
   const base = { id: 'policy', title: 'Organisation policy', required: false } as const;
-  const hasPolicy = env.fileExists(policy);
-  const hasRoot = env.fileExists(root);
-  if (!hasPolicy && !hasRoot) {
-    return { ...base, status: 'ok', summary: `none installed in ${dir} (local rules only)` };
-  }
-  if (hasPolicy !== hasRoot) {
+  const installed = await env.loadPolicy();
+  if (!installed.ok) {
     return {
       ...base,
-      status: 'fail',
       required: true,
-      summary: `${hasPolicy ? root : policy} is missing: a policy cannot be verified without its trust root`,
-      fix: 'Install both files with: ringfence policy install POLICY --root ROOT',
+      status: 'fail',
+      summary: `installed but refused (${installed.code}): ${installed.message}`,
+      fix: 'Install a valid policy with: sudo ringfence policy install POLICY --root ROOT (the gateway will not start until then)',
     };
   }
-  return { ...base, status: 'ok', summary: `installed: ${policy} (trust root ${root})` };
+  if (!installed.present)
+    return { ...base, status: 'ok', summary: `none installed in ${installed.dir} (local rules only)` };
+  return { ...base, status: 'ok', summary: describePolicy(installed) };
+}
+
+/** name, version, expiry and signer keyids of a verified policy, for people. */
+export function describePolicy(verified: {
+  policy: { name: string; version: number };
+  expiresAt: number;
+  signers: readonly string[];
+}): string {
+  const days = Math.floor((verified.expiresAt - Date.now()) / 86_400_000);
+  return `${verified.policy.name} version ${verified.policy.version}, expires ${new Date(verified.expiresAt).toISOString()} (in ${days} days), signed by ${verified.signers.map((k) => k.slice(0, 12)).join(', ')}`;
 }
 
 /** Run every check; the engine is asked once, and the image check only when it answered. */
@@ -152,7 +159,7 @@ export async function runDoctor(env: DoctorEnvironment = systemDoctorEnvironment
     });
   }
   checks.push(await checkHome(env));
-  checks.push(checkPolicyInstalled(env));
+  checks.push(await checkPolicyInstalled(env));
   if (docker) checks.push(await checkImages(docker));
   return { ok: checks.every((c) => c.status !== 'fail' || !c.required), checks };
 }
@@ -160,14 +167,24 @@ export async function runDoctor(env: DoctorEnvironment = systemDoctorEnvironment
 async function checkImages(docker: Docker): Promise<DoctorCheck> {
   const base = { id: 'images', title: 'Offline images', required: false } as const;
   try {
-    const images = await docker.listImages({ filters: { label: ['ringfence.image=node-base'] } });
-    const tags = images.flatMap((image) => image.RepoTags ?? []).filter((tag) => tag !== '<none>:<none>');
-    if (tags.length > 0)
-      return { ...base, status: 'ok', summary: `Node base image present: ${tags.sort().join(', ')}` };
+    // Labels are inherited by images built on top, so match the repository names too.
+    const tagsOf = async (label: string, repository: string) =>
+      (await docker.listImages({ filters: { label: [`ringfence.image=${label}`] } }))
+        .flatMap((image) => image.RepoTags ?? [])
+        .filter((tag) => tag.startsWith(`${repository}:`))
+        .sort();
+    const nodeBase = await tagsOf('node-base', 'ringfence/node-base');
+    const sidecar = await tagsOf('egress-sidecar', 'ringfence/egress-sidecar');
+    const missing = [
+      ...(nodeBase.length ? [] : ['the Node base image']),
+      ...(sidecar.length ? [] : ['the egress sidecar']),
+    ];
+    if (missing.length === 0)
+      return { ...base, status: 'ok', summary: `${nodeBase.at(-1)}, ${sidecar.at(-1)}` };
     return {
       ...base,
       status: 'warn',
-      summary: 'no Node base image built yet',
+      summary: `not built yet: ${missing.join(' and ')}`,
       fix: 'ringfence images build',
     };
   } catch (error) {

@@ -19,7 +19,7 @@ export interface Identity {
 }
 
 /** Resolves a bearer token to an identity, or undefined when the token is not known. */
-export type TokenResolver = (token: string) => Identity | undefined;
+export type TokenResolver = (token: string) => Identity | undefined | Promise<Identity | undefined>;
 
 export function parseListenAddress(address: string): { host: string; port: number } {
   const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(address.trim());
@@ -112,7 +112,8 @@ export async function serveHttp(
     }
     const authorization = req.headers.authorization ?? '';
     const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(authorization);
-    const identity = match ? options.resolveToken(match[1]!) : undefined;
+    // Resolved on every request, so a removed agent's token stops working at once.
+    const identity = match ? await options.resolveToken(match[1]!) : undefined;
     if (!match || !identity) {
       return refuse(res, 401, 'A valid bearer token is required (Authorization: Bearer TOKEN).');
     }

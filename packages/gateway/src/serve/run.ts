@@ -74,8 +74,8 @@ export async function runGateway(options: ServeOptions): Promise<RunningGateway>
   if (options.http) {
     const token = options.httpToken ?? generateToken();
     if (!options.httpToken) options.log(`ringfence: bearer token for this session (shown once): ${token}`);
-    const resolveToken: TokenResolver = (presented) =>
-      tokensEqual(presented, token) ? {} : options.resolveAgentToken?.(presented);
+    const resolveToken: TokenResolver = async (presented) =>
+      tokensEqual(presented, token) ? {} : await options.resolveAgentToken?.(presented);
     const http = await serveHttp(gateway, {
       address: options.http,
       ...(options.insecureListen ? { insecureListen: true } : {}),

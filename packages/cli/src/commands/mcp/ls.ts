@@ -1,6 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import { Command, Flags } from '@oclif/core';
-import { PinStore, resolveHome, type ServerConfig, ServerStore, stderrLogPath } from '@ringfence/gateway';
+import {
+  describePolicy,
+  PinStore,
+  resolveHome,
+  type ServerConfig,
+  ServerStore,
+  stderrLogPath,
+} from '@ringfence/gateway';
+import { loadInstalledPolicy } from '@ringfence/policy';
 
 interface Row {
   name: string;
@@ -25,7 +33,7 @@ export default class McpLs extends Command {
     }),
   };
 
-  async run(): Promise<{ servers: Row[] }> {
+  async run(): Promise<{ policy: string; servers: Row[] }> {
     const { flags } = await this.parse(McpLs);
     const home = resolveHome();
     let servers: ServerConfig[];
@@ -60,7 +68,14 @@ export default class McpLs extends Command {
         };
       }),
     );
+    const installed = await loadInstalledPolicy({ home, recordState: false });
+    const policy = !installed.ok
+      ? `REFUSED (${installed.code}): ${installed.message} The gateway will not start until this is fixed.`
+      : installed.present
+        ? describePolicy(installed)
+        : 'none installed (local rules only)';
     if (!this.jsonEnabled()) {
+      this.log(`organisation policy: ${policy}`);
       if (rows.length === 0)
         this.log('No servers registered. Add one with: ringfence mcp add NAME --url URL');
       for (const row of rows) {
@@ -74,6 +89,6 @@ export default class McpLs extends Command {
         if (flags.logs && row.stderr) this.log(row.stderr.replace(/^/gm, '    | ').trimEnd());
       }
     }
-    return { servers: rows };
+    return { policy, servers: rows };
   }
 }

@@ -1,5 +1,5 @@
 import { Command, Flags } from '@oclif/core';
-import { newSessionId, runGateway } from '@ringfence/gateway';
+import { AgentStore, newSessionId, runGateway } from '@ringfence/gateway';
 import { reportLine, servingDeps } from '../../lib/serving.js';
 
 export default class McpServe extends Command {
@@ -26,6 +26,12 @@ export default class McpServe extends Command {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(McpServe);
+    if (flags.session !== undefined && !/^[a-z0-9][a-z0-9-]{0,31}$/.test(flags.session)) {
+      this.error(
+        '--session must be 1-32 lower-case letters, digits or "-" (it names containers and networks).',
+        { exit: 2 },
+      );
+    }
     const session = flags.session ?? newSessionId();
     let deps: Awaited<ReturnType<typeof servingDeps>>;
     try {
@@ -33,6 +39,20 @@ export default class McpServe extends Command {
     } catch (error) {
       reportLine(`ringfence: ${(error as Error).message}`);
       this.exit(1);
+    }
+    const agents = new AgentStore(deps.home);
+    let stdioIdentity: { agent: string; scope: string } | undefined;
+    const agentToken = process.env.RINGFENCE_AGENT_TOKEN;
+    if (agentToken && !flags.http) {
+      const agent = await agents.resolve(agentToken).catch(() => undefined);
+      if (!agent) {
+        reportLine(
+          'ringfence: RINGFENCE_AGENT_TOKEN is not the token of any agent; nothing was served. See the agents with: ringfence agent ls',
+        );
+        await deps.close();
+        this.exit(1);
+      }
+      stdioIdentity = { agent: agent.name, scope: agent.scope };
     }
     let running: Awaited<ReturnType<typeof runGateway>>;
     try {
@@ -47,6 +67,11 @@ export default class McpServe extends Command {
         ...(flags.http ? { http: flags.http } : {}),
         ...(flags['insecure-listen'] ? { insecureListen: true } : {}),
         ...(process.env.RINGFENCE_MCP_TOKEN ? { httpToken: process.env.RINGFENCE_MCP_TOKEN } : {}),
+        ...(stdioIdentity ? { stdioIdentity } : {}),
+        resolveAgentToken: async (token) => {
+          const agent = await agents.resolve(token).catch(() => undefined);
+          return agent ? { agent: agent.name, scope: agent.scope } : undefined;
+        },
       });
     } catch (error) {
       reportLine(`ringfence: ${(error as Error).message}`);

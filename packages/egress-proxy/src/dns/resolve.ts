@@ -32,6 +32,11 @@ export class NameResolver {
     if (options.servers.length > 0) this.resolver.setServers([...options.servers]);
   }
 
+  /** The `--resolve` answers for a name, if pinned (synchronous: no DNS involved). */
+  pinned(name: string): readonly string[] | undefined {
+    return this.options.pins.get(name);
+  }
+
   async resolve(name: string): Promise<ResolveOutcome> {
     const pinned = this.options.pins.get(name);
     if (pinned) return { ok: true, addresses: pinned };

@@ -37,7 +37,8 @@ export async function decide(target: TargetParse, ctx: DecideContext): Promise<V
   if (target.kind === 'ip-literal') return { allowed: false, status: 403, reason: 'ip-literal', host, port };
   const listed = ctx.allowlist.check(host, port);
   if (listed !== 'allowed') return { allowed: false, status: 403, reason: listed, host, port };
-  const resolved = await ctx.resolver.resolve(host);
+  const pinned = ctx.resolver.pinned(host);
+  const resolved = pinned ? { ok: true as const, addresses: pinned } : await ctx.resolver.resolve(host);
   if (!resolved.ok) {
     return {
       allowed: false,

@@ -36,6 +36,7 @@ export async function dialVetted(
   timeoutMs: number,
   policy: AddressPolicy,
 ): Promise<DialOutcome> {
+  if (addresses.length === 1) return dialOne(addresses[0] as string, port, timeoutMs, policy);
   let last: DialOutcome = { ok: false, reason: 'connect-failed', status: 502 };
   for (const address of addresses.slice(0, 4)) {
     last = await dialOne(address, port, timeoutMs, policy);

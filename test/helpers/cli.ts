@@ -7,7 +7,14 @@ export const cliBin = `${repoRoot}packages/cli/bin/run.js`;
 export interface CliResult {
   readonly code: number | null;
   readonly stdout: string;
+  /** stderr with oclif's error wrapping (` ›   ` continuation lines) and colours undone. */
   readonly stderr: string;
+}
+
+/** oclif wraps error messages at the terminal width and prefixes each line; undo that for matching. */
+export function unwrap(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: strips ANSI colour codes.
+  return text.replace(/\u001b\[[0-9;]*m/g, '').replace(/\s*\n\s*›\s+/g, ' ');
 }
 
 /** Run the real `ringfence` binary as a user would, with extra environment. */
@@ -26,7 +33,7 @@ export function ringfence(args: string[], env: NodeJS.ProcessEnv = {}, input?: s
       stderr += chunk.toString();
     });
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.on('close', (code) => resolve({ code, stdout, stderr: unwrap(stderr) }));
     child.stdin.end(input ?? '');
   });
 }

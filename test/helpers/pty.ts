@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { cliBin } from './cli.js';
+import { cliBin, unwrap } from './cli.js';
 
 /**
  * Run the ringfence CLI under a pseudo-terminal (util-linux `script`), answering its prompt
@@ -23,6 +23,6 @@ export function ringfenceInTerminal(args: string[], env: NodeJS.ProcessEnv, answ
       output += chunk.toString();
     });
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, output }));
+    child.on('close', (code) => resolve({ code, output: unwrap(output) }));
   });
 }

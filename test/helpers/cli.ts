@@ -13,7 +13,6 @@ export interface CliResult {
 
 /** oclif wraps error messages at the terminal width and prefixes each line; undo that for matching. */
 export function unwrap(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: strips ANSI colour codes.
   return text.replace(/\u001b\[[0-9;]*m/g, '').replace(/\s*\n\s*›\s+/g, ' ');
 }
 

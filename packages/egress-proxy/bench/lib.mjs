@@ -10,6 +10,18 @@ import { fileURLToPath } from 'node:url';
 export const HERE = dirname(fileURLToPath(import.meta.url));
 export const BUNDLE = join(HERE, '..', 'dist', 'bundle', 'ringfence-egress-proxy.mjs');
 
+// Every peer process the bench starts, so none outlives it, whatever way it ends.
+const children = new Set();
+process.on('exit', () => {
+  for (const child of children)
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+function track(proc) {
+  children.add(proc);
+  proc.once('exit', () => children.delete(proc));
+  return proc;
+}
+
 export const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
@@ -78,23 +90,25 @@ function waitForPort(proc, pattern, what) {
 }
 
 export async function startRingfence(allow) {
-  const proc = spawn(
-    process.execPath,
-    [
-      BUNDLE,
-      '--listen',
-      '127.0.0.1:0',
-      '--allow-address',
-      '127.0.0.0/8',
-      '--resolve',
-      'bench.test=127.0.0.1',
-      '--dns-server',
-      '127.0.0.1:9',
-      '--max-tunnels',
-      '5000',
-      ...allow.flatMap((a) => ['--allow', a]),
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+  const proc = track(
+    spawn(
+      process.execPath,
+      [
+        BUNDLE,
+        '--listen',
+        '127.0.0.1:0',
+        '--allow-address',
+        '127.0.0.0/8',
+        '--resolve',
+        'bench.test=127.0.0.1',
+        '--dns-server',
+        '127.0.0.1:9',
+        '--max-tunnels',
+        '5000',
+        ...allow.flatMap((a) => ['--allow', a]),
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    ),
   );
   // Drain the decision log as a real consumer would.
   proc.stdout.on('data', () => {});
@@ -103,9 +117,11 @@ export async function startRingfence(allow) {
 }
 
 export async function startBareRelay(targetPort) {
-  const proc = spawn(process.execPath, [join(HERE, 'bare-relay.mjs'), String(targetPort)], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const proc = track(
+    spawn(process.execPath, [join(HERE, 'bare-relay.mjs'), String(targetPort)], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    }),
+  );
   const port = await waitForPort(proc, /"port":(\d+)/, 'bare relay');
   return { proc, port, pids: () => [proc.pid], stop: () => stopProc(proc) };
 }
@@ -164,9 +180,9 @@ export async function startSquid() {
     `coredump_dir ${dir}`,
   ].join('\n');
   writeFileSync(join(dir, 'squid.conf'), `${conf}\n`);
-  const proc = spawn(squidBin, ['-N', '-f', join(dir, 'squid.conf')], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const proc = track(
+    spawn(squidBin, ['-N', '-f', join(dir, 'squid.conf')], { stdio: ['ignore', 'ignore', 'pipe'] }),
+  );
   const deadline = Date.now() + 20_000;
   for (;;) {
     const up = await new Promise((resolve) => {

@@ -1,7 +1,7 @@
 // Shared pieces of the benchmark: loopback servers, peer processes, statistics.
 // Everything here listens on and connects to 127.0.0.1 only.
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { connect, createServer } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -199,7 +199,15 @@ export async function startSquid() {
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { proc, port, pids: () => [proc.pid], stop: () => stopProc(proc) };
+  return {
+    proc,
+    port,
+    pids: () => [proc.pid],
+    stop: async () => {
+      await stopProc(proc);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** Resident memory of a process in KiB, from /proc. */

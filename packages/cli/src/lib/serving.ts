@@ -32,6 +32,16 @@ export async function loadPolicyView(home: string): Promise<PolicyView> {
 }
 
 export interface ServingDeps {
+  /** The options of runGateway that come from these dependencies. */
+  readonly gatewayOptions: {
+    home: string;
+    guard: SchemaGuard;
+    audit: AuditLog;
+    createUpstream: ReturnType<typeof upstreamFactory>;
+    policy: PolicyView;
+    log: (line: string) => void;
+    session: string;
+  };
   readonly home: string;
   readonly policy: PolicyView;
   readonly guard: SchemaGuard;
@@ -69,14 +79,16 @@ export async function servingDeps(
     policy,
     workspaceRoots: workspaceRoots(options.allowMounts),
   });
+  const createUpstream = upstreamFactory(
+    runtime.available ? { container: runtime.factory } : { containerUnavailable: runtime.reason },
+  );
   return {
+    gatewayOptions: { home, guard, audit, createUpstream, policy, log: reportLine, session },
     home,
     policy,
     guard,
     audit,
-    createUpstream: upstreamFactory(
-      runtime.available ? { container: runtime.factory } : { containerUnavailable: runtime.reason },
-    ),
+    createUpstream,
     close: async () => {
       await guard.close();
       await audit.close();

@@ -57,13 +57,7 @@ export default class McpServe extends Command {
     let running: Awaited<ReturnType<typeof runGateway>>;
     try {
       running = await runGateway({
-        home: deps.home,
-        guard: deps.guard,
-        audit: deps.audit,
-        createUpstream: deps.createUpstream,
-        policy: deps.policy,
-        log: reportLine,
-        session,
+        ...deps.gatewayOptions,
         ...(flags.http ? { http: flags.http } : {}),
         ...(flags['insecure-listen'] ? { insecureListen: true } : {}),
         ...(process.env.RINGFENCE_MCP_TOKEN ? { httpToken: process.env.RINGFENCE_MCP_TOKEN } : {}),

@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { Command } from '@oclif/core';
 import { newSessionId, runGateway, type WithheldEntry } from '@ringfence/gateway';
-import { reportLine, servingDeps } from '../../lib/serving.js';
+import { servingDeps } from '../../lib/serving.js';
 
 interface ToolRow {
   name: string;
@@ -30,13 +30,7 @@ export default class McpTools extends Command {
     stdin.end();
     try {
       const running = await runGateway({
-        home: deps.home,
-        guard: deps.guard,
-        audit: deps.audit,
-        createUpstream: deps.createUpstream,
-        policy: deps.policy,
-        log: reportLine,
-        session,
+        ...deps.gatewayOptions,
         stdin,
         stdout: new PassThrough(),
       });

@@ -308,7 +308,8 @@ async function main() {
     s.closeAllConnections?.();
     s.close();
   }
-  const out = join(HERE, 'last-run.json');
+  // A partial run (ONLY=…) is a quick look; it must not replace the full figures the docs quote.
+  const out = join(HERE, process.env.ONLY ? 'last-partial-run.json' : 'last-run.json');
   writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
   chmodSync(out, 0o644);
   say(`\nwrote ${out}`);

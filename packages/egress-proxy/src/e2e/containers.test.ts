@@ -10,7 +10,8 @@ import { BUNDLE } from '../__fixtures__/harness.js';
  * an internal network reaches an allowed origin only through the proxy. Both networks are
  * created `--internal`, so nothing in this test can route beyond the project's own containers.
  * Runs when Docker is reachable and the offline Node base image (`ringfence images build`)
- * exists; otherwise it is skipped and says why.
+ * exists; otherwise it is skipped and says why — except in CI (`CI` set), where .ci/run builds
+ * the image first and a missing one must fail, not skip.
  */
 function docker(args: string[], input?: string): string {
   return execFileSync('docker', args, {
@@ -61,7 +62,7 @@ function ipOn(container: string, network: string): string {
   ]).trim();
 }
 
-describe.skipIf(base === null)(
+describe.skipIf(base === null && !process.env.CI)(
   `sidecar with real containers (base image: ${base ?? 'none; run ringfence images build'})`,
   () => {
     let result: Record<string, unknown> = {};

@@ -19,6 +19,8 @@ interface CallContext {
   readonly audit: AuditSink;
   readonly policyRef: { policy?: { name: string; digest: `sha256:${string}`; signer: string } };
   readonly maxResultBytes: number;
+  /** stderr, for an audit write that failed after the reply was decided. */
+  readonly log: (line: string) => void;
 }
 
 const PREVIEW_CHARS = 400;
@@ -140,18 +142,24 @@ export async function runCall(ctx: CallContext): Promise<CallToolResult> {
 
   const checked = await checkResult(ctx, result);
   // The digest is of what the server sent (what reached us), whether or not it was passed on.
-  await ctx.audit.append({
-    type: 'mcp.result',
-    ...who,
-    parentSeq: decisionSeq,
-    refs: {
-      server: entry.server,
-      tool: entry.tool,
-      result,
-      is_error: checked.reply.isError === true,
-      ...(checked.refused ? { reason: `result withheld: ${checked.refused}`.slice(0, 1000) } : {}),
-    },
-  });
+  // The decision was made durable before forwarding; the result entry is queued (the log keeps
+  // its order) and not awaited, so the reply does not wait for a second fsync.
+  ctx.audit
+    .append({
+      type: 'mcp.result',
+      ...who,
+      parentSeq: decisionSeq,
+      refs: {
+        server: entry.server,
+        tool: entry.tool,
+        result,
+        is_error: checked.reply.isError === true,
+        ...(checked.refused ? { reason: `result withheld: ${checked.refused}`.slice(0, 1000) } : {}),
+      },
+    })
+    .catch((error: unknown) =>
+      ctx.log(`ringfence: audit: the result of ${label} could not be recorded: ${(error as Error).message}`),
+    );
   return checked.reply;
 }
 

@@ -265,6 +265,7 @@ export class Gateway extends EventEmitter<{ catalogChanged: [] }> {
       audit: this.options.audit,
       policyRef: this.policyRef(),
       maxResultBytes: this.options.maxResultBytes ?? 1024 * 1024,
+      log: this.options.log,
     });
   }
 

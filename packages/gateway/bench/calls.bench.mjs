@@ -3,6 +3,7 @@
 // calling a tool through `ringfence mcp serve` (stdio) vs the same client calling the same
 // upstream directly (streamable HTTP on loopback). Rounds are interleaved; medians are quoted.
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -81,12 +82,17 @@ async function run(client, label) {
 
 const dir = await mkdtemp(join(tmpdir(), 'rf-bench-'));
 const home = join(dir, 'home');
+// A second home on tmpfs (where fsync costs nothing) separates the durable audit write from the rest.
+const shmDir = existsSync('/dev/shm') ? await mkdtemp('/dev/shm/rf-bench-') : undefined;
+const shmHome = shmDir ? join(shmDir, 'home') : undefined;
 const upstream = await startUpstream(dir);
-const add = spawn(process.execPath, [cli, 'mcp', 'add', 'up', '--url', upstream.url], {
-  env: { ...process.env, RINGFENCE_HOME: home },
-  stdio: 'inherit',
-});
-await new Promise((resolve) => add.once('exit', resolve));
+for (const target of [home, shmHome].filter(Boolean)) {
+  const add = spawn(process.execPath, [cli, 'mcp', 'add', 'up', '--url', upstream.url], {
+    env: { ...process.env, RINGFENCE_HOME: target },
+    stdio: 'ignore',
+  });
+  await new Promise((resolve) => add.once('exit', resolve));
+}
 
 const direct = new Client({ name: 'bench-direct', version: '1' });
 await direct.connect(new StreamableHTTPClientTransport(new URL(upstream.url)));
@@ -100,14 +106,30 @@ await gated.connect(
   }),
 );
 
-const results = { direct: [], gateway: [] };
+let gatedShm;
+if (shmHome) {
+  gatedShm = new Client({ name: 'bench-gateway-tmpfs', version: '1' });
+  await gatedShm.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [cli, 'mcp', 'serve'],
+      env: { ...process.env, RINGFENCE_HOME: shmHome },
+      stderr: 'ignore',
+    }),
+  );
+}
+
+const results = { direct: [], gateway: [], ...(gatedShm ? { gateway_audit_on_tmpfs: [] } : {}) };
 for (let round = 0; round < ROUNDS; round++) {
   results.direct.push(await run(direct, 'direct'));
   results.gateway.push(await run(gated, 'gateway'));
+  if (gatedShm) results.gateway_audit_on_tmpfs.push(await run(gatedShm, 'gateway'));
   process.stderr.write(`round ${round + 1}/${ROUNDS} done\n`);
 }
 await direct.close();
 await gated.close();
+await gatedShm?.close();
+if (shmDir) await rm(shmDir, { recursive: true, force: true });
 upstream.child.kill();
 await rm(dir, { recursive: true, force: true });
 
@@ -121,6 +143,14 @@ summary.added_p50_ms = Number((summary.gateway.p50 - summary.direct.p50).toFixed
 summary.added_p99_ms = Number((summary.gateway.p99 - summary.direct.p99).toFixed(3));
 summary.throughput_ratio_1 = Number((summary.gateway.rps1 / summary.direct.rps1).toFixed(3));
 summary.throughput_ratio_8 = Number((summary.gateway.rps8 / summary.direct.rps8).toFixed(3));
+if (summary.gateway_audit_on_tmpfs) {
+  summary.added_p50_ms_audit_on_tmpfs = Number(
+    (summary.gateway_audit_on_tmpfs.p50 - summary.direct.p50).toFixed(3),
+  );
+  summary.throughput_ratio_8_audit_on_tmpfs = Number(
+    (summary.gateway_audit_on_tmpfs.rps8 / summary.direct.rps8).toFixed(3),
+  );
+}
 summary.settings = {
   rounds: ROUNDS,
   sequential_calls: SEQUENTIAL,

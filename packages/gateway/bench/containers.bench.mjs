@@ -20,7 +20,8 @@ const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
-const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
+const percentile = (xs, p) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 const ms = (start) => Number(process.hrtime.bigint() - start) / 1e6;
 
 const docker = createDockerClient();
@@ -29,7 +30,13 @@ const probe = await buildContextImage(docker, {
   repository: 'ringfence-bench/probe',
   context: {
     dockerfile: `FROM ${base.ref}\nCOPY probe-server.mjs /app/probe-server.mjs\nUSER 65532:65532\nENTRYPOINT ["node","/app/probe-server.mjs"]\n`,
-    files: [{ path: 'probe-server.mjs', mode: 0o644, source: { hostPath: join(repo, 'test/fixtures/probe-server.mjs') } }],
+    files: [
+      {
+        path: 'probe-server.mjs',
+        mode: 0o644,
+        source: { hostPath: join(repo, 'test/fixtures/probe-server.mjs') },
+      },
+    ],
   },
 });
 
@@ -37,7 +44,9 @@ const dir = await mkdtemp(join(tmpdir(), 'rf-bench-containers-'));
 async function homeWith(count) {
   const home = join(dir, `home-${count}`);
   for (let i = 0; i < count; i++) {
-    const r = spawnSync(process.execPath, [cli, 'mcp', 'add', `s${i}`, '--image', probe.ref], { env: { ...process.env, RINGFENCE_HOME: home } });
+    const r = spawnSync(process.execPath, [cli, 'mcp', 'add', `s${i}`, '--image', probe.ref], {
+      env: { ...process.env, RINGFENCE_HOME: home },
+    });
     if (r.status !== 0) throw new Error(r.stderr.toString());
   }
   return home;
@@ -46,7 +55,14 @@ const homes = { 1: await homeWith(1), 5: await homeWith(5) };
 
 async function gatewayClient(home) {
   const client = new Client({ name: 'bench', version: '1' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [cli, 'mcp', 'serve'], env: { ...process.env, RINGFENCE_HOME: home }, stderr: 'ignore' }));
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [cli, 'mcp', 'serve'],
+      env: { ...process.env, RINGFENCE_HOME: home },
+      stderr: 'ignore',
+    }),
+  );
   return client;
 }
 
@@ -80,7 +96,13 @@ for (let round = 0; round < ROUNDS; round++) {
   calls.gateway.push(...(await latencies(gated, 's0_probe')));
   await gated.close();
   const direct = new Client({ name: 'bench-direct', version: '1' });
-  await direct.connect(new StdioClientTransport({ command: 'docker', args: ['run', '-i', '--rm', '--network', 'none', probe.ref], stderr: 'ignore' }));
+  await direct.connect(
+    new StdioClientTransport({
+      command: 'docker',
+      args: ['run', '-i', '--rm', '--network', 'none', probe.ref],
+      stderr: 'ignore',
+    }),
+  );
   calls.direct.push(...(await latencies(direct, 'probe')));
   await direct.close();
   process.stderr.write(`round ${round + 1}/${ROUNDS} done\n`);
@@ -88,12 +110,24 @@ for (let round = 0; round < ROUNDS; round++) {
 await rm(dir, { recursive: true, force: true });
 
 const summary = {
-  ready_ms: { one: Math.round(median(ready[1])), five: Math.round(median(ready[5])), ratio_five_to_one: Number((median(ready[5]) / median(ready[1])).toFixed(2)) },
+  ready_ms: {
+    one: Math.round(median(ready[1])),
+    five: Math.round(median(ready[5])),
+    ratio_five_to_one: Number((median(ready[5]) / median(ready[1])).toFixed(2)),
+  },
   call_ms: {
-    gateway: { p50: Number(percentile(calls.gateway, 50).toFixed(3)), p99: Number(percentile(calls.gateway, 99).toFixed(3)) },
-    direct_docker_run: { p50: Number(percentile(calls.direct, 50).toFixed(3)), p99: Number(percentile(calls.direct, 99).toFixed(3)) },
+    gateway: {
+      p50: Number(percentile(calls.gateway, 50).toFixed(3)),
+      p99: Number(percentile(calls.gateway, 99).toFixed(3)),
+    },
+    direct_docker_run: {
+      p50: Number(percentile(calls.direct, 50).toFixed(3)),
+      p99: Number(percentile(calls.direct, 99).toFixed(3)),
+    },
   },
   settings: { rounds: ROUNDS, calls_per_round: CALLS, node: process.version },
 };
-summary.call_ms.added_p50 = Number((summary.call_ms.gateway.p50 - summary.call_ms.direct_docker_run.p50).toFixed(3));
+summary.call_ms.added_p50 = Number(
+  (summary.call_ms.gateway.p50 - summary.call_ms.direct_docker_run.p50).toFixed(3),
+);
 console.log(JSON.stringify(summary, null, 2));

@@ -1,0 +1,173 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { HttpServerConfig } from '../config/servers.js';
+import { PinStore } from '../pins/store.js';
+import { MAX_LIST_PAGES, UpstreamClient } from '../upstream/mcp-client.js';
+import type { ToolListing, Upstream } from '../upstream/types.js';
+import { Gateway } from './gateway.js';
+import type { AuditSink, SchemaChecks } from './types.js';
+
+const ok = async () => ({ ok: true });
+const guard: SchemaChecks = { prepare: ok, checkArguments: ok, checkResult: ok };
+const audit: AuditSink = { append: async () => 1 };
+
+class FakeUpstream implements Upstream {
+  readonly destination = 'remote fake';
+  closed = false;
+  constructor(
+    readonly name: string,
+    private readonly tools: unknown[],
+  ) {}
+  async start() {}
+  async listTools(): Promise<ToolListing> {
+    return { tools: this.tools, problems: [] };
+  }
+  async callTool() {
+    return { content: [] };
+  }
+  onToolsChanged() {}
+  onClosed() {}
+  async close() {
+    this.closed = true;
+  }
+}
+
+const server = (name: string, allow?: string[]): HttpServerConfig => ({
+  name,
+  transport: 'http',
+  url: 'https://example.invalid/mcp',
+  ...(allow ? { allow_tools: allow } : {}),
+});
+const tool = (name: string) => ({ name, description: name, inputSchema: { type: 'object' } });
+
+describe('Gateway catalog', () => {
+  let home: string;
+  let lines: string[];
+  beforeEach(async () => {
+    home = await mkdtemp(join(tmpdir(), 'rf-gateway-'));
+    lines = [];
+  });
+  afterEach(() => rm(home, { recursive: true, force: true }));
+
+  const start = async (upstreams: FakeUpstream[], configs: HttpServerConfig[]) => {
+    const gateway = new Gateway({
+      servers: configs,
+      pins: new PinStore(home),
+      guard,
+      audit,
+      createUpstream: (config) => upstreams.find((u) => u.name === config.name)!,
+      log: (line) => lines.push(line),
+      session: 'test',
+    });
+    await gateway.start();
+    return gateway;
+  };
+
+  it('withholds only the malformed tools of a listing', async () => {
+    const up = new FakeUpstream('s', [
+      tool('good'),
+      'not an object',
+      { description: 'no name' },
+      { name: 'no_schema', description: 'x' },
+      { name: 'array_schema', inputSchema: { type: 'array' } },
+      { name: 'bad_text', description: 'lone \ud800 surrogate', inputSchema: { type: 'object' } },
+      tool('good'),
+      tool('also_good'),
+    ]);
+    const gateway = await start([up], [server('s')]);
+    expect(gateway.listTools().map((t) => t.name)).toEqual(['s_good', 's_also_good']);
+    const withheld = gateway.withheld().map((w) => [w.tool, w.kind]);
+    expect(withheld).toEqual(
+      expect.arrayContaining([
+        ['(unnamed)', 'unpinnable'],
+        ['no_schema', 'malformed'],
+        ['array_schema', 'malformed'],
+        ['bad_text', 'unpinnable'],
+        ['good', 'malformed'],
+      ]),
+    );
+  });
+
+  it('withholds a name that would be over 128 characters or use other characters', async () => {
+    const up = new FakeUpstream('s', [tool('x'.repeat(127)), tool('has space'), tool('fine.name-1')]);
+    const gateway = await start([up], [server('s')]);
+    expect(gateway.listTools().map((t) => t.name)).toEqual(['s_fine.name-1']);
+    expect(gateway.withheld().filter((w) => w.kind === 'name')).toHaveLength(2);
+  });
+
+  it('stops a server whose tools are all filtered out, at once, and keeps the others', async () => {
+    const filtered = new FakeUpstream('f', [tool('a'), tool('b')]);
+    const kept = new FakeUpstream('k', [tool('a')]);
+    const gateway = await start([filtered, kept], [server('f', ['zzz']), server('k', ['a'])]);
+    expect(filtered.closed).toBe(true);
+    expect(kept.closed).toBe(false);
+    expect(gateway.listTools().map((t) => t.name)).toEqual(['k_a']);
+    expect(lines.join('\n')).toContain(
+      'f: every tool is filtered out by the allowlists; the server was stopped.',
+    );
+  });
+
+  it('builds the catalog in config order whatever order servers finish starting', async () => {
+    const slow = new FakeUpstream('slow', [tool('t')]);
+    slow.start = () => new Promise((resolve) => setTimeout(resolve, 50));
+    const fast = new FakeUpstream('fast', [tool('t')]);
+    const gateway = await start([slow, fast], [server('slow'), server('fast')]);
+    expect(gateway.listTools().map((t) => t.name)).toEqual(['slow_t', 'fast_t']);
+  });
+});
+
+describe('UpstreamClient listing', () => {
+  async function connected(pages: (cursor: string | undefined) => { tools: unknown[]; nextCursor?: string }) {
+    const server = new Server({ name: 'pager', version: '1' }, { capabilities: { tools: {} } });
+    server.setRequestHandler(
+      ListToolsRequestSchema,
+      async (request) => pages(request.params?.cursor) as never,
+    );
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new UpstreamClient();
+    await client.connect(clientSide);
+    return client;
+  }
+
+  it('follows nextCursor across pages', async () => {
+    const client = await connected((cursor) =>
+      cursor === undefined ? { tools: [tool('a')], nextCursor: 'p2' } : { tools: [tool('b')] },
+    );
+    expect(await client.listTools()).toEqual({ tools: [tool('a'), tool('b')], problems: [] });
+  });
+
+  it('stops at a repeated cursor and says so', async () => {
+    let calls = 0;
+    const client = await connected(() => {
+      calls += 1;
+      return { tools: [tool(`t${calls}`)], nextCursor: 'same' };
+    });
+    const listing = await client.listTools();
+    expect(listing.tools).toHaveLength(2);
+    expect(listing.problems).toEqual([
+      'the server repeated a pagination cursor; the listing was stopped there',
+    ]);
+  });
+
+  it('stops after the page cap and says so', async () => {
+    let page = 0;
+    const client = await connected(() => {
+      page += 1;
+      return { tools: [tool(`t${page}`)], nextCursor: `c${page}` };
+    });
+    const listing = await client.listTools();
+    expect(listing.tools).toHaveLength(MAX_LIST_PAGES);
+    expect(listing.problems).toEqual([`the listing was cut after ${MAX_LIST_PAGES} pages`]);
+  });
+
+  it('keeps a page whose tools the SDK would reject, for parsing one by one', async () => {
+    const client = await connected(() => ({ tools: [tool('a'), { name: 42 }, 'junk'] }));
+    expect((await client.listTools()).tools).toEqual([tool('a'), { name: 42 }, 'junk']);
+  });
+});

@@ -16,7 +16,12 @@ afterEach(async () => {
 });
 
 const fakeDocker = {
-  listImages: async () => [{ RepoTags: ['ringfence/node-base:20.20.2-abc'] }],
+  listImages: async () => [
+    { RepoTags: ['ringfence/node-base:20.20.2-abc'] },
+    { RepoTags: ['ringfence/egress-sidecar:def'] },
+    // An image built on top inherits the node-base label but is not the base image.
+    { RepoTags: ['someone/app:1'] },
+  ],
 } as unknown as Docker;
 
 function environment(overrides: Partial<DoctorEnvironment> = {}): DoctorEnvironment {

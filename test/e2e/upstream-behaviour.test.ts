@@ -83,6 +83,14 @@ describe('upstream behaviour mid-session', () => {
     expect(result.isError).toBeFalsy();
     expect(firstText(result)).toContain('after 404');
   });
+
+  it('ends its session with a DELETE when the gateway closes', async () => {
+    expect(server.stderr()).not.toContain('DELETE session');
+    await served.close();
+    await expect
+      .poll(() => server.stderr(), { timeout: 10_000, interval: 100 })
+      .toMatch(/DELETE session [0-9a-f-]{36}/);
+  });
 });
 
 describe('remote servers that misbehave at start', () => {

@@ -51,12 +51,12 @@ export async function startEverything(): Promise<{ url: string; stop(): void }> 
 
 /** The scriptable test server (test/fixtures/tool-server.mjs) reading its tools from `toolsFile`. */
 export async function startToolServer(toolsFile: string, behavioursFile: string) {
-  const { child, ready } = await startWithReadyLine<{ port: number }>(process.execPath, [
+  const { child, ready, stderr } = await startWithReadyLine<{ port: number }>(process.execPath, [
     `${repoRoot}test/fixtures/tool-server.mjs`,
     toolsFile,
     behavioursFile,
   ]);
-  return { url: `http://127.0.0.1:${ready.port}/mcp`, child, stop: () => child.kill('SIGKILL') };
+  return { url: `http://127.0.0.1:${ready.port}/mcp`, child, stderr, stop: () => child.kill('SIGKILL') };
 }
 
 export interface ServedClient {

@@ -25,6 +25,28 @@ const entries = async (file = path) =>
     .split('\n')
     .map((l) => JSON.parse(l) as AuditEntry);
 
+describe('AuditLog deferred entries', () => {
+  it('a deferred entry shares the next append and keeps its place in the order', async () => {
+    const log = await AuditLog.open({ path, session: 's' });
+    const deferred = log.append({ type: 'gateway.start', refs: { pid: 1 } }, { defer: true });
+    const next = await log.append({ type: 'gateway.start', refs: { pid: 2 } });
+    expect(await deferred).toBe(1);
+    expect(next).toBe(2);
+    expect((await entries()).map((e) => (e.refs as { pid: number }).pid)).toEqual([1, 2]);
+    await log.close();
+    expect(await verifyAuditLog(path)).toMatchObject({ ok: true, entries: 2 });
+  });
+
+  it('a deferred entry alone is still written, and close() flushes one that is waiting', async () => {
+    const log = await AuditLog.open({ path, session: 's' });
+    expect(await log.append({ type: 'gateway.start', refs: { pid: 7 } }, { defer: true })).toBe(1);
+    const waiting = log.append({ type: 'gateway.start', refs: { pid: 8 } }, { defer: true });
+    await log.close();
+    expect(await waiting).toBe(2);
+    expect((await entries()).map((e) => (e.refs as { pid: number }).pid)).toEqual([7, 8]);
+  });
+});
+
 describe('AuditLog', () => {
   it('creates the directory 0700 and the file 0600, and defaults to RINGFENCE_HOME', async () => {
     const log = await AuditLog.open({ path, session: 's' });

@@ -142,21 +142,25 @@ export async function runCall(ctx: CallContext): Promise<CallToolResult> {
 
   const checked = await checkResult(ctx, result);
   // The digest is of what the server sent (what reached us), whether or not it was passed on.
-  // The decision was made durable before forwarding; the result entry is queued (the log keeps
-  // its order) and not awaited, so the reply does not wait for a second fsync.
+  // The decision was made durable before forwarding; the result entry is deferred (it shares the
+  // next call's write and fsync, or is written within 50 ms; the log keeps its order) and not
+  // awaited, so neither this reply nor the next call waits for a second fsync.
   ctx.audit
-    .append({
-      type: 'mcp.result',
-      ...who,
-      parentSeq: decisionSeq,
-      refs: {
-        server: entry.server,
-        tool: entry.tool,
-        result,
-        is_error: checked.reply.isError === true,
-        ...(checked.refused ? { reason: `result withheld: ${checked.refused}`.slice(0, 1000) } : {}),
+    .append(
+      {
+        type: 'mcp.result',
+        ...who,
+        parentSeq: decisionSeq,
+        refs: {
+          server: entry.server,
+          tool: entry.tool,
+          result,
+          is_error: checked.reply.isError === true,
+          ...(checked.refused ? { reason: `result withheld: ${checked.refused}`.slice(0, 1000) } : {}),
+        },
       },
-    })
+      { defer: true },
+    )
     .catch((error: unknown) =>
       ctx.log(`ringfence: audit: the result of ${label} could not be recorded: ${(error as Error).message}`),
     );

@@ -1,4 +1,5 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -170,6 +171,25 @@ describe('a contained server, seen from inside its container', () => {
       expect((await probe('net', { connect: `${IPAddress}:8080` })).connect).toMatch(/^error/);
     }
     expect((await probe('net')).env.HTTP_PROXY).toBe('http://egress:3128');
+  });
+
+  it('with egress allow: no route to services on the host, through the internal network or the default bridge', async () => {
+    // A host service listening on every interface, as databases and dev servers often do.
+    const hostService = createServer((socket) => socket.end('host service'));
+    await new Promise<void>((resolve) => hostService.listen(0, '0.0.0.0', resolve));
+    const { port } = hostService.address() as { port: number };
+    try {
+      const gateways = [
+        (await docker.getNetwork(`ringfence-mcp-net-${session}-in`).inspect()).IPAM?.Config?.[0]?.Gateway,
+        (await docker.getNetwork('bridge').inspect()).IPAM?.Config?.[0]?.Gateway,
+      ].filter((address): address is string => Boolean(address));
+      expect(gateways.length).toBeGreaterThan(0);
+      for (const address of gateways) {
+        expect((await probe('net', { connect: `${address}:${port}` })).connect, address).toMatch(/^error/);
+      }
+    } finally {
+      hostService.close();
+    }
   });
 
   it('runs the sidecar as hardened as the server, non-root, on both networks', async () => {

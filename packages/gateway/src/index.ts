@@ -61,7 +61,7 @@ export {
 } from './images/npm-server.js';
 export {
   buildSidecarImage,
-  findImageByLabel,
+  findSidecarImage,
   planSidecarContext,
   SIDECAR_IMAGE_LABEL,
   SIDECAR_REPOSITORY,

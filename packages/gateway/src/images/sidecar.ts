@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import type Docker from 'dockerode';
 import { GatewayError } from '../errors.js';
-import { type BuiltImage, buildContextImage } from './build.js';
+import { type BuiltImage, buildContextImage, CONTENT_LABEL } from './build.js';
 import type { ImageContext } from './context.js';
 
 export const SIDECAR_REPOSITORY = 'ringfence/egress-sidecar';
@@ -46,9 +46,23 @@ export async function buildSidecarImage(
   });
 }
 
-/** The newest sidecar image on this host, by label; undefined when none was built. */
-export async function findImageByLabel(docker: Docker, image: string): Promise<string | undefined> {
-  const images = await docker.listImages({ filters: { label: [`ringfence.image=${image}`] } });
-  const newest = images.sort((a, b) => b.Created - a.Created)[0];
-  return newest?.RepoTags?.find((tag) => tag !== '<none>:<none>') ?? newest?.Id;
+/**
+ * The sidecar image to run: only a `ringfence/egress-sidecar:<16 hex>` tag whose content label
+ * agrees with its tag and whose entrypoint is the proxy's. A label alone is not enough: any image
+ * a user pulls can carry labels, and whatever runs here holds every server's way out.
+ */
+export async function findSidecarImage(docker: Docker): Promise<string | undefined> {
+  const images = await docker.listImages({ filters: { reference: [`${SIDECAR_REPOSITORY}:*`] } });
+  const candidates: { ref: string; created: number }[] = [];
+  for (const image of images) {
+    for (const ref of image.RepoTags ?? []) {
+      const tag = /^ringfence\/egress-sidecar:([0-9a-f]{16})$/.exec(ref)?.[1];
+      const digest = image.Labels?.[CONTENT_LABEL];
+      if (!tag || digest?.slice('sha256:'.length, 'sha256:'.length + 16) !== tag) continue;
+      const info = await docker.getImage(image.Id).inspect();
+      if (JSON.stringify(info.Config?.Entrypoint) !== JSON.stringify(SIDECAR_ENTRYPOINT)) continue;
+      candidates.push({ ref, created: image.Created });
+    }
+  }
+  return candidates.sort((a, b) => b.created - a.created)[0]?.ref;
 }

@@ -29,6 +29,16 @@ export async function createServerNetworks(
       CheckDuplicate: true,
       Labels: labels,
       EnableIPv6: false,
+      // `Internal` alone still gives the host an address on the bridge, so a server could reach
+      // host services listening on all interfaces. Without one, only the sidecar is reachable.
+      ...(internal
+        ? {
+            Options: {
+              'com.docker.network.bridge.inhibit_ipv4': 'true',
+              'com.docker.network.bridge.gateway_mode_ipv4': 'isolated',
+            },
+          }
+        : {}),
     });
     return name;
   };

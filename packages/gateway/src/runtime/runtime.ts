@@ -1,6 +1,6 @@
 import type Docker from 'dockerode';
 import { egressInputFromProxyLine } from '../audit/egress.js';
-import { findImageByLabel, SIDECAR_IMAGE_LABEL } from '../images/sidecar.js';
+import { findSidecarImage } from '../images/sidecar.js';
 import type { PolicyView } from '../serve/policy-view.js';
 import type { AuditSink } from '../serve/types.js';
 import type { ContainerUpstreamFactory } from '../upstream/factory.js';
@@ -45,7 +45,7 @@ export async function createContainerRuntime(options: {
     );
   }
   for (const problem of swept.errors) options.log(`ringfence: sweeping leftovers: ${problem}`);
-  const sidecarImage = await findImageByLabel(docker, SIDECAR_IMAGE_LABEL);
+  const sidecarImage = await findSidecarImage(docker);
   const onEgressLine = (server: string, line: string) => {
     const input = egressInputFromProxyLine(server, line);
     if (input)

@@ -1,4 +1,4 @@
-import { digestOf } from '@ringfence/policy';
+import { digestOf, parseStrictJson } from '@ringfence/policy';
 
 /** A tool definition exactly as the server sent it, minus `_meta`, with its fingerprint. */
 export interface PinnableTool {
@@ -29,9 +29,19 @@ export function fingerprintTool(raw: unknown): FingerprintResult {
   for (const [key, value] of Object.entries(record)) {
     if (key !== '_meta') definition[key] = value;
   }
+  let digest: string;
   try {
-    return { ok: true, tool: { name, digest: digestOf(definition), definition } };
+    digest = digestOf(definition);
   } catch (error) {
     return { ok: false, name, reason: `the definition cannot be pinned: ${(error as Error).message}` };
   }
+  // What is pinned must read back: a definition the strict reader refuses (a `__proto__` key, a
+  // tool named `__proto__`, nesting past its depth cap) would make the pins file unreadable for
+  // every server. Refuse it here, for this tool alone.
+  try {
+    parseStrictJson(JSON.stringify({ [name]: { definition } }));
+  } catch (error) {
+    return { ok: false, name, reason: `the definition cannot be stored: ${(error as Error).message}` };
+  }
+  return { ok: true, tool: { name, digest, definition } };
 }

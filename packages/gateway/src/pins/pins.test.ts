@@ -61,6 +61,25 @@ describe('fingerprintTool', () => {
     expect(result).toMatchObject({ ok: false, name: 'search' });
   });
 
+  it.each([
+    [
+      'a nested __proto__ key',
+      JSON.parse('{"name":"t","inputSchema":{"type":"object","properties":{"__proto__":{"type":"string"}}}}'),
+    ],
+    ['a tool named __proto__', JSON.parse('{"name":"__proto__","inputSchema":{"type":"object"}}')],
+    [
+      'nesting past the reader cap',
+      {
+        name: 't',
+        inputSchema: { type: 'object' },
+        deep: JSON.parse(`${'['.repeat(300)}${']'.repeat(300)}`),
+      },
+    ],
+  ])('refuses %s as unpinnable, so the pins file stays readable', (_label, raw) => {
+    const result = fingerprintTool(raw);
+    expect(result).toMatchObject({ ok: false, reason: expect.stringContaining('cannot be stored') });
+  });
+
   it('refuses non-objects and nameless tools', () => {
     expect(fingerprintTool(null).ok).toBe(false);
     expect(fingerprintTool([]).ok).toBe(false);
@@ -191,6 +210,32 @@ describe('pins', () => {
         '/inputSchema/properties/q/pattern',
       ]),
     );
+  });
+
+  it('diff copes with fields named like Object.prototype members', async () => {
+    await reconcileAndRecord(store, 'docs', [pinnable(tool())]);
+    await reconcileAndRecord(store, 'docs', [pinnable(tool({ constructor: { x: 1 }, toString: 'y' }))]);
+    const [diff] = diffPending(await store.server('docs'));
+    expect(diff?.movedFields).toEqual(['constructor', 'toString']);
+    expect(diff?.morePaths).toBe(0);
+  });
+
+  it('lists at most 50 moved paths and counts the rest', async () => {
+    const wide = (n: number, suffix: string) =>
+      tool({
+        inputSchema: {
+          type: 'object',
+          properties: Object.fromEntries(
+            Array.from({ length: n }, (_, i) => [`p${i}`, { description: `${i}${suffix}` }]),
+          ),
+        },
+      });
+    await reconcileAndRecord(store, 'docs', [pinnable(wide(80, 'a'))]);
+    await reconcileAndRecord(store, 'docs', [pinnable(wide(80, 'b'))]);
+    const [diff] = diffPending(await store.server('docs'));
+    expect(diff?.movedPaths).toHaveLength(50);
+    expect(diff?.morePaths).toBe(30);
+    expect(diff?.pendingDefinition).toEqual(wide(80, 'b'));
   });
 
   it('fails closed on a damaged pins file, naming it and the way out', async () => {

@@ -144,8 +144,12 @@ export interface DefinitionDiff {
   readonly newDescription?: string;
   /** Top-level fields other than description whose content differs (added, removed or changed). */
   readonly movedFields: readonly string[];
-  /** JSON Pointers of the leaves that differ, below those fields (at most 50). */
+  /** JSON Pointers of the leaves that differ, below those fields (at most 50 listed). */
   readonly movedPaths: readonly string[];
+  /** How many more differing leaves there are beyond `movedPaths` (0 when all are listed). */
+  readonly morePaths: number;
+  /** The whole pending definition: what approving accepts. */
+  readonly pendingDefinition: Readonly<Record<string, unknown>>;
 }
 
 /** What a reviewer needs to see for each pending definition of a server. */
@@ -155,12 +159,18 @@ export function diffPending(pins: ServerPins | undefined): DefinitionDiff[] {
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([tool, pending]) => {
       const pin = pins.tools[tool];
-      const before = pin?.definition ?? {};
-      const after = pending.definition;
+      // Own fields only: a server may name a field `constructor` or `toString`.
+      const own = (record: Readonly<Record<string, unknown>> | undefined) =>
+        Object.fromEntries(Object.entries(record ?? {})) as Record<string, unknown>;
+      const before = Object.assign(Object.create(null) as Record<string, unknown>, own(pin?.definition));
+      const after = Object.assign(Object.create(null) as Record<string, unknown>, own(pending.definition));
       const fields = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter(
         (field) => field !== 'description',
       );
       const movedFields = fields.filter((field) => !sameJson(before[field], after[field])).sort();
+      const allPaths = movedFields.flatMap((field) =>
+        changedPaths(before[field], after[field], `/${escapePointer(field)}`),
+      );
       const describe = (value: unknown) => (typeof value === 'string' ? value : undefined);
       return {
         tool,
@@ -172,9 +182,9 @@ export function diffPending(pins: ServerPins | undefined): DefinitionDiff[] {
           : {}),
         ...(describe(after.description) !== undefined ? { newDescription: describe(after.description) } : {}),
         movedFields,
-        movedPaths: movedFields
-          .flatMap((field) => changedPaths(before[field], after[field], `/${escapePointer(field)}`))
-          .slice(0, 50),
+        movedPaths: allPaths.slice(0, 50),
+        morePaths: Math.max(0, allPaths.length - 50),
+        pendingDefinition: pending.definition,
       };
     });
 }
@@ -182,7 +192,7 @@ export function diffPending(pins: ServerPins | undefined): DefinitionDiff[] {
 const escapePointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
 
 /** Leaves where two JSON values differ, as JSON Pointers; iterative so a deep schema cannot overflow. */
-function changedPaths(a: unknown, b: unknown, root: string, limit = 50): string[] {
+function changedPaths(a: unknown, b: unknown, root: string, limit = 1000): string[] {
   const out: string[] = [];
   const stack: [unknown, unknown, string][] = [[a, b, root]];
   while (stack.length > 0 && out.length < limit) {
@@ -195,7 +205,9 @@ function changedPaths(a: unknown, b: unknown, root: string, limit = 50): string[
     const xr = x as Record<string, unknown>;
     const yr = y as Record<string, unknown>;
     const keys = [...new Set([...Object.keys(xr), ...Object.keys(yr)])].sort().reverse();
-    for (const key of keys) stack.push([xr[key], yr[key], `${path}/${escapePointer(key)}`]);
+    const at = (record: Record<string, unknown>, key: string) =>
+      Object.hasOwn(record, key) ? record[key] : undefined;
+    for (const key of keys) stack.push([at(xr, key), at(yr, key), `${path}/${escapePointer(key)}`]);
   }
   return out;
 }

@@ -68,10 +68,13 @@ export class PinStore {
   private readonly store: JsonStore<PinsFile>;
 
   constructor(home: string) {
-    this.store = new JsonStore(home, 'mcp-pins.json', parsePinsFile, () => ({
-      version: 1,
-      servers: Object.create(null),
-    }));
+    this.store = new JsonStore(
+      home,
+      'mcp-pins.json',
+      parsePinsFile,
+      () => ({ version: 1, servers: Object.create(null) }),
+      "— but then every server's next start trusts whatever it lists (trust on first use again), so review with ringfence mcp pins show before serving",
+    );
   }
 
   get path(): string {

@@ -26,6 +26,8 @@ export class JsonStore<T> {
     readonly fileName: string,
     private readonly parse: (value: unknown) => T,
     private readonly empty: () => T,
+    /** What starting over costs, for the damaged-file message. */
+    private readonly startingOver = 'to start over',
   ) {
     this.path = join(home, fileName);
   }
@@ -60,7 +62,7 @@ export class JsonStore<T> {
     } catch (error) {
       throw new StoreError(
         'STORE_CORRUPT',
-        `${this.path} is damaged (${(error as Error).message}). Nothing was changed. Restore it from a backup, or move it aside (mv '${this.path}' '${this.path}.broken') to start over.`,
+        `${this.path} is damaged (${(error as Error).message}). Nothing was changed. Restore it from a backup, or move it aside (mv '${this.path}' '${this.path}.broken') ${this.startingOver}.`,
         { cause: error },
       );
     }

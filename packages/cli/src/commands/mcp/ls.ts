@@ -9,6 +9,7 @@ import {
   stderrLogPath,
 } from '@ringfence/gateway';
 import { loadInstalledPolicy } from '@ringfence/policy';
+import { printable } from '../../lib/printable.js';
 
 interface Row {
   name: string;
@@ -86,7 +87,7 @@ export default class McpLs extends Command {
         this.log(
           `${row.name}  ${row.transport}  ${row.target}${row.egress ? `  egress ${row.egress}` : ''}  ${pinned}`,
         );
-        if (flags.logs && row.stderr) this.log(row.stderr.replace(/^/gm, '    | ').trimEnd());
+        if (flags.logs && row.stderr) this.log(printable(row.stderr).replace(/^/gm, '    | ').trimEnd());
       }
     }
     return { policy, servers: rows };

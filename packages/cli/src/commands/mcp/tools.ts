@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { Command } from '@oclif/core';
 import { newSessionId, runGateway, type WithheldEntry } from '@ringfence/gateway';
+import { printable } from '../../lib/printable.js';
 import { servingDeps } from '../../lib/serving.js';
 
 interface ToolRow {
@@ -42,9 +43,12 @@ export default class McpTools extends Command {
       const withheld = running.gateway.withheld().filter((w) => w.kind !== 'filtered');
       await running.close();
       if (!this.jsonEnabled()) {
-        for (const tool of tools) this.log(`${tool.name}  ${tool.description.split('\n')[0]?.slice(0, 100)}`);
+        for (const tool of tools)
+          this.log(printable(`${tool.name}  ${tool.description.split('\n')[0]?.slice(0, 100)}`));
         for (const w of withheld)
-          this.log(`withheld  ${w.server}/${w.tool}: ${w.reason}${w.digest ? ` (${w.digest})` : ''}`);
+          this.log(
+            printable(`withheld  ${w.server}/${w.tool}: ${w.reason}${w.digest ? ` (${w.digest})` : ''}`),
+          );
         if (tools.length === 0 && withheld.length === 0) this.log('No tools.');
       }
       return { tools, withheld };

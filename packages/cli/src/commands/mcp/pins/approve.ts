@@ -25,7 +25,8 @@ export default class PinsApprove extends Command {
     if (orgManaged) this.error(orgManaged, { exit: 1 });
     const store = new PinStore(resolveHome());
     const wanted = (argv as string[]).slice(1);
-    const pending = diffPending(await store.server(args.server));
+    const pins = await store.server(args.server);
+    const pending = diffPending(pins);
     const chosen = wanted.length > 0 ? pending.filter((d) => wanted.includes(d.tool)) : pending;
     const missing = wanted.filter((tool) => !pending.some((d) => d.tool === tool));
     if (missing.length > 0) {
@@ -38,7 +39,12 @@ export default class PinsApprove extends Command {
       this.log(`Nothing pending for ${args.server}.`);
       return;
     }
-    for (const diff of chosen) this.log(`${formatDiff(args.server, diff)}\n`);
+    // Approval accepts the whole pending definition, so the whole definition is shown.
+    for (const diff of chosen) {
+      this.log(
+        `${formatDiff(args.server, diff, { full: true, before: pins?.tools[diff.tool]?.definition })}\n`,
+      );
+    }
     if (!(await confirm(`Approve these ${chosen.length} definition(s) of ${args.server}?`))) {
       this.log('Nothing approved.');
       return;

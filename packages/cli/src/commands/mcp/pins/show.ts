@@ -1,5 +1,6 @@
 import { Args, Command } from '@oclif/core';
 import { PinStore, resolveHome } from '@ringfence/gateway';
+import { printable } from '../../../lib/printable.js';
 
 interface Shown {
   server: string;
@@ -57,10 +58,14 @@ export default class PinsShow extends Command {
       for (const s of servers) {
         this.log(`${s.server}: ${s.pinned.length} pinned, ${s.pending.length} pending`);
         for (const p of s.pinned)
-          this.log(`  ${p.tool}  ${p.digest}  ${(p.description ?? '').split('\n')[0]?.slice(0, 80)}`);
+          this.log(
+            printable(`  ${p.tool}  ${p.digest}  ${(p.description ?? '').split('\n')[0]?.slice(0, 80)}`),
+          );
         for (const p of s.pending)
           this.log(
-            `  ! ${p.tool}  ${p.digest}  ${p.kind}, withheld since ${p.seen_at} (ringfence mcp pins diff ${s.server})`,
+            printable(
+              `  ! ${p.tool}  ${p.digest}  ${p.kind}, withheld since ${p.seen_at} (ringfence mcp pins diff ${s.server})`,
+            ),
           );
       }
     }

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,12 +36,16 @@ const tools = [
   },
   { name: 'garbage', description: 'Returns garbage.', inputSchema: { type: 'object' } },
   { name: 'die', description: 'Exits mid-call.', inputSchema: { type: 'object' } },
+  { name: 'huge', description: 'Answers 20 MB.', inputSchema: { type: 'object' } },
+  { name: 'loud', description: 'Fails with a 2 MB message.', inputSchema: { type: 'object' } },
 ];
 const behaviours = {
   weather: { reply: { content: [{ type: 'text', text: '21' }], structuredContent: { celsius: 21 } } },
   liar: { reply: { content: [{ type: 'text', text: 'n=ten' }], structuredContent: { n: 'ten' } } },
   garbage: { raw: { content: 'not an array', isError: 'maybe' } },
   die: { exit: true },
+  huge: { rawTextBytes: 20 * 1024 * 1024 },
+  loud: { throwRepeat: { text: 'secret-argument-echo ', times: 100_000 } },
 };
 
 async function scenario() {
@@ -93,6 +97,21 @@ describe('the served endpoint over stdio: results, failures and other servers', 
     const result = await served.client.callTool({ name: 'main_garbage', arguments: {} });
     expect(result.isError).toBe(true);
     expect(firstText(result)).toMatch(/withheld the result of main\/garbage: the server sent a malformed/);
+  });
+
+  it('an answer over the per-request cap is cut off before it is buffered whole', async () => {
+    const result = await served.client.callTool({ name: 'main_huge', arguments: {} });
+    expect(result.isError).toBe(true);
+    expect(firstText(result)).toMatch(/main\/huge failed upstream: .*exceeded 16777216 bytes/);
+  });
+
+  it("an upstream's error text reaches the model capped, and the audit log keeps only its digest", async () => {
+    const result = await served.client.callTool({ name: 'main_loud', arguments: {} });
+    expect(result.isError).toBe(true);
+    expect(firstText(result).length).toBeLessThan(600);
+    expect(firstText(result)).toMatch(/\(2100000 characters\)|characters\)/);
+    const log = await readFile(join(setup.home, 'audit.jsonl'), 'utf8');
+    expect(log).not.toContain('secret-argument-echo');
   });
 
   it('an upstream that dies mid-call: a clear error, and the gateway and other servers carry on', async () => {

@@ -148,6 +148,7 @@ export {
   StoreError,
   type StoreErrorCode,
 } from './store/json-store.js';
+export { printable } from './text/printable.js';
 export { type ContainerUpstreamFactory, upstreamFactory } from './upstream/factory.js';
 export { UpstreamClient } from './upstream/mcp-client.js';
 export { noRedirectFetch, RemoteUpstream } from './upstream/remote.js';

@@ -1,5 +1,4 @@
-import type { DefinitionDiff } from '@ringfence/gateway';
-import { printable } from './printable.js';
+import { type DefinitionDiff, printable } from '@ringfence/gateway';
 
 const indent = (text: string, prefix: string) =>
   text

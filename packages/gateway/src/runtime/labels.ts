@@ -1,4 +1,4 @@
-import { processStartTime } from './process-identity.js';
+import { hostIdentity, processStartTime } from './process-identity.js';
 
 export const LABEL = {
   managed: 'ringfence.managed',
@@ -7,7 +7,10 @@ export const LABEL = {
   pid: 'ringfence.pid',
   pidStart: 'ringfence.pid_start',
   role: 'ringfence.role',
+  host: 'ringfence.host',
 } as const;
+
+const HOST = hostIdentity();
 
 /** Labels naming this gateway process as the owner of an object. */
 export function ownerLabels(
@@ -22,6 +25,7 @@ export function ownerLabels(
     [LABEL.pid]: String(process.pid),
     [LABEL.pidStart]: processStartTime(process.pid) ?? '',
     [LABEL.role]: role,
+    [LABEL.host]: HOST,
   };
 }
 

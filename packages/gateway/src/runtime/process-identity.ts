@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 
 /**
  * The start time of a process (field 22 of /proc/PID/stat, clock ticks since boot), so that a
@@ -23,14 +25,48 @@ export function processStartTime(
   return fields[19];
 }
 
-/** Whether the process that labelled an object still runs (same pid and same start time). */
+/** Whether a process with this pid exists (EPERM: it exists, owned by someone else). */
+export function pidExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Whether the process that labelled an object still runs: same pid and same start time where
+ * /proc tells start times; where it does not (macOS, or a label written without one), only
+ * whether the pid exists — erring towards "alive", since sweeping a live gateway's containers
+ * would break it.
+ */
 export function ownerIsAlive(
   pid: number,
   startTime: string | undefined,
   probe: (pid: number) => string | undefined = processStartTime,
+  exists: (pid: number) => boolean = pidExists,
 ): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
   const current = probe(pid);
-  if (current === undefined) return false;
+  if (current === undefined)
+    return probe(process.pid) === undefined || startTime === undefined ? exists(pid) : false;
   return startTime === undefined || startTime === current;
+}
+
+/**
+ * This host, as labels name it: a digest of the machine id (or boot id) and the host name, so a
+ * sweep never judges objects a gateway on another host (a shared or remote engine) created.
+ */
+export function hostIdentity(read: (path: string) => string = (p) => readFileSync(p, 'utf8')): string {
+  let id = '';
+  for (const path of ['/etc/machine-id', '/var/lib/dbus/machine-id', '/proc/sys/kernel/random/boot_id']) {
+    try {
+      id = read(path).trim();
+      if (id) break;
+    } catch {
+      /* try the next */
+    }
+  }
+  return createHash('sha256').update(`${id}\n${hostname()}`).digest('hex').slice(0, 16);
 }

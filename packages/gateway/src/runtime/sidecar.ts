@@ -75,6 +75,9 @@ export async function startSidecar(
         reject(new Error(`the egress sidecar exited: ${tail.text() || 'no output'}`));
       });
     });
+    // If start() throws, `ready` rejects later with nobody awaiting it: that must not crash the
+    // gateway (an unhandled rejection), so it is observed here and awaited only after start.
+    ready.catch(() => {});
     await container.start();
     await ready;
     return {

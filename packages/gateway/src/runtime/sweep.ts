@@ -1,6 +1,6 @@
 import type Docker from 'dockerode';
 import { LABEL } from './labels.js';
-import { ownerIsAlive } from './process-identity.js';
+import { hostIdentity, ownerIsAlive } from './process-identity.js';
 
 export interface SweepReport {
   readonly containers: string[];
@@ -10,9 +10,12 @@ export interface SweepReport {
 
 function deadOwner(
   labels: Record<string, string> | undefined,
+  host: string,
   probe?: (pid: number) => string | undefined,
 ): boolean {
   if (labels?.[LABEL.managed] !== '1') return false;
+  // Objects another host's gateway made (a shared or remote engine) are not ours to judge.
+  if (labels[LABEL.host] !== host) return false;
   const pid = Number(labels[LABEL.pid]);
   const start = labels[LABEL.pidStart] || undefined;
   return !ownerIsAlive(pid, start, probe);
@@ -25,14 +28,15 @@ function deadOwner(
  */
 export async function sweepDeadGateways(
   docker: Docker,
-  options: { probe?: (pid: number) => string | undefined } = {},
+  options: { probe?: (pid: number) => string | undefined; host?: string } = {},
 ): Promise<SweepReport> {
+  const host = options.host ?? hostIdentity();
   const report: SweepReport = { containers: [], networks: [], errors: [] };
   const filters = { label: [`${LABEL.managed}=1`] };
   const containers = await docker.listContainers({ all: true, filters });
   await Promise.all(
     containers
-      .filter((c) => deadOwner(c.Labels, options.probe))
+      .filter((c) => deadOwner(c.Labels, host, options.probe))
       .map(async (c) => {
         try {
           await docker.getContainer(c.Id).remove({ force: true, v: true });
@@ -44,7 +48,7 @@ export async function sweepDeadGateways(
       }),
   );
   const networks = await docker.listNetworks({ filters });
-  for (const network of networks.filter((n) => deadOwner(n.Labels, options.probe))) {
+  for (const network of networks.filter((n) => deadOwner(n.Labels, host, options.probe))) {
     try {
       await docker.getNetwork(network.Id).remove();
       report.networks.push(network.Name);

@@ -1,4 +1,5 @@
 import { RingfenceError } from '@ringfence/policy';
+import { printable } from '../text/printable.js';
 import type { Upstream } from '../upstream/types.js';
 import type { CatalogEntry } from './catalog.js';
 import type { PolicyView } from './policy-view.js';
@@ -32,6 +33,17 @@ export function errorResult(text: string): CallToolResult {
 function preview(args: Record<string, unknown>): string {
   const text = JSON.stringify(args);
   return text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}… (${text.length} characters)` : text;
+}
+
+const ERROR_TEXT_MAX = 300;
+
+/** An upstream failure as the model may read it: its code, and at most 300 printable characters. */
+export function upstreamErrorText(error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  const text = printable(String((error as Error)?.message ?? error));
+  const clipped =
+    text.length > ERROR_TEXT_MAX ? `${text.slice(0, ERROR_TEXT_MAX)}… (${text.length} characters)` : text;
+  return typeof code === 'number' || typeof code === 'string' ? `[${code}] ${clipped}` : clipped;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -124,7 +136,9 @@ export async function runCall(ctx: CallContext): Promise<CallToolResult> {
   try {
     result = await ctx.upstream.callTool(entry.tool, args);
   } catch (error) {
-    const message = (error as Error).message;
+    // The server chooses this text: it is capped and made printable for the model, and the audit
+    // log keeps only its digest (it may echo the arguments, which are never stored).
+    const message = upstreamErrorText(error);
     await ctx.audit.append({
       type: 'mcp.result',
       ...who,
@@ -133,8 +147,8 @@ export async function runCall(ctx: CallContext): Promise<CallToolResult> {
         server: entry.server,
         tool: entry.tool,
         is_error: true,
-        result: null,
-        reason: `upstream failed: ${message}`.slice(0, 1000),
+        result: message,
+        reason: 'upstream failed',
       },
     });
     return errorResult(`ringfence: ${label} failed upstream: ${message}`);
@@ -192,5 +206,7 @@ async function checkResult(
   if (!verdict.ok)
     return refuse(`it does not match the tool's pinned output schema (${verdict.message ?? verdict.code})`);
   const { _meta: _dropped, ...reply } = result;
+  // An error result was not checked against the output schema, so its structured part goes no further.
+  if (reply.isError === true) delete reply.structuredContent;
   return { reply: reply as CallToolResult };
 }

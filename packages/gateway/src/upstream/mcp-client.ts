@@ -7,6 +7,8 @@ import { DEFAULT_TIMEOUTS, type ToolListing, type UpstreamTimeouts } from './typ
 
 export const MAX_LIST_PAGES = 64;
 export const MAX_LISTED_TOOLS = 4096;
+/** All pages of one listing together, as JSON. */
+export const MAX_LISTING_BYTES = 32 * 1024 * 1024;
 /** An upstream may say "tools changed" at most this often; extra notices are folded into one. */
 export const LIST_CHANGED_MIN_INTERVAL_MS = 2_000;
 
@@ -60,6 +62,7 @@ export class UpstreamClient {
     const problems: string[] = [];
     const seenCursors = new Set<string>();
     let cursor: string | undefined;
+    let bytes = 0;
     for (let page = 0; ; page++) {
       if (page >= MAX_LIST_PAGES) {
         problems.push(`the listing was cut after ${MAX_LIST_PAGES} pages`);
@@ -70,6 +73,11 @@ export class UpstreamClient {
         LooseListPage,
         { timeout: this.timeouts.listMs },
       );
+      bytes += JSON.stringify(result.tools).length;
+      if (bytes > MAX_LISTING_BYTES) {
+        problems.push(`the listing was cut at ${MAX_LISTING_BYTES} bytes`);
+        break;
+      }
       tools.push(...result.tools);
       if (tools.length > MAX_LISTED_TOOLS) {
         tools.length = MAX_LISTED_TOOLS;

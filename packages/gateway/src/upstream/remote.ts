@@ -19,8 +19,30 @@ export const noRedirectFetch: typeof fetch = async (input, init) => {
       `the server answered ${response.status} (redirect to ${location}); redirects are not followed`,
     );
   }
-  return response;
+  // The answer to one request may not grow without bound (the SDK buffers it whole). The
+  // session's long-lived GET stream carries notifications only and is left as it is.
+  if ((init?.method ?? 'GET') === 'GET' || !response.body) return response;
+  return new Response(response.body.pipeThrough(byteLimit(MAX_RESPONSE_BYTES)), {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
 };
+
+/** Largest answer to one request from a remote server. */
+export const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+
+function byteLimit(max: number): TransformStream<Uint8Array, Uint8Array> {
+  let seen = 0;
+  return new TransformStream({
+    transform(chunk, controller) {
+      seen += chunk.byteLength;
+      if (seen > max)
+        controller.error(new Error(`the server's answer exceeded ${max} bytes; it was cut off`));
+      else controller.enqueue(chunk);
+    },
+  });
+}
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

@@ -3,13 +3,13 @@ import { Command, Flags } from '@oclif/core';
 import {
   describePolicy,
   PinStore,
+  printable,
   resolveHome,
   type ServerConfig,
   ServerStore,
   stderrLogPath,
 } from '@ringfence/gateway';
 import { loadInstalledPolicy } from '@ringfence/policy';
-import { printable } from '../../lib/printable.js';
 
 interface Row {
   name: string;

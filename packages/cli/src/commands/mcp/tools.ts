@@ -1,7 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { Command } from '@oclif/core';
-import { newSessionId, runGateway, type WithheldEntry } from '@ringfence/gateway';
-import { printable } from '../../lib/printable.js';
+import { newSessionId, printable, runGateway, type WithheldEntry } from '@ringfence/gateway';
 import { servingDeps } from '../../lib/serving.js';
 
 interface ToolRow {

@@ -1,6 +1,5 @@
 import { Args, Command } from '@oclif/core';
-import { PinStore, resolveHome } from '@ringfence/gateway';
-import { printable } from '../../../lib/printable.js';
+import { PinStore, printable, resolveHome } from '@ringfence/gateway';
 
 interface Shown {
   server: string;

@@ -4,7 +4,6 @@
  * bidirectional overrides (that reorder what is read) are shown as \u escapes instead.
  */
 export function printable(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
   return text.replace(
     /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,

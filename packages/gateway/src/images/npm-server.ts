@@ -99,6 +99,7 @@ export function findInstalledPackage(spec: NpmSpec, from: string): InstalledPack
       `${spec.name} declares no single command (package.json "bin"); it cannot be run as a server.`,
     );
 
+  const realNodeModules = realpathSync(join(root, 'node_modules'));
   const closure: string[] = [];
   const queue = [dir];
   const seen = new Set<string>();
@@ -110,7 +111,20 @@ export function findInstalledPackage(spec: NpmSpec, from: string): InstalledPack
     const pkg = readJson(join(current, 'package.json'));
     const deps = { ...pkg.dependencies, ...pkg.optionalDependencies };
     for (const dep of Object.keys(deps)) {
+      // A dependency name is a path below node_modules: only npm's name syntax may become one.
+      if (!NPM_NAME.test(dep)) {
+        throw new GatewayError(
+          'IMAGE_CONTEXT',
+          `${pkg.name} depends on "${dep}", which is not a valid npm package name; refusing to build.`,
+        );
+      }
       const found = resolvePackageDir(dep, current, root);
+      if (found && !isInside(realpathSync(found), realNodeModules)) {
+        throw new GatewayError(
+          'IMAGE_CONTEXT',
+          `${dep} (needed by ${pkg.name}) resolves outside ${realNodeModules}; refusing to build.`,
+        );
+      }
       if (found) queue.push(found);
       else if (!(pkg.optionalDependencies && dep in pkg.optionalDependencies)) {
         throw new GatewayError(
@@ -153,13 +167,27 @@ export function findInstalledPackage(spec: NpmSpec, from: string): InstalledPack
   return { root, dir, bin, closure, lock };
 }
 
-function addTree(files: ContextFile[], source: string, target: string): void {
+const NPM_NAME = /^(?:@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*$/i;
+
+const isInside = (path: string, dir: string) =>
+  path === dir || path.startsWith(dir.endsWith(sep) ? dir : dir + sep);
+
+/**
+ * Copy a package's files. A link is followed only if it lands inside the package itself: a
+ * package may not pull host files (a key, a .env) into the image through a symlink.
+ */
+function addTree(
+  files: ContextFile[],
+  source: string,
+  target: string,
+  packageRoot: string = realpathSync(source),
+): void {
   for (const entry of readdirSync(source, { withFileTypes: true })) {
     // Nested node_modules are packages of their own, copied only if they are in the closure.
     if (entry.name === 'node_modules') continue;
     const from = join(source, entry.name);
     const to = `${target}/${entry.name}`;
-    if (entry.isDirectory()) addTree(files, from, to);
+    if (entry.isDirectory()) addTree(files, from, to, packageRoot);
     else if (entry.isFile() || entry.isSymbolicLink()) {
       let real: string;
       try {
@@ -167,6 +195,12 @@ function addTree(files: ContextFile[], source: string, target: string): void {
         if (!statSync(real).isFile()) continue;
       } catch {
         continue;
+      }
+      if (!isInside(real, packageRoot)) {
+        throw new GatewayError(
+          'IMAGE_CONTEXT',
+          `${from} is a link to ${real}, outside its package; refusing to copy host files into a server image.`,
+        );
       }
       const mode = statSync(real).mode & 0o111 ? 0o755 : 0o644;
       files.push({ path: to, mode, source: { hostPath: real } });

@@ -112,6 +112,27 @@ describe('Gateway catalog', () => {
     );
   });
 
+  it('a re-list that changes nothing writes no audit entries and does not rewrite the pins file', async () => {
+    const appended: unknown[] = [];
+    const up = new FakeUpstream('s', [tool('a'), tool('b')]);
+    const gateway = new Gateway({
+      servers: [server('s')],
+      pins: new PinStore(home),
+      guard,
+      audit: { append: async (input) => appended.push(input) },
+      createUpstream: () => up,
+      log: (line) => lines.push(line),
+      session: 'test',
+    });
+    await gateway.start();
+    const { stat } = await import('node:fs/promises');
+    const pinsFile = join(home, 'mcp-pins.json');
+    const before = { count: appended.length, mtime: (await stat(pinsFile)).mtimeMs };
+    for (let i = 0; i < 5; i++) await gateway.refresh('s');
+    expect(appended.length).toBe(before.count);
+    expect((await stat(pinsFile)).mtimeMs).toBe(before.mtime);
+  });
+
   it('builds the catalog in config order whatever order servers finish starting', async () => {
     const slow = new FakeUpstream('slow', [tool('t')]);
     slow.start = () => new Promise((resolve) => setTimeout(resolve, 50));

@@ -29,6 +29,13 @@ export interface GatewayOptions {
   readonly maxResultBytes?: number;
 }
 
+const exposedKey = (entry: CatalogEntry) => `${entry.tool}\u0000${entry.digest}\u0000exposed`;
+const withheldKey = (entry: WithheldEntry) => `${entry.tool}\u0000${entry.digest ?? ''}\u0000${entry.kind}`;
+const outcomeKeys = (catalog: ServerCatalog) => [
+  ...catalog.entries.map(exposedKey),
+  ...catalog.withheld.map(withheldKey),
+];
+
 export type ServerState =
   | { readonly status: 'running'; readonly catalog: ServerCatalog }
   | { readonly status: 'failed' | 'stopped'; readonly reason: string; readonly catalog?: ServerCatalog };
@@ -98,7 +105,7 @@ export class Gateway extends EventEmitter<{ catalogChanged: [] }> {
     }
   }
 
-  private async listServer(upstream: Upstream): Promise<ServerCatalog> {
+  private async listServer(upstream: Upstream, previous?: ServerCatalog): Promise<ServerCatalog> {
     const config = this.options.servers.find((s) => s.name === upstream.name)!;
     const listing = await upstream.listTools();
     const catalog = await buildServerCatalog({
@@ -111,7 +118,7 @@ export class Gateway extends EventEmitter<{ catalogChanged: [] }> {
       guard: this.options.guard,
       policy: this.policy,
     });
-    await this.auditExposure(catalog);
+    await this.auditExposure(catalog, previous);
     return catalog;
   }
 
@@ -123,23 +130,33 @@ export class Gateway extends EventEmitter<{ catalogChanged: [] }> {
       : {};
   }
 
-  private async auditExposure(catalog: ServerCatalog): Promise<void> {
+  /**
+   * One `expose` decision per tool: at start for all, on a re-list only for tools whose outcome
+   * changed, so a server repeating "tools changed" cannot grow the log with copies.
+   */
+  private async auditExposure(catalog: ServerCatalog, previous?: ServerCatalog): Promise<void> {
+    const before = new Set(previous ? outcomeKeys(previous) : []);
+    const isNew = (key: string) => !before.has(key);
     const appends = [
-      ...catalog.entries.map((entry) => ({
-        server: entry.server,
-        tool: entry.tool,
-        digest: entry.digest,
-        allowed: true,
-        rule: 'pinned',
-      })),
-      ...catalog.withheld.map((entry) => ({
-        server: entry.server,
-        tool: entry.tool,
-        ...(entry.digest ? { digest: entry.digest } : {}),
-        allowed: false,
-        rule: `withheld-${entry.kind}`,
-        reason: entry.reason.slice(0, 1000),
-      })),
+      ...catalog.entries
+        .filter((entry) => isNew(exposedKey(entry)))
+        .map((entry) => ({
+          server: entry.server,
+          tool: entry.tool,
+          digest: entry.digest,
+          allowed: true,
+          rule: 'pinned',
+        })),
+      ...catalog.withheld
+        .filter((entry) => isNew(withheldKey(entry)))
+        .map((entry) => ({
+          server: entry.server,
+          tool: entry.tool,
+          ...(entry.digest ? { digest: entry.digest } : {}),
+          allowed: false,
+          rule: `withheld-${entry.kind}`,
+          reason: entry.reason.slice(0, 1000),
+        })),
     ];
     // Queued together: the log batches them into few writes.
     await Promise.all(
@@ -168,10 +185,14 @@ export class Gateway extends EventEmitter<{ catalogChanged: [] }> {
     const upstream = this.upstreams.get(name);
     if (!upstream || this.states.get(name)?.status !== 'running') return;
     try {
-      const catalog = await this.listServer(upstream);
+      const previous = this.states.get(name)?.catalog;
+      const catalog = await this.listServer(upstream, previous);
       this.states.set(name, { status: 'running', catalog });
-      for (const entry of catalog.withheld)
-        if (entry.kind !== 'filtered') this.options.log(withheldLine(entry));
+      const known = new Set(previous ? outcomeKeys(previous) : []);
+      for (const entry of catalog.withheld) {
+        if (entry.kind !== 'filtered' && !known.has(withheldKey(entry)))
+          this.options.log(withheldLine(entry));
+      }
     } catch (error) {
       // A server that cannot list any more keeps nothing exposed.
       this.states.set(name, { status: 'failed', reason: `re-listing failed: ${(error as Error).message}` });

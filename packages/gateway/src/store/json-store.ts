@@ -73,8 +73,12 @@ export class JsonStore<T> {
     await ensurePrivateDirectory(this.home);
     return withFileLock(this.path, async () => {
       const document = await this.read();
+      const before = JSON.stringify(document);
       const result = await change(document);
-      await writeFileAtomic(this.path, `${JSON.stringify(document, null, 2)}\n`, { mode: 0o600 });
+      // Unchanged documents are not rewritten: a server re-listing the same tools costs no write.
+      if (JSON.stringify(document) !== before) {
+        await writeFileAtomic(this.path, `${JSON.stringify(document, null, 2)}\n`, { mode: 0o600 });
+      }
       return result;
     });
   }

@@ -58,11 +58,17 @@ export function serverContainerSpec(
   network: string,
   mounts: readonly ResolvedMount[],
   user: { uid: number; gid: number } | undefined = currentUser(),
+  imageVolumes: readonly string[] = [],
 ): Docker.ContainerCreateOptions {
   // Files a server writes into a writable mount belong to the person running the gateway, and it
   // can write where they can. Never as root, though: then the image's own user runs it.
   const runAs =
     mounts.some((m) => !m.readOnly) && user && user.uid !== 0 ? { User: `${user.uid}:${user.gid}` } : {};
+  const hardened = hardenedHostConfig(config.limits ?? DEFAULT_LIMITS);
+  // A VOLUME the image declares would otherwise be a writable, unbounded anonymous volume on the
+  // host despite the read-only root: each gets a small tmpfs instead.
+  const tmpfs = { ...hardened.Tmpfs };
+  for (const path of imageVolumes) if (!(path in tmpfs)) tmpfs[path] = 'rw,nosuid,nodev,size=64m';
   return {
     ...runAs,
     name: containerName(config.name, session),
@@ -78,7 +84,8 @@ export function serverContainerSpec(
     Tty: false,
     NetworkDisabled: config.egress.mode === 'deny',
     HostConfig: {
-      ...hardenedHostConfig(config.limits ?? DEFAULT_LIMITS),
+      ...hardened,
+      Tmpfs: tmpfs,
       NetworkMode: network,
       Mounts: mounts.map((m) => ({
         Type: 'bind' as const,

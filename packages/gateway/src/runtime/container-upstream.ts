@@ -63,7 +63,7 @@ export class ContainerUpstream implements Upstream {
 
   async start(): Promise<void> {
     const { docker, session } = this.deps;
-    await checkImage(docker, this.config, this.deps.policy);
+    const image = await checkImage(docker, this.config, this.deps.policy);
     const mounts = resolveMounts(this.config.mounts ?? [], this.deps.workspaceRoots, this.deps.home);
     if (this.config.egress.mode === 'allow' && !this.deps.sidecarImage) {
       throw new Error(
@@ -72,6 +72,7 @@ export class ContainerUpstream implements Upstream {
     }
     const networks = await createServerNetworks(docker, this.config, session);
     this.networks = networks.created;
+    await this.stopIfClosing();
     if (this.config.egress.mode === 'allow' && networks.outer) {
       this.sidecar = await startSidecar(docker, {
         config: this.config,
@@ -81,10 +82,19 @@ export class ContainerUpstream implements Upstream {
         outer: networks.outer,
         onLine: (line) => this.deps.onEgressLine(this.name, line),
       });
+      await this.stopIfClosing();
     }
     this.container = await docker.createContainer(
-      serverContainerSpec(this.config, session, networks.serverNetwork, mounts),
+      serverContainerSpec(
+        this.config,
+        session,
+        networks.serverNetwork,
+        mounts,
+        undefined,
+        Object.keys(image.Config?.Volumes ?? {}),
+      ),
     );
+    await this.stopIfClosing();
     const streams = await attachStdio(docker, this.container);
     streams.stderr.on('data', (chunk: Buffer) => this.tail.push(chunk));
     const transport = new StreamTransport(streams.stdout, streams.stdin, () => {
@@ -143,6 +153,16 @@ export class ContainerUpstream implements Upstream {
   /** The last 8 KiB of the server's stderr, env values redacted. Never sent to the model. */
   stderr(): string {
     return this.tail.text();
+  }
+
+  /**
+   * close() may run while start() is still creating things (the start-up timeout): whatever start
+   * creates after that is removed here instead of being left for the next sweep.
+   */
+  private async stopIfClosing(): Promise<void> {
+    if (!this.closing) return;
+    await this.close();
+    throw new Error('it was stopped while starting');
   }
 
   async close(): Promise<void> {

@@ -15,7 +15,7 @@ export async function checkImage(
   docker: Docker,
   config: ContainerServerConfig,
   policy?: PolicyView,
-): Promise<void> {
+): Promise<Docker.ImageInspectInfo> {
   let byTag: Docker.ImageInspectInfo | undefined;
   try {
     byTag = await docker.getImage(config.image).inspect();
@@ -36,4 +36,5 @@ export async function checkImage(
     policy?.imageRefusal(imageIdentity(config.image, byTag)) ??
     policy?.egressRefusal(config.name, config.egress);
   if (refusal) throw new Error(refusal);
+  return byTag;
 }

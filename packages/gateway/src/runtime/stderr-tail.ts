@@ -22,8 +22,23 @@ export class StderrTail {
   text(): string {
     let text = Buffer.concat(this.chunks).toString('utf8');
     // Longest first, so a secret containing another is replaced whole.
-    for (const secret of [...this.secrets].filter((s) => s.length >= 4).sort((a, b) => b.length - a.length)) {
-      text = text.split(secret).join('[redacted]');
+    const secrets = [...this.secrets].filter((s) => s.length >= 4).sort((a, b) => b.length - a.length);
+    for (const secret of secrets) text = text.split(secret).join('[redacted]');
+    // A secret cut by the start of what is kept (older chunks were dropped), or not yet complete
+    // at the end, leaves a piece of itself: redact those pieces too (4 characters or more).
+    for (const secret of secrets) {
+      for (let k = secret.length - 1; k >= 4; k--) {
+        if (text.startsWith(secret.slice(-k))) {
+          text = `[redacted]${text.slice(k)}`;
+          break;
+        }
+      }
+      for (let k = secret.length - 1; k >= 4; k--) {
+        if (text.endsWith(secret.slice(0, k))) {
+          text = `${text.slice(0, text.length - k)}[redacted]`;
+          break;
+        }
+      }
     }
     const bytes = Buffer.from(text);
     return bytes.length <= this.limit

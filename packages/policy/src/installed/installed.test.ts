@@ -52,6 +52,24 @@ describe('installed policy', () => {
     expect((await stat(home)).mode & 0o777).toBe(0o700);
   });
 
+  it('refuses to fall back to "no policy" once one was accepted (a removed file, an empty override)', async () => {
+    const { dir, home } = await fresh();
+    const installed = await installPolicy({
+      policyText: policyText(),
+      rootTexts: [rootV1],
+      dir,
+      home,
+      now: NOW,
+      ownerUid: uid,
+    });
+    expect(codeOf(installed)).toBe('ok');
+    const emptyDir = join(dir, '..', 'empty');
+    await mkdir(emptyDir);
+    const result = await loadInstalledPolicy({ dir: emptyDir, home, now: NOW, ownerUid: uid });
+    expect(codeOf(result)).toBe('INSTALLED_POLICY_MISSING');
+    expect(result.ok ? '' : result.message).toContain('example-corp version 7');
+  });
+
   it('refuses a group-writable policy file, root file or directory, saying how to fix it', async () => {
     const { dir, home } = await fresh();
     await installPolicy({

@@ -3,6 +3,7 @@ import { type VerifiedPolicy, verifyPolicy } from '../policy/verify.js';
 import { type TrustedRoot, verifyRootChain } from '../root/root.js';
 import {
   type PolicyState,
+  policyStatePath,
   readPolicyState,
   recordAccepted,
   ringfenceHome,
@@ -57,7 +58,20 @@ export async function loadInstalledPolicy(
   try {
     const policyFile = await readInstalledFile(join(dir, INSTALLED.policy), ownerUid);
     const rootFile = await readInstalledFile(join(dir, INSTALLED.root), ownerUid);
-    if (!policyFile && !rootFile) return { ok: true, present: false, dir };
+    if (!policyFile && !rootFile) {
+      // A machine that has accepted a policy does not quietly drop to "no policy": a removed file,
+      // or RINGFENCE_POLICY_DIR pointed at an empty directory, must not switch the rules off.
+      const state = await readPolicyState(home).catch(() => undefined);
+      const seen = Object.entries(state?.policies ?? {});
+      if (seen.length > 0) {
+        const [name, last] = seen[0]!;
+        return refuse(
+          'INSTALLED_POLICY_MISSING',
+          `No policy is installed in ${dir}, but this machine accepted policy ${name} version ${last.version} before (recorded in ${policyStatePath(home)}). Reinstall it with \`sudo ringfence policy install POLICY --root ROOT\`; if it was removed on purpose, delete that state file.`,
+        );
+      }
+      return { ok: true, present: false, dir };
+    }
     if (policyFile && !policyFile.ok) return policyFile;
     if (rootFile && !rootFile.ok) return rootFile;
     if (!rootFile) {

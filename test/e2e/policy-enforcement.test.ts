@@ -292,6 +292,13 @@ describe('the organisation policy, enforced end to end', () => {
     );
     expect(questions[0]).toContain('"repo":"dev-web"');
     if (refused) expect(firstText(result)).toMatch(/did not approve it \(decline\)/);
+    // Arguments too long to show whole are refused, not shown cut.
+    const long = await served.client.callTool({
+      name: 'tickets_create_ticket',
+      arguments: { repo: `dev-${'x'.repeat(3000)}`, visibility: 'public' },
+    });
+    expect(firstText(long)).toMatch(/arguments are too long \(over 2000 characters\) to show them whole/);
+    expect(questions).toHaveLength(1);
   });
 
   it('agents: a contractor over stdio is denied by scope; an unknown agent token is refused', async () => {

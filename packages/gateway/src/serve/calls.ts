@@ -1,4 +1,4 @@
-import { RingfenceError } from '@ringfence/policy';
+import { canonicalize, RingfenceError } from '@ringfence/policy';
 import { printable } from '../text/printable.js';
 import type { Upstream } from '../upstream/types.js';
 import type { CatalogEntry } from './catalog.js';
@@ -24,15 +24,22 @@ interface CallContext {
   readonly log: (line: string) => void;
 }
 
-const PREVIEW_CHARS = 400;
+/** The most a person is asked to read; longer arguments are refused rather than shown cut. */
+const PREVIEW_CHARS = 2000;
 
 export function errorResult(text: string): CallToolResult {
   return { content: [{ type: 'text', text }], isError: true };
 }
 
-function preview(args: Record<string, unknown>): string {
-  const text = JSON.stringify(args);
-  return text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}… (${text.length} characters)` : text;
+/** Arguments for a person, in canonical (sorted) order, whole; undefined when too long to show. */
+function preview(args: Record<string, unknown>): string | undefined {
+  let text: string;
+  try {
+    text = canonicalize(args);
+  } catch {
+    return undefined;
+  }
+  return text.length > PREVIEW_CHARS ? undefined : printable(text);
 }
 
 const ERROR_TEXT_MAX = 300;
@@ -105,9 +112,21 @@ export async function runCall(ctx: CallContext): Promise<CallToolResult> {
         `ringfence refused ${label}: policy rule "${decision.rule}" needs a person to approve this call, and this client cannot ask (it does not support MCP elicitation). Use a client that supports elicitation, or ask your policy admin.`,
       );
     }
+    // A person approves only what they can read whole: arguments too long to show are refused.
+    const shown = preview(args);
+    if (shown === undefined) {
+      await decide(
+        false,
+        decision.rule,
+        'the arguments are too long to show the person who must approve them',
+      );
+      return errorResult(
+        `ringfence refused ${label}: policy rule "${decision.rule}" needs a person to approve this call, and its arguments are too long (over ${PREVIEW_CHARS} characters) to show them whole. Send shorter arguments, or ask your policy admin.`,
+      );
+    }
     const answer = await caller
       .ask(
-        `Allow ${label}? Arguments go to ${entry.server} (${ctx.upstream?.destination ?? 'unavailable'}). Rule "${decision.rule}": ${decision.reason}. Arguments: ${preview(args)}`,
+        `Allow ${label}? Arguments go to ${entry.server} (${ctx.upstream?.destination ?? 'unavailable'}). Rule "${decision.rule}": ${decision.reason}. Arguments: ${shown}`,
       )
       .catch(() => 'cancel' as const);
     if (answer !== 'accept') {

@@ -114,12 +114,25 @@ export class RemoteUpstream implements Upstream {
       return await operation(client);
     } catch (error) {
       if (!(error instanceof StreamableHTTPError) || error.code !== 404 || !transport.sessionId) throw error;
-      const old = this.connection;
-      this.connection = await this.connect();
-      await old?.client.close().catch(() => {});
+      // Calls that fail together share one new session instead of each opening (and leaking) one.
+      this.reconnecting ??= (async () => {
+        const old = this.connection;
+        const fresh = await this.connect();
+        if (this.closing) {
+          await fresh.client.close().catch(() => {});
+          throw new Error(`${this.name} is closing`);
+        }
+        this.connection = fresh;
+        await old?.client.close().catch(() => {});
+      })().finally(() => {
+        this.reconnecting = undefined;
+      });
+      if (this.live.transport === transport) await this.reconnecting;
       return operation(this.live.client);
     }
   }
+
+  private reconnecting: Promise<void> | undefined;
 
   listTools(): Promise<ToolListing> {
     return this.withSessionRetry((client) => client.listTools());

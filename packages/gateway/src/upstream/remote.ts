@@ -22,7 +22,15 @@ export const noRedirectFetch: typeof fetch = async (input, init) => {
   // The answer to one request may not grow without bound (the SDK buffers it whole). The
   // session's long-lived GET stream carries notifications only and is left as it is.
   if ((init?.method ?? 'GET') === 'GET' || !response.body) return response;
-  return new Response(response.body.pipeThrough(byteLimit(MAX_RESPONSE_BYTES)), {
+  // A declared length is enforced by fetch itself (it fails on more bytes), so only a body of
+  // unknown length (chunked, or an event stream) needs counting — which costs on every chunk.
+  const declared = response.headers.get('content-length');
+  if (declared !== null && /^\d+$/.test(declared)) {
+    if (Number(declared) <= MAX_RESPONSE_BYTES) return response;
+    await response.body.cancel().catch(() => {});
+    throw new Error(`the server's answer is ${declared} bytes, over the ${MAX_RESPONSE_BYTES}-byte cap`);
+  }
+  return new Response(limitedBody(response.body, MAX_RESPONSE_BYTES), {
     status: response.status,
     statusText: response.statusText,
     headers: response.headers,
@@ -32,15 +40,22 @@ export const noRedirectFetch: typeof fetch = async (input, init) => {
 /** Largest answer to one request from a remote server. */
 export const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
-function byteLimit(max: number): TransformStream<Uint8Array, Uint8Array> {
+/** The body, failing once more than `max` bytes have come (a plain pull, cheaper than a pipe). */
+function limitedBody(body: ReadableStream<Uint8Array>, max: number): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
   let seen = 0;
-  return new TransformStream({
-    transform(chunk, controller) {
-      seen += chunk.byteLength;
-      if (seen > max)
-        controller.error(new Error(`the server's answer exceeded ${max} bytes; it was cut off`));
-      else controller.enqueue(chunk);
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) return controller.close();
+      seen += value.byteLength;
+      if (seen > max) {
+        await reader.cancel().catch(() => {});
+        return controller.error(new Error(`the server's answer exceeded ${max} bytes; it was cut off`));
+      }
+      controller.enqueue(value);
     },
+    cancel: (reason) => reader.cancel(reason),
   });
 }
 

@@ -19,9 +19,17 @@ export const noRedirectFetch: typeof fetch = async (input, init) => {
       `the server answered ${response.status} (redirect to ${location}); redirects are not followed`,
     );
   }
-  // The answer to one request may not grow without bound (the SDK buffers it whole). The
-  // session's long-lived GET stream carries notifications only and is left as it is.
-  if ((init?.method ?? 'GET') === 'GET' || !response.body) return response;
+  if (!response.body) return response;
+  // The session's long-lived GET stream may run for hours: what is capped there is one event
+  // (the SDK buffers an event until its blank line), not the whole stream.
+  if ((init?.method ?? 'GET') === 'GET') {
+    return new Response(limitedBody(response.body, MAX_RESPONSE_BYTES, { perEvent: true }), {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
+  }
+  // The answer to one request may not grow without bound (the SDK buffers it whole).
   // A declared length is enforced by fetch itself (it fails on more bytes), so only a body of
   // unknown length (chunked, or an event stream) needs counting — which costs on every chunk.
   const declared = response.headers.get('content-length');
@@ -40,15 +48,41 @@ export const noRedirectFetch: typeof fetch = async (input, init) => {
 /** Largest answer to one request from a remote server. */
 export const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
-/** The body, failing once more than `max` bytes have come (a plain pull, cheaper than a pipe). */
-function limitedBody(body: ReadableStream<Uint8Array>, max: number): ReadableStream<Uint8Array> {
+const LF = 10;
+
+/**
+ * Bytes of the event still being received after this chunk: counting restarts after the last
+ * blank line ("\n\n", "\r\n\r\n", or a "\n" that ended the previous chunk followed by one here).
+ */
+export function bytesSinceEventEnd(chunk: Uint8Array, before: number, previousByte: number): number {
+  const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  const lf = bytes.lastIndexOf('\n\n');
+  const crlf = bytes.lastIndexOf('\r\n\r\n');
+  let end = -1;
+  if (lf >= 0) end = lf + 2;
+  if (crlf >= 0) end = Math.max(end, crlf + 4);
+  if (end < 0 && previousByte === LF && bytes[0] === LF) end = 1;
+  return end >= 0 ? bytes.length - end : before + bytes.length;
+}
+
+/**
+ * The body, failing once more than `max` bytes have come — in all, or with `perEvent` since the
+ * last blank line of an event stream (a plain pull, cheaper than a pipe).
+ */
+function limitedBody(
+  body: ReadableStream<Uint8Array>,
+  max: number,
+  options: { perEvent?: boolean } = {},
+): ReadableStream<Uint8Array> {
   const reader = body.getReader();
   let seen = 0;
+  let previous = 0;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       const { done, value } = await reader.read();
       if (done) return controller.close();
-      seen += value.byteLength;
+      seen = options.perEvent ? bytesSinceEventEnd(value, seen, previous) : seen + value.byteLength;
+      previous = value.byteLength > 0 ? (value[value.byteLength - 1] ?? 0) : previous;
       if (seen > max) {
         await reader.cancel().catch(() => {});
         return controller.error(new Error(`the server's answer exceeded ${max} bytes; it was cut off`));

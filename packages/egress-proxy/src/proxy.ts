@@ -93,7 +93,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Run
     options: limits,
     tunnels: new Set(),
     tunnelSockets: new Set(),
-    agent: createUpstreamAgent(limits.responseTimeoutMs),
+    agent: createUpstreamAgent(limits.responseTimeoutMs, limits.maxTunnels),
   };
   const server = createProxyServer(ctx);
   server.listen({ host: options.host, port: options.port, exclusive: true });

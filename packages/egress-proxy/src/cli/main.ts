@@ -66,6 +66,13 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`ringfence-egress-proxy: ${(err as Error).message} (${code})\n`);
     return 1;
   }
+  // Last line of defence: an exception no handler caught costs the request it came from, not
+  // every open tunnel (the process keeps serving and says what happened on stderr).
+  process.on('uncaughtException', (err) => {
+    process.stderr.write(
+      `${JSON.stringify({ event: 'internal-error', message: String((err as Error)?.message ?? err) })}\n`,
+    );
+  });
   say({ event: 'listening', address: proxy.address, port: proxy.port });
   return await new Promise<number>((resolve) => {
     const stop = (why: string, code: number) => {

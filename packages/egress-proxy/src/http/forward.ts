@@ -49,6 +49,9 @@ export async function handleForward(ctx: ProxyContext, req: IncomingMessage, res
     agent: ctx.agent,
   });
   let settled = false;
+  // Once the vetted connection is up the request (and any body) is on its way: from then on the
+  // decision line must say allowed, whatever happens to the answer.
+  let sent = false;
   const fail = (status: number, reason: string) => {
     if (settled) {
       // Mid-body: the status line is gone already, so the only honest signal left is a reset.
@@ -58,15 +61,23 @@ export async function handleForward(ctx: ProxyContext, req: IncomingMessage, res
     }
     settled = true;
     upstream.destroy();
-    refuse(status, reason, address);
+    if (!sent) return refuse(status, reason, address);
+    ctx.log.decision({ method, host, port, allowed: true, reason: `sent-then-${reason}`, address, status });
+    if (!res.destroyed && !res.headersSent) refuseResponse(res, status, reason);
+    else res.destroy();
   };
   upstream.on('socket', (socket: Socket) => {
-    if (!socket.connecting) return;
+    if (!socket.connecting) {
+      // A kept-alive socket to this same vetted address: it was checked when it connected.
+      sent = true;
+      return;
+    }
     const timer = setTimeout(() => fail(504, 'connect-timeout'), ctx.options.connectTimeoutMs);
     socket.once('connect', () => {
       clearTimeout(timer);
       const problem = peerProblem(socket, address, port, ctx.policy);
       if (problem) fail(problem === 'peer-mismatch' ? 502 : 403, problem);
+      else sent = true;
     });
     socket.once('close', () => clearTimeout(timer));
   });
@@ -86,10 +97,21 @@ export async function handleForward(ctx: ProxyContext, req: IncomingMessage, res
       upRes.destroy();
       return;
     }
+    const status = upRes.statusCode ?? 0;
+    // An origin's status line is not trusted to be writable: a status outside 100-599 (or a
+    // reason phrase Node refuses to write) must cost this request, not the proxy.
+    if (status < 100 || status > 599) {
+      upRes.destroy();
+      return fail(502, 'bad-upstream-response');
+    }
+    try {
+      res.writeHead(status, stripHopByHop(upRes.rawHeaders));
+    } catch {
+      upRes.destroy();
+      return fail(502, 'bad-upstream-response');
+    }
     settled = true;
-    const status = upRes.statusCode ?? 502;
     ctx.log.decision({ method, host, port, allowed: true, reason: 'allowed', address, status });
-    res.writeHead(status, upRes.statusMessage, stripHopByHop(upRes.rawHeaders));
     upRes.pipe(res);
     upRes.on('error', () => res.destroy());
   });

@@ -61,5 +61,14 @@ export function framingProblem(raw: readonly string[]): string | null {
   if (te.length === 1 && te[0]?.trim().toLowerCase() !== 'chunked') return 'bad-framing';
   if (cl.length > 1) return 'bad-framing';
   if (cl.length === 1 && !/^[0-9]{1,15}$/.test(cl[0] ?? '')) return 'bad-framing';
+  // Naming framing or Host in Connection would have them stripped before forwarding: the body
+  // would reach the origin unframed (a second, unchecked request) or the request without Host.
+  for (const value of headerValues(raw, 'connection')) {
+    for (const token of value.split(',')) {
+      if (PROTECTED.has(token.trim().toLowerCase())) return 'bad-connection-header';
+    }
+  }
   return null;
 }
+
+const PROTECTED = new Set(['host', 'content-length', 'transfer-encoding']);

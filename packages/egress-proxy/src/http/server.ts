@@ -7,8 +7,15 @@ import { handleForward } from './forward.js';
 import { refuseRaw, refuseResponse } from './respond.js';
 
 /** Upstream pool for plain-HTTP forwards; keyed by the vetted IP, so reuse never skips a check. */
-export function createUpstreamAgent(timeoutMs: number): Agent {
-  const agent = new Agent({ keepAlive: true, maxFreeSockets: 256, timeout: timeoutMs, scheduling: 'lifo' });
+export function createUpstreamAgent(timeoutMs: number, maxSockets = 1024): Agent {
+  // maxSockets bounds concurrent forwards as --max-tunnels bounds tunnels; more requests queue.
+  const agent = new Agent({
+    keepAlive: true,
+    maxFreeSockets: 256,
+    maxSockets,
+    timeout: timeoutMs,
+    scheduling: 'lifo',
+  });
   // The default createConnection would accept a host name and run dns.lookup; ours only ever
   // receives the vetted IP, and never resolves.
   (agent as unknown as { createConnection: (o: NetConnectOpts) => Socket }).createConnection = (o) =>
@@ -48,6 +55,21 @@ export function createProxyServer(ctx: ProxyContext): Server {
     insecureHTTPParser: false,
   });
   server.maxHeadersCount = 0;
+  // Client connections are bounded too (tunnels, forwards and idle keep-alives together).
+  server.maxConnections = ctx.options.maxTunnels * 2 + 64;
+  // Node answers a non-100-continue Expect itself, unlogged: log and refuse it like any request.
+  server.on('checkExpectation', (req, res) => {
+    ctx.log.decision({
+      method: req.method ?? '',
+      host: '',
+      port: 0,
+      allowed: false,
+      reason: 'expectation-refused',
+      status: 417,
+    });
+    res.shouldKeepAlive = false;
+    refuseResponse(res, 417, 'expectation-refused');
+  });
   server.timeout = ctx.options.idleTimeoutMs;
   // A bug in a handler must cost one request, not the process and every open tunnel with it.
   server.on('request', (req, res) => {

@@ -130,6 +130,9 @@ function relay(
   client.setNoDelay(true);
   client.write(ESTABLISHED);
   if (head.length > 0) upstream.write(head);
+  // A client that sent its data and FIN with the CONNECT itself: Node consumed that end before
+  // this relay existed, so pass it on here or the half-close is lost.
+  if (client.readableEnded) upstream.end();
   forward(client, upstream);
   forward(upstream, client);
 }

@@ -90,6 +90,7 @@ export async function servingDeps(
     audit,
     createUpstream,
     close: async () => {
+      if (runtime.available) runtime.flushAudit();
       await guard.close();
       await audit.close();
     },

@@ -91,6 +91,7 @@ const REFS: Record<AuditType, Spec> = {
     allowed: BOOL,
     status: { check: isStatus, what: 'an HTTP status code', optional: true },
     reason: TEXT,
+    count: { check: isSeq, what: 'a positive integer', optional: true },
   },
 };
 

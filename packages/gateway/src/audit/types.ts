@@ -70,6 +70,8 @@ export interface EgressRefs {
   /** HTTP status the proxy answered with, when it reported one. */
   readonly status?: number;
   readonly reason: string;
+  /** How many identical attempts this entry stands for, when repeats were folded into one. */
+  readonly count?: number;
 }
 
 interface EntryBase {

@@ -1,16 +1,22 @@
 import type Docker from 'dockerode';
-import { egressInputFromProxyLine } from '../audit/egress.js';
 import { findSidecarImage } from '../images/sidecar.js';
 import type { PolicyView } from '../serve/policy-view.js';
 import type { AuditSink } from '../serve/types.js';
 import type { ContainerUpstreamFactory } from '../upstream/factory.js';
 import { ContainerUpstream } from './container-upstream.js';
+import { EgressAuditor } from './egress-audit.js';
 import { createDockerClient, probeEngine, resolveEngineEndpoint } from './engine.js';
 import type { WorkspaceRoot } from './mounts.js';
 import { sweepDeadGateways } from './sweep.js';
 
 export type ContainerRuntime =
-  | { readonly available: true; readonly docker: Docker; readonly factory: ContainerUpstreamFactory }
+  | {
+      readonly available: true;
+      readonly docker: Docker;
+      readonly factory: ContainerUpstreamFactory;
+      /** Write egress attempts still being folded (call before closing the audit log). */
+      flushAudit(): void;
+    }
   | { readonly available: false; readonly reason: string };
 
 /**
@@ -46,16 +52,16 @@ export async function createContainerRuntime(options: {
   }
   for (const problem of swept.errors) options.log(`ringfence: sweeping leftovers: ${problem}`);
   const sidecarImage = await findSidecarImage(docker);
-  const onEgressLine = (server: string, line: string) => {
-    const input = egressInputFromProxyLine(server, line);
-    if (input)
-      options.audit
-        .append(input)
-        .catch((error: unknown) => options.log(`ringfence: audit: ${(error as Error).message}`));
-  };
+  const egress = new EgressAuditor((input) => {
+    options.audit
+      .append(input)
+      .catch((error: unknown) => options.log(`ringfence: audit: ${(error as Error).message}`));
+  });
+  const onEgressLine = (server: string, line: string) => egress.line(server, line);
   return {
     available: true,
     docker,
+    flushAudit: () => egress.flush(),
     factory: (config) =>
       new ContainerUpstream(config, {
         docker,

@@ -95,6 +95,19 @@ export async function runCall(ctx: CallContext): Promise<CallToolResult> {
       `ringfence refused ${label}: the arguments must be a JSON object of plain JSON values.`,
     );
   }
+  // Before any rule reads them: rules match arguments (globs, pointers), so their size is capped
+  // first, as it would be by the schema check that comes after.
+  const argumentBytes = Buffer.byteLength(JSON.stringify(args));
+  if (argumentBytes > ctx.maxResultBytes) {
+    await decide(
+      false,
+      'arguments',
+      `arguments of ${argumentBytes} bytes are over the ${ctx.maxResultBytes}-byte cap`,
+    );
+    return errorResult(
+      `ringfence refused ${label}: the arguments are ${argumentBytes} bytes, over the ${ctx.maxResultBytes}-byte cap. Send less.`,
+    );
+  }
 
   const decision = ctx.policy.decideCall({ server: entry.server, tool: entry.tool, ...who, arguments: args });
   if (decision.action === 'deny') {

@@ -36,6 +36,13 @@ export function readPolicySource(text: string, filename: string): Policy {
   } catch (error) {
     throw new SourceError('SOURCE_INVALID', `${filename}: ${(error as Error).message}`);
   }
+  const unsafe = unsafeNumber(value);
+  if (unsafe !== undefined) {
+    throw new SourceError(
+      'SOURCE_INVALID',
+      `${filename}: the number ${unsafe} is beyond what JSON numbers hold exactly (±2^53); it would be signed rounded. Write it as a string.`,
+    );
+  }
   const validated = validatePolicy(value);
   if (!validated.ok) throw new SourceError('SOURCE_INVALID', `${filename}: ${validated.message}`);
   return validated.policy;
@@ -47,4 +54,16 @@ function parseYaml(text: string, filename: string): unknown {
   if (problem) throw new SourceError('SOURCE_INVALID', `${filename}: ${problem.message}`);
   // An alias would make one YAML node appear twice; refuse it rather than expand it silently.
   return doc.toJS({ maxAliasCount: 0 });
+}
+
+/** The first number outside the exactly representable integer range, if any. */
+function unsafeNumber(value: unknown): number | undefined {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const current = stack.pop();
+    if (typeof current === 'number' && Number.isInteger(current) && !Number.isSafeInteger(current))
+      return current;
+    if (typeof current === 'object' && current !== null) stack.push(...Object.values(current));
+  }
+  return undefined;
 }

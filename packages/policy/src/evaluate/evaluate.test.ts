@@ -89,6 +89,15 @@ describe('servers', () => {
     expect(isEgressWithinCeiling(wild, 'badexample.com')).toBe(false);
     expect(isEgressWithinCeiling({ mode: 'deny' }, 'a.example.com')).toBe(false);
   });
+
+  it('an empty egress_allow means no network, even under default_egress: any', () => {
+    const ceiling = egressCeiling(
+      basePolicy({ default_egress: 'any', mcp: [{ server: 'x', egress_allow: [] }] }),
+      'x',
+    );
+    expect(ceiling).toEqual({ mode: 'deny' });
+    expect(isEgressWithinCeiling(ceiling, 'evil.com')).toBe(false);
+  });
 });
 
 describe('decideCall', () => {
@@ -218,6 +227,25 @@ describe('pointers and globs', () => {
 });
 
 describe('glob safety', () => {
+  it('cannot be made to backtrack: patterns with many stars against long, almost-matching text', () => {
+    // Exponential with a backtracking regex (minutes); a linear walk answers at once.
+    expect(globMatches('*a*a*a*b', 'a'.repeat(50_000))).toBe(false);
+    expect(globMatches('*secret*.pem', 'secret'.repeat(100_000))).toBe(false);
+    expect(globMatches('*a*a*a*b', `${'a'.repeat(50_000)}b`)).toBe(true);
+  });
+
+  it('matches * (any run), ? (one character), escapes, and whole strings only', () => {
+    expect(globMatches('a*c', 'abbbc')).toBe(true);
+    expect(globMatches('a*c', 'abbbcd')).toBe(false);
+    expect(globMatches('a?c', 'abc')).toBe(true);
+    expect(globMatches('a?c', 'ac')).toBe(false);
+    expect(globMatches('**', '')).toBe(true);
+    expect(globMatches('a\\*', 'a*')).toBe(true);
+    expect(globMatches('a\\*', 'ab')).toBe(false);
+    expect(globMatches('?', '😀')).toBe(true);
+    expect(globMatches('prod-*', 'PROD-1')).toBe(false);
+  });
+
   it('compiles every printable character literally', () => {
     for (let c = 0x20; c < 0x7f; c++) {
       const ch = String.fromCharCode(c);

@@ -88,7 +88,8 @@ export type EgressCeiling = { mode: 'deny' } | { mode: 'any' } | { mode: 'allow'
  */
 export function egressCeiling(policy: Policy, server: string): EgressCeiling {
   const hosts = serverEntry(policy, server)?.egress_allow;
-  if (hosts && hosts.length > 0) return { mode: 'allow', hosts };
+  // An empty list means no host, as an empty allow_tools means no tool; never "default_egress".
+  if (hosts !== undefined) return hosts.length > 0 ? { mode: 'allow', hosts } : { mode: 'deny' };
   return { mode: policy.default_egress ?? 'deny' };
 }
 

@@ -70,6 +70,44 @@ describe('installed policy', () => {
     expect(result.ok ? '' : result.message).toContain('example-corp version 7');
   });
 
+  it('keeps rollback protection for a policy named like an Object.prototype member', async () => {
+    const { dir, home } = await fresh();
+    const named = (version: number) => policyText(basePolicy({ name: 'constructor', version }));
+    expect(
+      codeOf(
+        await installPolicy({
+          policyText: named(5),
+          rootTexts: [rootV1],
+          dir,
+          home,
+          now: NOW,
+          ownerUid: uid,
+        }),
+      ),
+    ).toBe('ok');
+    expect(
+      codeOf(
+        await installPolicy({
+          policyText: named(1),
+          rootTexts: [rootV1],
+          dir,
+          home,
+          now: NOW,
+          ownerUid: uid,
+        }),
+      ),
+    ).toBe('POLICY_ROLLBACK');
+  });
+
+  it('a damaged state file with no policy installed refuses, as everywhere else', async () => {
+    const { dir, home } = await fresh();
+    await mkdir(home, { recursive: true, mode: 0o700 });
+    await writeFile(join(home, 'policy-state.json'), '{"version":1,', { mode: 0o600 });
+    expect(codeOf(await loadInstalledPolicy({ dir, home, now: NOW, ownerUid: uid }))).toBe(
+      'STATE_UNREADABLE',
+    );
+  });
+
   it('refuses a group-writable policy file, root file or directory, saying how to fix it', async () => {
     const { dir, home } = await fresh();
     await installPolicy({

@@ -61,8 +61,17 @@ export async function loadInstalledPolicy(
     if (!policyFile && !rootFile) {
       // A machine that has accepted a policy does not quietly drop to "no policy": a removed file,
       // or RINGFENCE_POLICY_DIR pointed at an empty directory, must not switch the rules off.
-      const state = await readPolicyState(home).catch(() => undefined);
-      const seen = Object.entries(state?.policies ?? {});
+      // A damaged state file refuses here as everywhere else: it may be what recorded the policy.
+      let state: PolicyState;
+      try {
+        state = await readPolicyState(home);
+      } catch (error) {
+        return refuse(
+          'STATE_UNREADABLE',
+          `${policyStatePath(home)} cannot be read (${(error as Error).message}); restore it or reinstall the policy with \`sudo ringfence policy install POLICY --root ROOT\`.`,
+        );
+      }
+      const seen = Object.entries(state.policies);
       if (seen.length > 0) {
         const [name, last] = seen[0]!;
         return refuse(
@@ -135,7 +144,12 @@ function verifyInstalled(
 ): VerifyResult<VerifiedPolicy> {
   const root = verifyRootChain(rootTexts, trusted ? { now, trusted } : { now });
   if (!root.ok) return root;
-  return verifyPolicy(policyText, { root: root.root, now, seen: (name) => state.policies[name] });
+  return verifyPolicy(policyText, {
+    root: root.root,
+    now,
+    // Own entries only: a policy named `constructor` must not find Object.prototype's.
+    seen: (name) => (Object.hasOwn(state.policies, name) ? state.policies[name] : undefined),
+  });
 }
 
 function changed(before: PolicyState, after: PolicyState): boolean {

@@ -127,7 +127,7 @@ export function recordAccepted(
   if (!state.root || root.version > state.root.version) {
     next.root = { version: root.version, digest: root.digest, payload: root.payload };
   }
-  const seen = state.policies[policy.name];
+  const seen = Object.hasOwn(state.policies, policy.name) ? state.policies[policy.name] : undefined;
   if (!seen || policy.version > seen.version) {
     next.policies[policy.name] = {
       version: policy.version,

@@ -32,6 +32,11 @@ type Prepared =
   | { verdict: SchemaVerdict & { ok: false } }
   | { verdict: typeof OK; analysis: SchemaAnalysis; digest: string };
 
+/** `key` names who a check is for (e.g. the server); the worker queue is fair between keys. */
+export interface CheckOptions {
+  readonly key?: string;
+}
+
 export interface SchemaGuardOptions {
   limits?: Partial<SchemaGuardLimits>;
   /** Worker threads in the pool (default 2). */
@@ -83,21 +88,29 @@ export class SchemaGuard {
    * Arguments must be an object (or absent) valid against `inputSchema`, and may only carry the
    * top-level names the schema declares (see docs/schema-guard.md for the exact rule).
    */
-  async checkArguments(inputSchema: unknown, args: unknown): Promise<SchemaVerdict> {
+  async checkArguments(
+    inputSchema: unknown,
+    args: unknown,
+    options: CheckOptions = {},
+  ): Promise<SchemaVerdict> {
     const value = args ?? {};
     if (typeof value !== 'object' || Array.isArray(value)) {
       return refuse('ARGUMENTS_INVALID', 'the arguments must be a JSON object');
     }
     const size = this.measure(value, 'ARGUMENTS_TOO_LARGE', 'ARGUMENTS_INVALID', 'the arguments');
     if (!size.ok) return size;
-    return this.validate(inputSchema, 'arguments', value);
+    return this.validate(inputSchema, 'arguments', value, options.key);
   }
 
   /**
    * A result is size-capped; when the tool declares `outputSchema`, a result that is not an
    * error must carry `structuredContent` valid against it.
    */
-  async checkResult(outputSchema: unknown | undefined, result: ToolResultLike): Promise<SchemaVerdict> {
+  async checkResult(
+    outputSchema: unknown | undefined,
+    result: ToolResultLike,
+    options: CheckOptions = {},
+  ): Promise<SchemaVerdict> {
     if (typeof result !== 'object' || result === null || Array.isArray(result)) {
       return refuse('RESULT_INVALID', 'the result must be a JSON object');
     }
@@ -110,7 +123,7 @@ export class SchemaGuard {
         'the tool declares an output schema but its result carries no structuredContent',
       );
     }
-    return this.validate(outputSchema, 'result', result.structuredContent);
+    return this.validate(outputSchema, 'result', result.structuredContent, options.key);
   }
 
   /** Starts the workers ahead of the first check, so that no check waits for a cold start. */
@@ -131,21 +144,25 @@ export class SchemaGuard {
     schema: unknown,
     role: 'arguments' | 'result',
     value: unknown,
+    key?: string,
   ): Promise<SchemaVerdict> {
     const prepared = this.analyze(schema);
     if (!prepared.verdict.ok || !('digest' in prepared)) return prepared.verdict;
     const { analysis, digest } = prepared;
     const failed = this.compileFailures.get(digest);
     if (failed !== undefined) return failed;
-    const verdict = await this.pool.run({
-      op: 'validate',
-      digest,
-      dialect: analysis.dialect,
-      schema: analysis.compiled,
-      rule: analysis.argumentRule,
-      role,
-      value,
-    });
+    const verdict = await this.pool.run(
+      {
+        op: 'validate',
+        digest,
+        dialect: analysis.dialect,
+        schema: analysis.compiled,
+        rule: analysis.argumentRule,
+        role,
+        value,
+      },
+      key,
+    );
     this.remember(digest, verdict);
     return verdict;
   }

@@ -208,6 +208,30 @@ describe('hostile schemas are refused within the budget while other checks compl
     }
   }, 30_000);
 
+  it('one caller flooding the queue with slow checks does not starve another: the queue is fair between keys', async () => {
+    const single = new SchemaGuard({ workers: 1, limits: { timeoutMs: BUDGET_MS } });
+    try {
+      await single.warmUp();
+      const order: string[] = [];
+      const flood = Array.from({ length: 4 }, (_, i) =>
+        single.checkArguments(slowSchema, slowArguments, { key: 'hostile' }).then((v) => {
+          order.push(`hostile-${i}`);
+          return v;
+        }),
+      );
+      const other = single.checkArguments(benignSchema, { city: 'Porto' }, { key: 'other' }).then((v) => {
+        order.push('other');
+        return v;
+      });
+      expect(await other).toEqual({ ok: true });
+      // Served right after the first slow check, not after all four (first come would be last).
+      expect(order).toEqual(['hostile-0', 'other']);
+      await Promise.all(flood);
+    } finally {
+      await single.close();
+    }
+  }, 60_000);
+
   it('the event loop stays free during a hostile check', async () => {
     const check = guard.checkArguments(slowSchema, slowArguments);
     // Timers keep firing on time while the worker grinds.

@@ -15,6 +15,8 @@ type Request = WorkerRequest extends infer R ? (R extends unknown ? Omit<R, 'id'
 
 interface Task {
   request: Request;
+  /** Who the check is for (a server, a session): the queue is fair between keys. */
+  key: string;
   resolve: (verdict: SchemaVerdict) => void;
   waitTimer?: NodeJS.Timeout;
 }
@@ -42,13 +44,14 @@ export class WorkerPool {
   private nextId = 1;
   private closed = false;
   private lastStartError: string | undefined;
+  private lastKey: string | undefined;
 
   constructor(private readonly options: PoolOptions) {}
 
-  run(request: Request): Promise<SchemaVerdict> {
+  run(request: Request, key = ''): Promise<SchemaVerdict> {
     if (this.closed) return Promise.resolve(closedVerdict());
     return new Promise((resolve) => {
-      const task: Task = { request, resolve };
+      const task: Task = { request, key, resolve };
       task.waitTimer = setTimeout(() => {
         const index = this.queue.indexOf(task);
         if (index >= 0) this.queue.splice(index, 1);
@@ -107,10 +110,30 @@ export class WorkerPool {
         if (this.slots.length < this.options.size) this.spawn();
         return;
       }
-      const task = this.queue.shift() as Task;
+      const task = this.next();
       clearTimeout(task.waitTimer);
       this.start(slot, task);
     }
+  }
+
+  /**
+   * The oldest queued check of the key with the fewest checks running, preferring on a tie a key
+   * other than the one served last: one caller flooding the queue with slow checks delays others
+   * by about one budget, not by the whole queue.
+   */
+  private next(): Task {
+    const running = new Map<string, number>();
+    for (const slot of this.slots) {
+      if (slot.current) running.set(slot.current.task.key, (running.get(slot.current.task.key) ?? 0) + 1);
+    }
+    const cost = (task: Task) => (running.get(task.key) ?? 0) * 2 + (task.key === this.lastKey ? 1 : 0);
+    let best = 0;
+    for (let i = 1; i < this.queue.length; i++) {
+      if (cost(this.queue[i]!) < cost(this.queue[best]!)) best = i;
+    }
+    const task = this.queue.splice(best, 1)[0]!;
+    this.lastKey = task.key;
+    return task;
   }
 
   private start(slot: Slot, task: Task): void {

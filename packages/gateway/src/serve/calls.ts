@@ -148,7 +148,7 @@ export async function runCall(ctx: CallContext): Promise<CallToolResult> {
     }
   }
 
-  const argumentCheck = await ctx.guard.checkArguments(entry.inputSchema, args);
+  const argumentCheck = await ctx.guard.checkArguments(entry.inputSchema, args, { key: entry.server });
   if (!argumentCheck.ok) {
     await decide(false, 'input-schema', argumentCheck.message ?? String(argumentCheck.code));
     return errorResult(
@@ -234,7 +234,7 @@ async function checkResult(
   const size = Buffer.byteLength(JSON.stringify(result));
   if (size > ctx.maxResultBytes)
     return refuse(`the result is ${size} bytes, over the ${ctx.maxResultBytes}-byte cap`);
-  const verdict = await ctx.guard.checkResult(ctx.entry.outputSchema, result);
+  const verdict = await ctx.guard.checkResult(ctx.entry.outputSchema, result, { key: ctx.entry.server });
   if (!verdict.ok)
     return refuse(`it does not match the tool's pinned output schema (${verdict.message ?? verdict.code})`);
   const { _meta: _dropped, ...reply } = result;

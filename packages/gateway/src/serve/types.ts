@@ -9,13 +9,16 @@ export interface AuditSink {
 /** The schema checks the gateway relies on (implemented by the schema guard). */
 export interface SchemaChecks {
   prepare(schema: unknown): Promise<{ ok: boolean; code?: string; message?: string }>;
+  /** `key` names who the check is for (the server): the worker queue is fair between keys. */
   checkArguments(
     inputSchema: unknown,
     args: unknown,
+    options?: { key?: string },
   ): Promise<{ ok: boolean; code?: string; message?: string }>;
   checkResult(
     outputSchema: unknown,
     result: { structuredContent?: unknown; isError?: boolean; content?: unknown },
+    options?: { key?: string },
   ): Promise<{ ok: boolean; code?: string; message?: string }>;
 }
 

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
-import { Args, Command, Flags } from '@oclif/core';
+import { Command } from '@oclif/core';
 import { installedPolicyDir, installPolicy, isRingfenceError, type VerifyCode } from '@ringfence/policy';
+import { policyArg, rootFlag } from '../../lib/policy-args.js';
 
 /** What `policy install --json` prints. */
 export interface PolicyInstallJson {
@@ -30,16 +31,11 @@ export default class PolicyInstall extends Command {
   static override enableJsonFlag = true;
 
   static override args = {
-    policy: Args.string({ description: 'signed policy (DSSE envelope)', required: true }),
+    policy: policyArg,
   };
 
   static override flags = {
-    root: Flags.string({
-      description: 'trust root; repeat for a rotation chain, oldest first',
-      required: true,
-      multiple: true,
-      helpValue: 'ROOT',
-    }),
+    root: rootFlag,
   };
 
   async run(): Promise<PolicyInstallJson> {

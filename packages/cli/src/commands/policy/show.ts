@@ -1,5 +1,6 @@
-import { Args, Command, Flags } from '@oclif/core';
+import { Command } from '@oclif/core';
 import { type Policy, summarizePolicy, type VerifyCode, verifyPolicyFiles } from '@ringfence/policy';
+import { policyArg, rootFlag } from '../../lib/policy-args.js';
 
 /** What `policy show --json` prints. */
 export interface PolicyShowJson {
@@ -23,16 +24,11 @@ export default class PolicyShow extends Command {
   static override enableJsonFlag = true;
 
   static override args = {
-    policy: Args.string({ description: 'signed policy (DSSE envelope)', required: true }),
+    policy: policyArg,
   };
 
   static override flags = {
-    root: Flags.string({
-      description: 'trust root; repeat for a rotation chain, oldest first',
-      required: true,
-      multiple: true,
-      helpValue: 'ROOT',
-    }),
+    root: rootFlag,
   };
 
   async run(): Promise<PolicyShowJson> {

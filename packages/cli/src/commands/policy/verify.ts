@@ -1,5 +1,6 @@
-import { Args, Command, Flags } from '@oclif/core';
+import { Command, Flags } from '@oclif/core';
 import { type VerifyCode, verifyPolicyFiles } from '@ringfence/policy';
+import { policyArg, rootFlag } from '../../lib/policy-args.js';
 
 /** What `policy verify --json` prints. */
 export interface PolicyVerifyJson {
@@ -31,16 +32,11 @@ export default class PolicyVerify extends Command {
   static override enableJsonFlag = true;
 
   static override args = {
-    policy: Args.string({ description: 'signed policy (DSSE envelope)', required: true }),
+    policy: policyArg,
   };
 
   static override flags = {
-    root: Flags.string({
-      description: 'trust root; repeat for a rotation chain, oldest first',
-      required: true,
-      multiple: true,
-      helpValue: 'ROOT',
-    }),
+    root: rootFlag,
     'min-days-valid': Flags.integer({
       description: 'fail if the policy expires within N days',
       min: 0,

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { copyFile, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -256,7 +257,11 @@ describe('the organisation policy, enforced end to end', () => {
       });
       expect(typeof decision.refs.rule).toBe('string');
     }
-    expect(policyDigest.payload.length).toBeGreaterThan(0);
+    // The digest in every entry is that of the signed payload that was installed.
+    const signedDigest = `sha256:${createHash('sha256').update(Buffer.from(policyDigest.payload, 'base64')).digest('hex')}`;
+    expect(new Set(decisions.map((d) => (d.refs.policy as { digest: string }).digest))).toEqual(
+      new Set([signedDigest]),
+    );
   });
 
   it('ask: refused for a client that cannot elicit, saying why', async () => {

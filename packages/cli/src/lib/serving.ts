@@ -42,11 +42,6 @@ export interface ServingDeps {
     log: (line: string) => void;
     session: string;
   };
-  readonly home: string;
-  readonly policy: PolicyView;
-  readonly guard: SchemaGuard;
-  readonly audit: AuditLog;
-  readonly createUpstream: ReturnType<typeof upstreamFactory>;
   close(): Promise<void>;
 }
 
@@ -84,11 +79,6 @@ export async function servingDeps(
   );
   return {
     gatewayOptions: { home, guard, audit, createUpstream, policy, log: reportLine, session },
-    home,
-    policy,
-    guard,
-    audit,
-    createUpstream,
     close: async () => {
       if (runtime.available) runtime.flushAudit();
       await guard.close();

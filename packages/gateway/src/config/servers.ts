@@ -238,7 +238,10 @@ export class ServerStore {
       parseServer(server, 0);
     } catch (error) {
       if (error instanceof ConfigError) throw error;
-      throw new ConfigError('SERVER_FIELD', `The server entry is not valid: ${(error as Error).message}.`);
+      throw new ConfigError(
+        'SERVER_FIELD',
+        `The server entry is not valid: ${(error as Error).message}. Check the flags against: ringfence mcp add --help`,
+      );
     }
     await this.store.update((file) => {
       if (file.servers.some((s) => s.name === server.name)) {

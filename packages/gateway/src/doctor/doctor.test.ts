@@ -15,13 +15,22 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+const sidecarDigest = `sha256:0123456789abcdef${'0'.repeat(48)}`;
 const fakeDocker = {
   listImages: async () => [
-    { RepoTags: ['ringfence/node-base:20.20.2-abc'] },
-    { RepoTags: ['ringfence/egress-sidecar:def'] },
+    { Id: 'base', RepoTags: ['ringfence/node-base:20.20.2-abc'], Labels: {} },
+    {
+      Id: 'sidecar',
+      RepoTags: ['ringfence/egress-sidecar:0123456789abcdef'],
+      Labels: { 'ringfence.content-digest': sidecarDigest },
+      Created: 1,
+    },
     // An image built on top inherits the node-base label but is not the base image.
-    { RepoTags: ['someone/app:1'] },
+    { Id: 'app', RepoTags: ['someone/app:1'], Labels: {} },
   ],
+  getImage: () => ({
+    inspect: async () => ({ Config: { Entrypoint: ['node', '/opt/ringfence/ringfence-egress-proxy.mjs'] } }),
+  }),
 } as unknown as Docker;
 
 function environment(overrides: Partial<DoctorEnvironment> = {}): DoctorEnvironment {

@@ -1,6 +1,7 @@
 import { type InstalledPolicyResult, installedPolicyDir, loadInstalledPolicy } from '@ringfence/policy';
 import type Docker from 'dockerode';
 import { type HomeInspection, inspectHome, resolveHome } from '../home/home.js';
+import { findSidecarImage } from '../images/sidecar.js';
 import {
   createDockerClient,
   type EngineEndpoint,
@@ -174,13 +175,13 @@ async function checkImages(docker: Docker): Promise<DoctorCheck> {
         .filter((tag) => tag.startsWith(`${repository}:`))
         .sort();
     const nodeBase = await tagsOf('node-base', 'ringfence/node-base');
-    const sidecar = await tagsOf('egress-sidecar', 'ringfence/egress-sidecar');
+    // The sidecar exactly as the runtime will choose it, so "ok" here means it will be used.
+    const sidecar = await findSidecarImage(docker);
     const missing = [
       ...(nodeBase.length ? [] : ['the Node base image']),
-      ...(sidecar.length ? [] : ['the egress sidecar']),
+      ...(sidecar ? [] : ['the egress sidecar']),
     ];
-    if (missing.length === 0)
-      return { ...base, status: 'ok', summary: `${nodeBase.at(-1)}, ${sidecar.at(-1)}` };
+    if (missing.length === 0) return { ...base, status: 'ok', summary: `${nodeBase.at(-1)}, ${sidecar}` };
     return {
       ...base,
       status: 'warn',

@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import { GatewayError } from '../errors.js';
+import { withTimeout } from '../util/timeout.js';
 
 /** Where the container engine was found, and how we found it. */
 export interface EngineEndpoint {
@@ -102,14 +103,6 @@ export function createDockerClient(endpoint: EngineEndpoint = resolveEngineEndpo
   return new Docker({ ...endpoint.options, timeout: 0 });
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
 /**
  * Ask the engine who it is. Throws `ENGINE_UNREACHABLE` with the fix when nothing answers.
  */
@@ -119,7 +112,11 @@ export async function probeEngine(
   timeoutMs = 5000,
 ): Promise<EngineInfo> {
   try {
-    const version = await withTimeout(docker.version(), timeoutMs, `the engine at ${endpoint.host}`);
+    const version = await withTimeout(
+      docker.version(),
+      timeoutMs,
+      () => new Error(`the engine at ${endpoint.host} did not answer within ${timeoutMs} ms`),
+    );
     const components = (version as { Components?: { Name?: string }[] }).Components ?? [];
     const podman = components.some((c) => /podman/i.test(c.Name ?? ''));
     return {

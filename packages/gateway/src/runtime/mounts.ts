@@ -82,7 +82,7 @@ export function resolveMounts(
     if (source === realHome || inside(source, realHome) || inside(realHome, source)) {
       throw new MountError(
         'MOUNT_HOME',
-        `Mount "${mount.path}" would expose RINGFENCE_HOME (${realHome}) to the server; refused.`,
+        `Mount "${mount.path}" would expose RINGFENCE_HOME (${realHome}) to the server; refused. Mount a folder that neither is nor contains it.`,
       );
     }
     return {

@@ -159,7 +159,7 @@ export async function runCall(ctx: CallContext): Promise<CallToolResult> {
   if (!ctx.upstream) {
     await decide(false, 'unavailable', ctx.unavailableReason);
     return errorResult(
-      `ringfence could not call ${label}: the server ${entry.server} is not available (${ctx.unavailableReason}).`,
+      `ringfence could not call ${label}: the server ${entry.server} is not available (${ctx.unavailableReason}). Restart the gateway; the server's last output is shown by: ringfence mcp ls --logs`,
     );
   }
 
@@ -183,7 +183,9 @@ export async function runCall(ctx: CallContext): Promise<CallToolResult> {
         reason: 'upstream failed',
       },
     });
-    return errorResult(`ringfence: ${label} failed upstream: ${message}`);
+    return errorResult(
+      `ringfence: ${label} failed upstream: ${message}. The server's last output is shown by: ringfence mcp ls --logs`,
+    );
   }
 
   const checked = await checkResult(ctx, result);

@@ -194,11 +194,12 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
 
 /** The stderr line for a withheld tool: what happened and the command to run. */
 export function withheldLine(entry: WithheldEntry): string {
-  const review =
+  // Org-pinned tools say "ask your policy admin" in their reason; only local pins can be reviewed here.
+  const next =
     entry.kind === 'changed' || entry.kind === 'new'
       ? ` Review it with: ringfence mcp pins diff ${entry.server}`
-      : entry.kind === 'org'
+      : entry.kind === 'org' || entry.kind === 'filtered'
         ? ''
-        : '';
-  return `ringfence: withheld ${entry.server}/${entry.tool}: ${entry.reason}.${review}`;
+        : " The server's other tools are unaffected; report this one to the server's author.";
+  return `ringfence: withheld ${entry.server}/${entry.tool}: ${entry.reason}.${next}`;
 }

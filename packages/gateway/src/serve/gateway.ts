@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { ServerConfig } from '../config/servers.js';
 import type { PinStore } from '../pins/store.js';
 import type { Upstream } from '../upstream/types.js';
+import { withTimeout } from '../util/timeout.js';
 import { CallRefused, runCall } from './calls.js';
 import {
   buildServerCatalog,
@@ -68,18 +69,15 @@ export class Gateway extends EventEmitter<{ catalogChanged: [] }> {
   private async startServer(config: ServerConfig): Promise<void> {
     const timeoutMs = this.options.startTimeoutMs ?? 60_000;
     let upstream: Upstream | undefined;
-    let timer: NodeJS.Timeout | undefined;
     try {
       upstream = this.options.createUpstream(config);
       const started = upstream;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`it did not start within ${Math.round(timeoutMs / 1000)} s`)),
-          timeoutMs,
-        );
-      });
-      await Promise.race([started.start(), timeout]);
-      const catalog = await Promise.race([this.listServer(started), timeout]);
+      // One budget for starting and listing together.
+      const catalog = await withTimeout(
+        started.start().then(() => this.listServer(started)),
+        timeoutMs,
+        () => new Error(`it did not start within ${Math.round(timeoutMs / 1000)} s`),
+      );
       this.upstreams.set(config.name, started);
       this.states.set(config.name, { status: 'running', catalog });
       started.onToolsChanged(() => void this.refresh(config.name));
@@ -100,8 +98,6 @@ export class Gateway extends EventEmitter<{ catalogChanged: [] }> {
       this.states.set(config.name, { status: 'failed', reason });
       this.options.log(`ringfence: ${config.name} failed to start and is skipped: ${reason}`);
       await upstream?.close().catch(() => {});
-    } finally {
-      clearTimeout(timer);
     }
   }
 

@@ -98,7 +98,11 @@ export async function serveHttp(
     const hosts = allowedHosts(actualPort);
     const hostHeader = req.headers.host?.toLowerCase();
     if (!hostHeader || !hosts.has(hostHeader))
-      return refuse(res, 403, 'Host header does not name this gateway.');
+      return refuse(
+        res,
+        403,
+        'Host header does not name this gateway; connect to the address it listens on (127.0.0.1 or localhost and its port).',
+      );
     const origin = req.headers.origin;
     if (origin !== undefined) {
       let originHost: string | undefined;
@@ -108,7 +112,12 @@ export async function serveHttp(
       } catch {
         originHost = undefined;
       }
-      if (!originHost || !hosts.has(originHost)) return refuse(res, 403, `Origin ${origin} is not allowed.`);
+      if (!originHost || !hosts.has(originHost))
+        return refuse(
+          res,
+          403,
+          `Origin ${origin} is not allowed: only clients on this gateway's own origin may call it (a web page elsewhere may not).`,
+        );
     }
     const authorization = req.headers.authorization ?? '';
     const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(authorization);

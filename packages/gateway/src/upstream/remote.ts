@@ -3,6 +3,7 @@ import {
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { HttpServerConfig } from '../config/servers.js';
+import { withTimeout } from '../util/timeout.js';
 import { UpstreamClient } from './mcp-client.js';
 import { DEFAULT_TIMEOUTS, type ToolListing, type Upstream, type UpstreamTimeouts } from './types.js';
 
@@ -93,16 +94,6 @@ function limitedBody(
   });
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
-}
-
 /** A remote MCP server over streamable HTTP (the official SDK transport). */
 export class RemoteUpstream implements Upstream {
   readonly name: string;
@@ -139,7 +130,7 @@ export class RemoteUpstream implements Upstream {
       await withTimeout(
         client.connect(transport),
         this.timeouts.connectMs,
-        `connecting to ${this.config.url}`,
+        () => new Error(`connecting to ${this.config.url} timed out after ${this.timeouts.connectMs} ms`),
       );
     } catch (error) {
       await transport.close().catch(() => {});
@@ -212,7 +203,7 @@ export class RemoteUpstream implements Upstream {
     await withTimeout(
       connection.transport.terminateSession(),
       this.timeouts.closeMs,
-      'ending the session',
+      () => new Error('ending the session timed out'),
     ).catch(() => {});
     await connection.client.close().catch(() => {});
   }

@@ -1,13 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { Command, Flags } from '@oclif/core';
-import {
-  type BuiltImage,
-  buildNodeBaseImage,
-  buildSidecarImage,
-  createDockerClient,
-  probeEngine,
-  resolveEngineEndpoint,
-} from '@ringfence/gateway';
+import { type BuiltImage, buildNodeBaseImage, buildSidecarImage } from '@ringfence/gateway';
+import type Docker from 'dockerode';
+import { connectEngine } from '../../lib/engine.js';
 import { formatBytes } from '../../lib/format.js';
 
 export default class ImagesBuild extends Command {
@@ -24,10 +19,9 @@ export default class ImagesBuild extends Command {
 
   async run(): Promise<{ images: BuiltImage[] }> {
     const { flags } = await this.parse(ImagesBuild);
-    const endpoint = resolveEngineEndpoint();
-    const docker = createDockerClient(endpoint);
+    let docker: Docker;
     try {
-      await probeEngine(docker, endpoint);
+      docker = await connectEngine();
     } catch (error) {
       this.error((error as Error).message, { exit: 1 });
     }

@@ -40,7 +40,7 @@ export default class McpServe extends Command {
       reportLine(`ringfence: ${(error as Error).message}`);
       this.exit(1);
     }
-    const agents = new AgentStore(deps.home);
+    const agents = new AgentStore(deps.gatewayOptions.home);
     let stdioIdentity: { agent: string; scope: string } | undefined;
     const agentToken = process.env.RINGFENCE_AGENT_TOKEN;
     if (agentToken && !flags.http) {

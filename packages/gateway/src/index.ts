@@ -88,13 +88,15 @@ export {
   parsePinsFile,
   type ServerPins,
 } from './pins/store.js';
+export { egressProblem, policyView } from './policy-view/view.js';
+export * from './ports/index.js';
+export { DockerContainedServer, stderrLogPath } from './runtime/contained-server.js';
 export {
   DEFAULT_LIMITS,
   hardenedHostConfig,
   serverContainerSpec,
   serverEnvironment,
 } from './runtime/container-spec.js';
-export { ContainerUpstream, stderrLogPath } from './runtime/container-upstream.js';
 export {
   createDockerClient,
   defaultSocketCandidates,
@@ -109,10 +111,8 @@ export { MountError, resolveMounts, type WorkspaceRoot } from './runtime/mounts.
 export { ownerIsAlive, processStartTime } from './runtime/process-identity.js';
 export { type ContainerRuntime, createContainerRuntime } from './runtime/runtime.js';
 export { StderrTail } from './runtime/stderr-tail.js';
-export { StreamTransport } from './runtime/stdio-transport.js';
 export { type SweepReport, sweepDeadGateways } from './runtime/sweep.js';
 export * from './schema/index.js';
-export { CallRefused, errorResult, runCall } from './serve/calls.js';
 export {
   buildServerCatalog,
   type CatalogEntry,
@@ -120,7 +120,7 @@ export {
   type WithheldEntry,
   withheldLine,
 } from './serve/catalog.js';
-export { createEndpointServer, SERVER_INFO } from './serve/endpoint.js';
+export { createEndpointServer } from './serve/endpoint.js';
 export { Gateway, type GatewayOptions, type ServerState } from './serve/gateway.js';
 export {
   generateToken,
@@ -132,15 +132,9 @@ export {
   type TokenResolver,
   tokensEqual,
 } from './serve/http.js';
-export {
-  egressProblem,
-  LOCAL_ONLY,
-  type PolicyRef,
-  type PolicyView,
-  policyView,
-} from './serve/policy-view.js';
+export * from './serve/pipeline/index.js';
 export { newSessionId, type RunningGateway, runGateway, type ServeOptions } from './serve/run.js';
-export type { AuditSink, Caller, CallToolResult, SchemaChecks } from './serve/types.js';
+export { SERVER_INFO } from './serve/server-info.js';
 export {
   expectObject,
   expectOnlyKeys,
@@ -149,8 +143,8 @@ export {
   type StoreErrorCode,
 } from './store/json-store.js';
 export { printable } from './text/printable.js';
-export { type ContainerUpstreamFactory, upstreamFactory } from './upstream/factory.js';
+export { ContainerUpstream } from './upstream/container.js';
+export { upstreamFactory } from './upstream/factory.js';
 export { UpstreamClient } from './upstream/mcp-client.js';
 export { noRedirectFetch, RemoteUpstream } from './upstream/remote.js';
-export type { ToolListing, Upstream, UpstreamTimeouts } from './upstream/types.js';
-export { DEFAULT_TIMEOUTS } from './upstream/types.js';
+export { StreamTransport } from './upstream/stream-transport.js';

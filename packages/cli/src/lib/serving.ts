@@ -75,7 +75,7 @@ export async function servingDeps(
     workspaceRoots: workspaceRoots(options.allowMounts),
   });
   const createUpstream = upstreamFactory(
-    runtime.available ? { container: runtime.factory } : { containerUnavailable: runtime.reason },
+    runtime.available ? { container: runtime.launch } : { containerUnavailable: runtime.reason },
   );
   return {
     gatewayOptions: { home, guard, audit, createUpstream, policy, log: reportLine, session },

@@ -1,9 +1,9 @@
 import type Docker from 'dockerode';
 import { findSidecarImage } from '../images/sidecar.js';
-import type { PolicyView } from '../serve/policy-view.js';
-import type { AuditSink } from '../serve/types.js';
-import type { ContainerUpstreamFactory } from '../upstream/factory.js';
-import { ContainerUpstream } from './container-upstream.js';
+import type { AuditSink } from '../ports/audit.js';
+import type { PolicyView } from '../ports/policy.js';
+import type { ContainerLauncher } from '../ports/upstream.js';
+import { DockerContainedServer } from './contained-server.js';
 import { EgressAuditor } from './egress-audit.js';
 import { createDockerClient, probeEngine, resolveEngineEndpoint } from './engine.js';
 import type { WorkspaceRoot } from './mounts.js';
@@ -13,14 +13,15 @@ export type ContainerRuntime =
   | {
       readonly available: true;
       readonly docker: Docker;
-      readonly factory: ContainerUpstreamFactory;
+      /** Runs one registered container server (its networks, sidecar and container). */
+      readonly launch: ContainerLauncher;
       /** Write egress attempts still being folded (call before closing the audit log). */
       flushAudit(): void;
     }
   | { readonly available: false; readonly reason: string };
 
 /**
- * Connect to the engine, sweep what dead gateways left behind, and hand out container upstreams.
+ * Connect to the engine, sweep what dead gateways left behind, and run contained servers.
  * No engine: contained servers are unavailable (with the reason), remote servers still work.
  */
 export async function createContainerRuntime(options: {
@@ -62,8 +63,8 @@ export async function createContainerRuntime(options: {
     available: true,
     docker,
     flushAudit: () => egress.flush(),
-    factory: (config) =>
-      new ContainerUpstream(config, {
+    launch: (config) =>
+      new DockerContainedServer(config, {
         docker,
         session: options.session,
         home: options.home,

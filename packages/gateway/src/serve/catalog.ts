@@ -2,8 +2,8 @@ import { EXPOSED_TOOL_NAME, exposedToolName, presentTool } from '../catalog/pres
 import { fingerprintTool, type PinnableTool } from '../pins/fingerprint.js';
 import { type Reconciliation, reconcileAndRecord } from '../pins/reconcile.js';
 import type { PinStore } from '../pins/store.js';
-import type { PolicyView } from './policy-view.js';
-import type { SchemaChecks } from './types.js';
+import type { PolicyView } from '../ports/policy.js';
+import type { SchemaChecks } from '../ports/schema.js';
 
 /** A tool the client may call, with what its checks need. */
 export interface CatalogEntry {

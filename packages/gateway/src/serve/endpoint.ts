@@ -5,11 +5,10 @@ import {
   ListToolsRequestSchema,
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
-import { CallRefused } from './calls.js';
+import type { Caller } from '../ports/caller.js';
 import type { Gateway } from './gateway.js';
-import type { Caller } from './types.js';
-
-export const SERVER_INFO = { name: 'ringfence', version: '0.1.0' } as const;
+import { CallRefused } from './pipeline/index.js';
+import { SERVER_INFO } from './server-info.js';
 
 /**
  * One MCP server session facing one client, backed by the shared gateway. The client is told

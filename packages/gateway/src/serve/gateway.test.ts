@@ -7,10 +7,11 @@ import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { HttpServerConfig } from '../config/servers.js';
 import { PinStore } from '../pins/store.js';
+import type { AuditSink } from '../ports/audit.js';
+import type { SchemaChecks } from '../ports/schema.js';
+import type { ToolListing, Upstream } from '../ports/upstream.js';
 import { MAX_LIST_PAGES, UpstreamClient } from '../upstream/mcp-client.js';
-import type { ToolListing, Upstream } from '../upstream/types.js';
 import { Gateway } from './gateway.js';
-import type { AuditSink, SchemaChecks } from './types.js';
 
 const ok = async () => ({ ok: true });
 const guard: SchemaChecks = { prepare: ok, checkArguments: ok, checkResult: ok };

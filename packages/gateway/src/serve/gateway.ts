@@ -1,9 +1,12 @@
 import { EventEmitter } from 'node:events';
 import type { ServerConfig } from '../config/servers.js';
 import type { PinStore } from '../pins/store.js';
-import type { Upstream } from '../upstream/types.js';
+import type { AuditSink } from '../ports/audit.js';
+import type { Caller, CallToolResult } from '../ports/caller.js';
+import { LOCAL_ONLY, type PolicyView } from '../ports/policy.js';
+import type { SchemaChecks } from '../ports/schema.js';
+import type { Upstream } from '../ports/upstream.js';
 import { withTimeout } from '../util/timeout.js';
-import { CallRefused, runCall } from './calls.js';
 import {
   buildServerCatalog,
   type CatalogEntry,
@@ -11,9 +14,8 @@ import {
   type WithheldEntry,
   withheldLine,
 } from './catalog.js';
-import { SERVER_INFO } from './endpoint.js';
-import { LOCAL_ONLY, type PolicyView } from './policy-view.js';
-import type { AuditSink, Caller, CallToolResult, SchemaChecks } from './types.js';
+import { CallRefused, lookup, type PipelineDeps, runForward } from './pipeline/index.js';
+import { SERVER_INFO } from './server-info.js';
 
 export interface GatewayOptions {
   readonly servers: readonly ServerConfig[];
@@ -263,27 +265,30 @@ export class Gateway extends EventEmitter<{ catalogChanged: [] }> {
 
   /** Run one call through the pipeline; refusals come back as error results that say why. */
   async callTool(name: string, args: unknown, caller: Caller = {}): Promise<CallToolResult> {
-    const entry = this.catalog.get(name);
-    if (!entry)
-      throw new CallRefused(
-        'UNKNOWN_TOOL',
-        `ringfence: "${name}" is not a tool this gateway listed; it was not forwarded.`,
-      );
+    const found = lookup(this.catalog, name);
+    if (!found.pass) throw new CallRefused('UNKNOWN_TOOL', `ringfence: ${found.what}`);
+    const { entry } = found;
     const state = this.states.get(entry.server);
     const upstream = this.upstreams.get(entry.server);
-    return runCall({
+    return runForward(this.pipelineDeps(), {
+      method: 'tools/call',
       entry,
       args,
       caller,
       upstream: state?.status === 'running' ? upstream : undefined,
       unavailableReason: state && state.status !== 'running' ? state.reason : 'it is not running',
+    });
+  }
+
+  private pipelineDeps(): PipelineDeps {
+    return {
       policy: this.policy,
       guard: this.options.guard,
       audit: this.options.audit,
       policyRef: this.policyRef(),
       maxResultBytes: this.options.maxResultBytes ?? 1024 * 1024,
       log: this.options.log,
-    });
+    };
   }
 
   async close(): Promise<void> {

@@ -3,12 +3,13 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { ServerConfig } from '../config/servers.js';
 import { ServerStore } from '../config/servers.js';
 import { PinStore } from '../pins/store.js';
-import type { Upstream } from '../upstream/types.js';
+import type { AuditSink } from '../ports/audit.js';
+import type { PolicyView } from '../ports/policy.js';
+import type { SchemaChecks } from '../ports/schema.js';
+import type { Upstream } from '../ports/upstream.js';
 import { createEndpointServer } from './endpoint.js';
 import { Gateway } from './gateway.js';
 import { generateToken, serveHttp, type TokenResolver, tokensEqual } from './http.js';
-import type { PolicyView } from './policy-view.js';
-import type { AuditSink, SchemaChecks } from './types.js';
 
 export interface ServeOptions {
   readonly home: string;

@@ -1,26 +1,28 @@
 import type { ServerConfig } from '../config/servers.js';
+import {
+  type ContainerLauncher,
+  DEFAULT_TIMEOUTS,
+  type Upstream,
+  type UpstreamTimeouts,
+} from '../ports/upstream.js';
+import { ContainerUpstream } from './container.js';
 import { RemoteUpstream } from './remote.js';
-import type { Upstream, UpstreamTimeouts } from './types.js';
-import { DEFAULT_TIMEOUTS } from './types.js';
-
-/** Everything a container upstream needs from the serving process (provided by the runtime). */
-export type ContainerUpstreamFactory = (
-  config: Extract<ServerConfig, { transport: 'container' }>,
-) => Upstream;
 
 export function upstreamFactory(options: {
   timeouts?: UpstreamTimeouts;
-  container?: ContainerUpstreamFactory;
+  /** Runs contained servers (the runtime's); absent when no engine answers. */
+  container?: ContainerLauncher;
   /** Why there is no container factory (the engine's answer), for the refusal. */
   containerUnavailable?: string;
 }): (config: ServerConfig) => Upstream {
   return (config) => {
-    if (config.transport === 'http') return new RemoteUpstream(config, options.timeouts ?? DEFAULT_TIMEOUTS);
+    const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS;
+    if (config.transport === 'http') return new RemoteUpstream(config, timeouts);
     if (!options.container) {
       throw new Error(
         'contained servers are unavailable: no container engine answers. Run `ringfence doctor` for the fix',
       );
     }
-    return options.container(config);
+    return new ContainerUpstream(config, options.container(config), timeouts);
   };
 }

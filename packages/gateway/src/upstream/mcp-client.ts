@@ -2,8 +2,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { DEFAULT_TIMEOUTS, type ToolListing, type UpstreamTimeouts } from '../ports/upstream.js';
 import { passThroughJsonSchemaValidator } from '../schema/index.js';
-import { DEFAULT_TIMEOUTS, type ToolListing, type UpstreamTimeouts } from './types.js';
 
 export const MAX_LIST_PAGES = 64;
 export const MAX_LISTED_TOOLS = 4096;

@@ -3,9 +3,14 @@ import {
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { HttpServerConfig } from '../config/servers.js';
+import {
+  DEFAULT_TIMEOUTS,
+  type ToolListing,
+  type Upstream,
+  type UpstreamTimeouts,
+} from '../ports/upstream.js';
 import { withTimeout } from '../util/timeout.js';
 import { UpstreamClient } from './mcp-client.js';
-import { DEFAULT_TIMEOUTS, type ToolListing, type Upstream, type UpstreamTimeouts } from './types.js';
 
 /**
  * fetch that never follows a redirect: a server that answers 3xx is refused, so a registered

@@ -1,3 +1,5 @@
+import type { ContainerServerConfig } from '../config/servers.js';
+
 /** What the gateway needs from any upstream MCP server, whatever carries it (HTTP, a container). */
 export interface Upstream {
   readonly name: string;
@@ -35,3 +37,28 @@ export const DEFAULT_TIMEOUTS: UpstreamTimeouts = {
   callMs: 60_000,
   closeMs: 2_000,
 };
+
+/** The stdio of a started container: MCP messages travel here, one per line. */
+export interface ContainedStdio {
+  readonly stdout: NodeJS.ReadableStream;
+  /** end() closes the container's stdin. */
+  readonly stdin: NodeJS.WritableStream;
+}
+
+/**
+ * One registered server's container set (its networks, egress sidecar and container), as the
+ * runtime (`runtime/contained-server.ts`) runs it; `upstream/container.ts` speaks MCP over it.
+ */
+export interface ContainedServer {
+  /** Check the image, then create and start everything; resolves with the container's stdio. */
+  start(): Promise<ContainedStdio>;
+  /** Called once when the container exits or disappears outside of stop(). */
+  onExit(listener: (reason: string) => void): void;
+  /** The last 8 KiB of the server's stderr, env values redacted. Never sent to the model. */
+  stderr(): string;
+  /** Remove what start() created, also while start() is still running (a start-up timeout). */
+  stop(): Promise<void>;
+}
+
+/** Hands out a ContainedServer for a registered container server (provided by the runtime). */
+export type ContainerLauncher = (config: ContainerServerConfig) => ContainedServer;

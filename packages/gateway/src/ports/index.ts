@@ -1,0 +1,14 @@
+// The contracts that serve/ and runtime/ share: each layer depends on these, never on the other.
+export type { AuditSink } from './audit.js';
+export type { Caller, CallToolResult } from './caller.js';
+export { LOCAL_ONLY, type PolicyRef, type PolicyView } from './policy.js';
+export type { SchemaAnswer, SchemaChecks } from './schema.js';
+export {
+  type ContainedServer,
+  type ContainedStdio,
+  type ContainerLauncher,
+  DEFAULT_TIMEOUTS,
+  type ToolListing,
+  type Upstream,
+  type UpstreamTimeouts,
+} from './upstream.js';

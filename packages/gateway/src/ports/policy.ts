@@ -1,0 +1,50 @@
+import type { ImageIdentity } from '@ringfence/policy';
+import type { EgressRule } from '../config/servers.js';
+
+/** The organisation policy in force, as audit entries name it. */
+export interface PolicyRef {
+  readonly name: string;
+  readonly version: number;
+  readonly digest: string;
+  /** keyid of the first policy-role key whose signature counted. */
+  readonly signer: string;
+  readonly signers: readonly string[];
+  readonly expires: string;
+}
+
+/**
+ * What the gateway asks of the organisation policy. With no policy installed, `LOCAL_ONLY`
+ * answers: nothing is restricted beyond the local configuration and every call is allowed.
+ */
+export interface PolicyView {
+  readonly ref: PolicyRef | undefined;
+  /** Tools the policy lets this server expose; undefined = no restriction. */
+  allowedTools(server: string): ReadonlySet<string> | undefined;
+  /** Organisation pins for a server (tool → digest); undefined = local pins count. */
+  orgPins(server: string): ReadonlyMap<string, string> | undefined;
+  isReadOnly(server: string, tool: string): boolean;
+  /** Why this image may not run, or undefined when it may. */
+  imageRefusal(image: ImageIdentity): string | undefined;
+  /** Why this egress rule exceeds what the policy grants the server, or undefined. */
+  egressRefusal(server: string, egress: EgressRule): string | undefined;
+  /** The egress a new server gets when it names no hosts. */
+  readonly defaultEgress: 'deny' | 'any';
+  decideCall(call: {
+    server: string;
+    tool: string;
+    agent?: string;
+    scope?: string;
+    arguments: Record<string, unknown>;
+  }): { action: 'allow' | 'deny' | 'ask'; rule: string; reason: string };
+}
+
+export const LOCAL_ONLY: PolicyView = {
+  ref: undefined,
+  allowedTools: () => undefined,
+  orgPins: () => undefined,
+  isReadOnly: () => false,
+  imageRefusal: () => undefined,
+  egressRefusal: () => undefined,
+  defaultEgress: 'deny',
+  decideCall: () => ({ action: 'allow', rule: 'no-policy', reason: 'no organisation policy is installed' }),
+};

@@ -1,0 +1,13 @@
+export { errorResult, recordDecision, recordResult, refuse } from './record.js';
+export { checkResult, upstreamErrorText } from './results.js';
+export { runForward } from './run.js';
+export { availability, inputSchema, lookup, PREVIEW_CHARS, rulesAndAsk, shapeAndSize } from './steps.js';
+export {
+  CallRefused,
+  type ForwardedRequest,
+  PASS,
+  type PipelineDeps,
+  type Refusal,
+  type RefusalCode,
+  type StepOutcome,
+} from './types.js';

@@ -1,0 +1,83 @@
+import type { Caller, CallToolResult } from '../../ports/caller.js';
+import type { ForwardedRequest, PipelineDeps, Refusal } from './types.js';
+
+export function errorResult(text: string): CallToolResult {
+  return { content: [{ type: 'text', text }], isError: true };
+}
+
+export function requestLabel(request: ForwardedRequest): string {
+  return `${request.entry.server}/${request.entry.tool}`;
+}
+
+function who(caller: Caller): { agent?: string; scope?: string } {
+  return {
+    ...(caller.agent ? { agent: caller.agent } : {}),
+    ...(caller.scope ? { scope: caller.scope } : {}),
+  };
+}
+
+/**
+ * The one place a call's `mcp.decision` entry is written. The log keeps only the digest of the
+ * arguments, never the arguments. Resolves with the entry's seq once it is durable.
+ */
+export function recordDecision(
+  deps: PipelineDeps,
+  request: ForwardedRequest,
+  decision: { allowed: boolean; rule: string; reason: string },
+): Promise<number> {
+  return deps.audit.append({
+    type: 'mcp.decision',
+    ...who(request.caller),
+    refs: {
+      phase: 'call',
+      server: request.entry.server,
+      tool: request.entry.tool,
+      allowed: decision.allowed,
+      rule: decision.rule,
+      reason: decision.reason.slice(0, 1000),
+      arguments: request.args === undefined ? {} : request.args,
+      ...deps.policyRef,
+    },
+  });
+}
+
+/** A refusal: its decision entry is durable before the caller is told. */
+export async function refuse(
+  deps: PipelineDeps,
+  request: ForwardedRequest,
+  refusal: Refusal,
+): Promise<CallToolResult> {
+  await recordDecision(deps, request, { allowed: false, rule: refusal.rule, reason: refusal.reason });
+  const next = refusal.next ? ` ${refusal.next}` : '';
+  return errorResult(
+    `ringfence ${refusal.verb ?? 'refused'} ${requestLabel(request)}: ${refusal.what}${next}`,
+  );
+}
+
+/**
+ * The one place a call's `mcp.result` entry is written, child of its decision. The digest is of
+ * what the server sent, whether or not it was passed on; `reason` says why it was not.
+ */
+export function recordResult(
+  deps: PipelineDeps,
+  request: ForwardedRequest,
+  decisionSeq: number,
+  outcome: { result: unknown; isError: boolean; reason?: string },
+  options: { defer?: boolean } = {},
+): Promise<number> {
+  return deps.audit.append(
+    {
+      type: 'mcp.result',
+      ...who(request.caller),
+      parentSeq: decisionSeq,
+      refs: {
+        server: request.entry.server,
+        tool: request.entry.tool,
+        result: outcome.result,
+        is_error: outcome.isError,
+        ...(outcome.reason ? { reason: outcome.reason.slice(0, 1000) } : {}),
+      },
+    },
+    options,
+  );
+}

@@ -1,0 +1,96 @@
+#!/usr/bin/env node
+// The gateway's layering, checked on every lint (docs/architecture.md, "Layers and packages"):
+// serve/ and runtime/ meet only through ports/, upstream/ sits beside runtime/ without reaching
+// into it or up into serve/, and no module imports itself back through a cycle. Tests are left
+// out: they may wire layers together. No dependencies: a regex over import/export specifiers.
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'packages', 'gateway', 'src');
+
+/** folder → folders it must never import (relative to src/). */
+const FORBIDDEN = {
+  serve: ['runtime', 'upstream', 'images', 'registration'],
+  runtime: ['serve', 'upstream', 'registration'],
+  upstream: ['serve', 'runtime', 'registration'],
+  ports: ['serve', 'runtime', 'upstream', 'registration', 'pins', 'schema', 'images'],
+  'policy-view': ['serve', 'runtime', 'upstream'],
+  config: ['serve', 'runtime', 'upstream', 'registration', 'pins'],
+  audit: ['serve', 'runtime', 'upstream', 'registration'],
+  schema: ['serve', 'runtime', 'upstream', 'registration'],
+  pins: ['serve', 'runtime', 'upstream', 'registration'],
+};
+
+function sourceFiles(dir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((d) => {
+    const path = join(dir, d.name);
+    if (d.isDirectory()) return d.name === '__fixtures__' ? [] : sourceFiles(path);
+    return /\.ts$/.test(d.name) && !/\.test\.ts$/.test(d.name) ? [path] : [];
+  });
+}
+
+const SPECIFIER =
+  /(?:^|\n)\s*(?:import|export)\b[^'";]*?from\s*['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)/g;
+
+function importsOf(file) {
+  const text = readFileSync(file, 'utf8');
+  const found = new Set();
+  for (const m of text.matchAll(SPECIFIER)) {
+    const spec = m[1] ?? m[2];
+    found.add(resolve(dirname(file), spec.replace(/\.js$/, '.ts')));
+  }
+  return [...found];
+}
+
+const files = sourceFiles(root);
+const graph = new Map(files.map((f) => [f, importsOf(f)]));
+const folderOf = (file) => relative(root, file).split('/')[0];
+const problems = [];
+
+for (const [file, deps] of graph) {
+  const from = folderOf(file);
+  for (const dep of deps) {
+    if (!graph.has(dep)) {
+      problems.push(`${relative(root, file)} imports ${relative(root, dep)}, which is not a source file`);
+      continue;
+    }
+    if ((FORBIDDEN[from] ?? []).includes(folderOf(dep))) {
+      problems.push(
+        `${relative(root, file)} imports ${relative(root, dep)}: ${from}/ may not import ${folderOf(dep)}/`,
+      );
+    }
+  }
+}
+
+// Cycles: depth-first search with an explicit path; each cycle reported once, from its smallest file.
+const state = new Map();
+const reported = new Set();
+function visit(file, path) {
+  state.set(file, 'open');
+  path.push(file);
+  for (const dep of graph.get(file) ?? []) {
+    if (!graph.has(dep)) continue;
+    if (state.get(dep) === 'open') {
+      const cycle = path.slice(path.indexOf(dep)).map((f) => relative(root, f));
+      const key = [...cycle].sort().join(' ');
+      if (!reported.has(key)) {
+        reported.add(key);
+        problems.push(`import cycle: ${[...cycle, cycle[0]].join(' → ')}`);
+      }
+    } else if (!state.has(dep)) {
+      visit(dep, path);
+    }
+  }
+  path.pop();
+  state.set(file, 'done');
+}
+for (const file of [...graph.keys()].sort()) if (!state.has(file)) visit(file, []);
+
+if (problems.length > 0) {
+  console.error(`check-layers: ${problems.length} problem(s) in packages/gateway/src:`);
+  for (const p of problems) console.error(`  ${p}`);
+  console.error('Move the shared type into packages/gateway/src/ports/ (see docs/architecture.md).');
+  process.exit(1);
+}
+console.log(`check-layers: ${files.length} gateway modules, layering holds, no import cycle.`);

@@ -12,3 +12,4 @@ export {
   type Upstream,
   type UpstreamTimeouts,
 } from './upstream.js';
+export { UpstreamError, type UpstreamErrorCode } from './errors.js';

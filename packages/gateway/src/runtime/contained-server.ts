@@ -12,6 +12,7 @@ import { resolveMounts, type WorkspaceRoot } from './mounts.js';
 import { createServerNetworks, removeNetworks } from './networks.js';
 import { type RunningSidecar, startSidecar } from './sidecar.js';
 import { StderrTail } from './stderr-tail.js';
+import { UpstreamError } from '../ports/errors.js';
 
 export interface ContainerDeps {
   readonly docker: Docker;
@@ -52,7 +53,8 @@ export class DockerContainedServer implements ContainedServer {
     const image = await checkImage(docker, this.config, this.deps.policy);
     const mounts = resolveMounts(this.config.mounts ?? [], this.deps.workspaceRoots, this.deps.home);
     if (this.config.egress.mode === 'allow' && !this.deps.sidecarImage) {
-      throw new Error(
+      throw new UpstreamError(
+        'SIDECAR_IMAGE_MISSING',
         'its egress rule needs the egress sidecar image, which is not built. Run: ringfence images build',
       );
     }
@@ -115,7 +117,7 @@ export class DockerContainedServer implements ContainedServer {
   private async stopIfStopping(): Promise<void> {
     if (!this.stopping) return;
     await this.stop();
-    throw new Error('it was stopped while starting');
+    throw new UpstreamError('SERVER_STOPPED_WHILE_STARTING', 'it was stopped while starting');
   }
 
   async stop(): Promise<void> {

@@ -1,6 +1,7 @@
 import type Docker from 'dockerode';
 import type { ContainerServerConfig } from '../config/servers.js';
 import type { PolicyView } from '../ports/policy.js';
+import { UpstreamError } from '../ports/errors.js';
 
 /** What the policy's allowed_mcp compares: the name as configured, the content id and repo digests. */
 export function imageIdentity(name: string, info: Docker.ImageInspectInfo) {
@@ -23,18 +24,20 @@ export async function checkImage(
     if ((error as { statusCode?: number }).statusCode !== 404) throw error;
   }
   if (!byTag) {
-    throw new Error(
+    throw new UpstreamError(
+      'IMAGE_MISSING',
       `its image ${config.image} is not on this host (ringfence never pulls implicitly). Pull it with: ringfence mcp pull ${config.name}`,
     );
   }
   if (byTag.Id !== config.image_id) {
-    throw new Error(
+    throw new UpstreamError(
+      'IMAGE_MOVED',
       `its image tag ${config.image} moved: it now names ${byTag.Id.slice(0, 19)}, not the ${config.image_id.slice(0, 19)} recorded at registration. If you trust the new image, record it with: ringfence mcp pull ${config.name}`,
     );
   }
   const refusal =
     policy?.imageRefusal(imageIdentity(config.image, byTag)) ??
     policy?.egressRefusal(config.name, config.egress);
-  if (refusal) throw new Error(refusal);
+  if (refusal) throw new UpstreamError('POLICY_REFUSED', refusal);
   return byTag;
 }

@@ -16,6 +16,7 @@ import {
 } from './catalog.js';
 import { CallRefused, lookup, type PipelineDeps, runForward } from './pipeline/index.js';
 import { SERVER_INFO } from './server-info.js';
+import { UpstreamError } from '../ports/errors.js';
 
 export interface GatewayOptions {
   readonly servers: readonly ServerConfig[];
@@ -78,7 +79,7 @@ export class Gateway extends EventEmitter<{ catalogChanged: [] }> {
       const catalog = await withTimeout(
         started.start().then(() => this.listServer(started)),
         timeoutMs,
-        () => new Error(`it did not start within ${Math.round(timeoutMs / 1000)} s`),
+        () => new UpstreamError('SERVER_START_TIMEOUT', `it did not start within ${Math.round(timeoutMs / 1000)} s`),
       );
       this.upstreams.set(config.name, started);
       this.states.set(config.name, { status: 'running', catalog });

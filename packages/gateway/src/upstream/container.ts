@@ -8,6 +8,7 @@ import {
 } from '../ports/upstream.js';
 import { UpstreamClient } from './mcp-client.js';
 import { StreamTransport } from './stream-transport.js';
+import { UpstreamError } from '../ports/errors.js';
 
 /** A third-party MCP server in its own hardened container, spoken to over its attached stdio. */
 export class ContainerUpstream implements Upstream {
@@ -41,12 +42,12 @@ export class ContainerUpstream implements Upstream {
       await this.client.connect(transport);
     } catch (error) {
       const tail = this.server.stderr();
-      throw new Error(`${(error as Error).message}${tail ? `; its stderr ends: ${tail.slice(-400)}` : ''}`);
+      throw new UpstreamError('UPSTREAM_CONNECT', `${(error as Error).message}${tail ? `; its stderr ends: ${tail.slice(-400)}` : ''}`);
     }
   }
 
   private get live(): UpstreamClient {
-    if (!this.client) throw new Error(`${this.name} is not started`);
+    if (!this.client) throw new UpstreamError('SERVER_NOT_STARTED', `${this.name} is not started`);
     return this.client;
   }
 

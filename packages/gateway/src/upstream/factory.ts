@@ -7,6 +7,7 @@ import {
 } from '../ports/upstream.js';
 import { ContainerUpstream } from './container.js';
 import { RemoteUpstream } from './remote.js';
+import { UpstreamError } from '../ports/errors.js';
 
 export function upstreamFactory(options: {
   timeouts?: UpstreamTimeouts;
@@ -19,7 +20,8 @@ export function upstreamFactory(options: {
     const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS;
     if (config.transport === 'http') return new RemoteUpstream(config, timeouts);
     if (!options.container) {
-      throw new Error(
+      throw new UpstreamError(
+        'CONTAINERS_UNAVAILABLE',
         'contained servers are unavailable: no container engine answers. Run `ringfence doctor` for the fix',
       );
     }

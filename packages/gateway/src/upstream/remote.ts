@@ -11,6 +11,7 @@ import {
 } from '../ports/upstream.js';
 import { withTimeout } from '../util/timeout.js';
 import { UpstreamClient } from './mcp-client.js';
+import { UpstreamError } from '../ports/errors.js';
 
 /**
  * fetch that never follows a redirect: a server that answers 3xx is refused, so a registered
@@ -21,7 +22,8 @@ export const noRedirectFetch: typeof fetch = async (input, init) => {
   if (response.status >= 300 && response.status < 400) {
     await response.body?.cancel().catch(() => {});
     const location = response.headers.get('location') ?? 'no location';
-    throw new Error(
+    throw new UpstreamError(
+      'UPSTREAM_REDIRECT',
       `the server answered ${response.status} (redirect to ${location}); redirects are not followed`,
     );
   }
@@ -42,7 +44,7 @@ export const noRedirectFetch: typeof fetch = async (input, init) => {
   if (declared !== null && /^\d+$/.test(declared)) {
     if (Number(declared) <= MAX_RESPONSE_BYTES) return response;
     await response.body.cancel().catch(() => {});
-    throw new Error(`the server's answer is ${declared} bytes, over the ${MAX_RESPONSE_BYTES}-byte cap`);
+    throw new UpstreamError('UPSTREAM_ANSWER_TOO_LARGE', `the server's answer is ${declared} bytes, over the ${MAX_RESPONSE_BYTES}-byte cap`);
   }
   return new Response(limitedBody(response.body, MAX_RESPONSE_BYTES), {
     status: response.status,
@@ -91,7 +93,7 @@ function limitedBody(
       previous = value.byteLength > 0 ? (value[value.byteLength - 1] ?? 0) : previous;
       if (seen > max) {
         await reader.cancel().catch(() => {});
-        return controller.error(new Error(`the server's answer exceeded ${max} bytes; it was cut off`));
+        return controller.error(new UpstreamError('UPSTREAM_ANSWER_TOO_LARGE', `the server's answer exceeded ${max} bytes; it was cut off`));
       }
       controller.enqueue(value);
     },
@@ -135,17 +137,17 @@ export class RemoteUpstream implements Upstream {
       await withTimeout(
         client.connect(transport),
         this.timeouts.connectMs,
-        () => new Error(`connecting to ${this.config.url} timed out after ${this.timeouts.connectMs} ms`),
+        () => new UpstreamError('UPSTREAM_CONNECT', `connecting to ${this.config.url} timed out after ${this.timeouts.connectMs} ms`),
       );
     } catch (error) {
       await transport.close().catch(() => {});
-      throw new Error(`cannot connect to ${this.config.url}: ${(error as Error).message}`, { cause: error });
+      throw new UpstreamError('UPSTREAM_CONNECT', `cannot connect to ${this.config.url}: ${(error as Error).message}`, { cause: error });
     }
     return { client, transport };
   }
 
   private get live() {
-    if (!this.connection) throw new Error(`${this.name} is not started`);
+    if (!this.connection) throw new UpstreamError('SERVER_NOT_STARTED', `${this.name} is not started`);
     return this.connection;
   }
 
@@ -165,7 +167,7 @@ export class RemoteUpstream implements Upstream {
         const fresh = await this.connect();
         if (this.closing) {
           await fresh.client.close().catch(() => {});
-          throw new Error(`${this.name} is closing`);
+          throw new UpstreamError('UPSTREAM_CLOSING', `${this.name} is closing`);
         }
         this.connection = fresh;
         await old?.client.close().catch(() => {});

@@ -1,6 +1,7 @@
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { UpstreamError } from '../ports/errors.js';
 
 /**
  * MCP's stdio framing (one JSON-RPC message per line) over any pair of streams — here the
@@ -49,7 +50,7 @@ export class StreamTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     return new Promise((resolve, reject) => {
-      if (this.closed) return reject(new Error('the server connection is closed'));
+      if (this.closed) return reject(new UpstreamError('UPSTREAM_CLOSED', 'the server connection is closed'));
       this.output.write(serializeMessage(message), (error) => (error ? reject(error) : resolve()));
     });
   }

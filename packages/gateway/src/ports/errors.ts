@@ -1,0 +1,23 @@
+import { RingfenceError } from '@ringfence/policy';
+
+export type UpstreamErrorCode =
+  | 'SERVER_START_TIMEOUT'
+  | 'SERVER_NOT_STARTED'
+  | 'SERVER_STOPPED_WHILE_STARTING'
+  | 'CONTAINERS_UNAVAILABLE'
+  | 'UPSTREAM_CONNECT'
+  | 'UPSTREAM_REDIRECT'
+  | 'UPSTREAM_ANSWER_TOO_LARGE'
+  | 'UPSTREAM_CLOSING'
+  | 'UPSTREAM_CLOSED'
+  | 'IMAGE_MISSING'
+  | 'IMAGE_MOVED'
+  | 'POLICY_REFUSED'
+  | 'SIDECAR_IMAGE_MISSING';
+
+/**
+ * Why a server could not be started or reached, from either side of the ports (runtime/ or
+ * upstream/). A local error: the gateway turns it into a stderr line or a tool result that says
+ * what to do; it never crosses the wire as a JSON-RPC error.
+ */
+export class UpstreamError extends RingfenceError<UpstreamErrorCode> {}

@@ -1,18 +1,15 @@
-export { detectIpLiteral, type IpBytes, isIpLiteral, parseIPv4Loose, parseIp } from './address/ip.js';
 export { AddressPolicy } from './address/policy.js';
-export {
-  type Cidr,
-  cidrContains,
-  classifyAddress,
-  classifyAddressText,
-  parseCidr,
-} from './address/ranges.js';
-export { type EgressErrorCode, EgressProxyError } from './errors.js';
-export type { EgressDecision, TunnelClose } from './log/events.js';
-export { type AllowEntry, Allowlist, hostMatches, parseAllowEntry } from './matching/allowlist.js';
+export { classifyAddress, classifyAddressText } from './address/ranges.js';
+export { type AllowEntry, parseAllowEntry } from './contract/allow.js';
+export { type Cidr, cidrContains, parseCidr } from './contract/cidr.js';
+export type { EgressDecision, TunnelClose } from './contract/decision.js';
+export { type EgressErrorCode, EgressProxyError } from './contract/errors.js';
+export { normalizeHostName } from './contract/hostname.js';
+export { detectIpLiteral, type IpBytes, isIpLiteral, parseIPv4Loose, parseIp } from './contract/ip.js';
+export { parseResolvePins } from './contract/resolve-pins.js';
+export { Allowlist, hostMatches } from './matching/allowlist.js';
 export {
   classifyHost,
-  normalizeHostName,
   parseAuthority,
   parseConnectTarget,
   parseForwardTarget,
@@ -21,7 +18,6 @@ export {
 export {
   DEFAULTS,
   type EgressProxyOptions,
-  parseResolvePins,
   type RunningEgressProxy,
   startEgressProxy,
 } from './proxy.js';

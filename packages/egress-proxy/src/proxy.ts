@@ -1,14 +1,14 @@
 import { once } from 'node:events';
-import { isIP } from 'node:net';
 import { AddressPolicy } from './address/policy.js';
-import { parseCidr } from './address/ranges.js';
+import { parseAllowEntry } from './contract/allow.js';
+import { parseCidr } from './contract/cidr.js';
+import { EgressProxyError } from './contract/errors.js';
+import { parseResolvePins } from './contract/resolve-pins.js';
 import { NameResolver } from './dns/resolve.js';
-import { EgressProxyError } from './errors.js';
 import type { ProxyContext, ProxyLimits } from './http/context.js';
 import { createProxyServer, createUpstreamAgent } from './http/server.js';
 import { DecisionLog, type LogSink, stdoutSink } from './log/events.js';
-import { Allowlist, parseAllowEntry } from './matching/allowlist.js';
-import { normalizeHostName } from './matching/target.js';
+import { Allowlist } from './matching/allowlist.js';
 
 export interface EgressProxyOptions {
   /** Listen address; port 0 picks a free port. */
@@ -50,23 +50,6 @@ export const DEFAULTS = {
   maxHeaderBytes: 16 * 1024,
   maxHeaderCount: 100,
 } as const;
-
-export function parseResolvePins(pins: readonly string[]): Map<string, string[]> {
-  const map = new Map<string, string[]>();
-  for (const pin of pins) {
-    const eq = pin.indexOf('=');
-    const name = normalizeHostName(eq > 0 ? pin.slice(0, eq) : '');
-    const ip = eq > 0 ? pin.slice(eq + 1).trim() : '';
-    if (name === null || isIP(ip) === 0) {
-      throw new EgressProxyError(
-        'EGRESS_BAD_RESOLVE_PIN',
-        `--resolve "${pin}": write NAME=IP with a host name and an IPv4 or IPv6 address, e.g. api.test=127.0.0.1`,
-      );
-    }
-    map.set(name, [...(map.get(name) ?? []), ip]);
-  }
-  return map;
-}
 
 /** Starts the proxy in this process. Validation errors throw {@link EgressProxyError}. */
 export async function startEgressProxy(options: EgressProxyOptions): Promise<RunningEgressProxy> {

@@ -1,5 +1,5 @@
 import { createSocket, type Socket } from 'node:dgram';
-import { parseIp } from '../address/ip.js';
+import { parseIp } from '../contract/ip.js';
 
 export interface DnsRecords {
   a?: string[];

@@ -4,6 +4,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server } f
 import { connect, createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseListeningLine } from '../contract/index.js';
 
 export const BUNDLE = join(
   dirname(fileURLToPath(import.meta.url)),
@@ -59,8 +60,8 @@ export async function startProxy(args: string[], stdin: IOType = 'pipe'): Promis
   });
   const port = await waitFor(
     () => {
-      const m = /"event":"listening".*"port":(\d+)/.exec(err);
-      if (m) return Number(m[1]);
+      const listening = err.split('\n').map(parseListeningLine).find((l) => l !== undefined);
+      if (listening) return listening.port;
       if (proc.exitCode !== null) throw new Error(`proxy exited ${proc.exitCode}: ${err}`);
       return undefined;
     },

@@ -1,6 +1,7 @@
 import { networkInterfaces } from 'node:os';
-import { canonicalIp, type IpBytes, parseIp } from './ip.js';
-import { type Cidr, cidrContains, classifyAddress } from './ranges.js';
+import { type Cidr, cidrContains } from '../contract/cidr.js';
+import { canonicalIp, type IpBytes, parseIp } from '../contract/ip.js';
+import { classifyAddress } from './ranges.js';
 
 /**
  * Decides whether one resolved (or connected) address may be dialled. Order matters:

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { detectIpLiteral, parseIPv4Loose, parseIp } from './ip.js';
-import { classifyAddressText, parseCidr } from './ranges.js';
+import { parseCidr } from '../contract/cidr.js';
+import { detectIpLiteral, parseIPv4Loose, parseIp } from '../contract/ip.js';
+import { classifyAddressText } from './ranges.js';
 
 describe('classifyAddressText', () => {
   it.each([

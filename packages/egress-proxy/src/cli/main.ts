@@ -1,9 +1,8 @@
 import { fstatSync, statSync } from 'node:fs';
-import { parseCidr } from '../address/ranges.js';
-import { EgressProxyError } from '../errors.js';
-import { parseAllowEntry } from '../matching/allowlist.js';
-import { parseResolvePins, startEgressProxy } from '../proxy.js';
-import { parseArgs, USAGE } from './args.js';
+import { EXIT, parseSidecarArgv, type SidecarArgs, type SidecarInvocation, USAGE } from '../contract/argv.js';
+import { EgressProxyError } from '../contract/errors.js';
+import { formatListeningLine } from '../contract/listening.js';
+import { startEgressProxy } from '../proxy.js';
 
 function say(event: Record<string, unknown>): void {
   process.stderr.write(`${JSON.stringify({ ts: new Date().toISOString(), ...event })}\n`);
@@ -33,38 +32,48 @@ function lifelineProblem(): string | null {
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
-  let cli: ReturnType<typeof parseArgs>;
+  let cli: SidecarInvocation;
   try {
-    cli = parseArgs(argv);
-    // Validate everything before listening so a typo is a usage error, not a half-started proxy.
-    cli.proxy.allow.forEach(parseAllowEntry);
-    (cli.proxy.allowAddresses ?? []).forEach(parseCidr);
-    parseResolvePins(cli.proxy.resolve ?? []);
+    // Validates every value too, so a typo is a usage error, not a half-started proxy.
+    cli = parseSidecarArgv(argv);
   } catch (err) {
     process.stderr.write(`ringfence-egress-proxy: ${(err as Error).message}\n`);
-    return 2;
+    return EXIT.usage;
   }
   if (cli.help) {
     process.stdout.write(`${USAGE}\n`);
-    return 0;
+    return EXIT.stopped;
   }
-  if (cli.lifeline) {
+  const args: SidecarArgs = cli;
+  if (args.lifeline) {
     const problem = lifelineProblem();
     if (problem) {
       process.stderr.write(
         `ringfence-egress-proxy: --lifeline needs standard input held open by the parent process, but ${problem}; ` +
           'start it with a pipe on stdin (docker run -i / attach stdin), or drop --lifeline\n',
       );
-      return 2;
+      return EXIT.usage;
     }
   }
   let proxy: Awaited<ReturnType<typeof startEgressProxy>>;
   try {
-    proxy = await startEgressProxy(cli.proxy);
+    proxy = await startEgressProxy({
+      host: args.listen.host,
+      port: args.listen.port,
+      allow: args.allow,
+      allowAddresses: args.allowAddresses,
+      resolve: args.resolve,
+      dnsServers: args.dnsServers,
+      maxTunnels: args.maxTunnels,
+      idleTimeoutSec: args.idleTimeoutSec,
+      connectTimeoutMs: args.connectTimeoutMs,
+      headerTimeoutMs: args.headerTimeoutMs,
+      dnsTimeoutMs: args.dnsTimeoutMs,
+    });
   } catch (err) {
     const code = err instanceof EgressProxyError ? err.code : 'EGRESS_LISTEN_FAILED';
     process.stderr.write(`ringfence-egress-proxy: ${(err as Error).message} (${code})\n`);
-    return 1;
+    return EXIT.failure;
   }
   // Last line of defence: an exception no handler caught costs the request it came from, not
   // every open tunnel (the process keeps serving and says what happened on stderr).
@@ -73,20 +82,20 @@ export async function main(argv: readonly string[]): Promise<number> {
       `${JSON.stringify({ event: 'internal-error', message: String((err as Error)?.message ?? err) })}\n`,
     );
   });
-  say({ event: 'listening', address: proxy.address, port: proxy.port });
+  process.stderr.write(formatListeningLine({ address: proxy.address, port: proxy.port }));
   return await new Promise<number>((resolve) => {
     const stop = (why: string, code: number) => {
       say({ event: 'stopping', reason: why });
       void proxy.close();
       resolve(code);
     };
-    if (cli.lifeline) {
+    if (args.lifeline) {
       process.stdin.on('data', () => {});
-      process.stdin.once('end', () => stop('lifeline-ended', 0));
-      process.stdin.once('error', () => stop('lifeline-error', 0));
+      process.stdin.once('end', () => stop('lifeline-ended', EXIT.stopped));
+      process.stdin.once('error', () => stop('lifeline-error', EXIT.stopped));
       process.stdin.resume();
     }
-    process.once('SIGTERM', () => stop('SIGTERM', 0));
-    process.once('SIGINT', () => stop('SIGINT', 0));
+    process.once('SIGTERM', () => stop('SIGTERM', EXIT.stopped));
+    process.once('SIGINT', () => stop('SIGINT', EXIT.stopped));
   });
 }

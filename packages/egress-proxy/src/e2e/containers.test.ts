@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUNDLE } from '../__fixtures__/harness.js';
+import { isListeningLine } from '../contract/index.js';
 
 /**
  * The sidecar arrangement of DESIGN.md section 6 with real containers: a "server" container on
@@ -142,9 +143,13 @@ describe.skipIf(base === null && !process.env.CI)(
       created.containers.push(sidecar);
       docker(['network', 'connect', '--alias', 'egress', netIn, sidecar]);
       const deadline = Date.now() + 20_000;
-      while (!docker(['logs', sidecar]).includes('listening') && Date.now() < deadline) {
+      // The readiness line is on the container's stderr, which `docker logs` passes on as its own.
+      const listening = () =>
+        spawnSync('docker', ['logs', sidecar], { encoding: 'utf8' }).stderr.split('\n').some(isListeningLine);
+      while (!listening() && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 200));
       }
+      expect(listening()).toBe(true);
       const client = name('server');
       created.containers.push(client);
       const out = docker([

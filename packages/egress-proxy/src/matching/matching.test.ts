@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { hostMatches, parseAllowEntry } from './allowlist.js';
-import { normalizeHostName, parseConnectTarget, parseForwardTarget } from './target.js';
+import { parseAllowEntry } from '../contract/allow.js';
+import { normalizeHostName } from '../contract/hostname.js';
+import { hostMatches } from './allowlist.js';
+import { parseConnectTarget, parseForwardTarget } from './target.js';
 
 describe('host matching', () => {
   const allow = ['api.example.com', '*.example.org', 'svc.example.net:8443'];

@@ -1,6 +1,6 @@
 import { connect, type Socket } from 'node:net';
-import { canonicalIp } from '../address/ip.js';
 import type { AddressPolicy } from '../address/policy.js';
+import { canonicalIp } from '../contract/ip.js';
 
 export type DialOutcome =
   | { readonly ok: true; readonly socket: Socket; readonly address: string }

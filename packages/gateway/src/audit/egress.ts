@@ -1,35 +1,30 @@
+import { type EgressDecisionLine, parseDecisionLine } from '@ringfence/egress-proxy/contract';
 import type { AuditInput, EgressRefs } from './types.js';
 
 export type EgressInput = Extract<AuditInput, { type: 'mcp.egress' }>;
 
 /**
- * Turns one stdout line of `ringfence-egress-proxy` (DESIGN.md section 7) into an `mcp.egress`
- * entry for `server`. Only decisions become entries: tunnel-close lines, blank lines and anything
- * that is not a well-formed decision give `undefined` (the proxy's stdout is the sidecar's, so it is
- * parsed defensively). Only host, port, verdict, reason and status are kept: never a path or URL.
+ * The `mcp.egress` entry for one decision of `server`'s sidecar. Only host, port, verdict,
+ * reason and status are kept: never a path, a URL or the address the name resolved to.
  */
-export function egressInputFromProxyLine(server: string, line: string): EgressInput | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null) return undefined;
-  const v = value as Record<string, unknown>;
-  if (v.event !== 'egress') return undefined;
-  if (typeof v.host !== 'string' || typeof v.allowed !== 'boolean' || typeof v.reason !== 'string')
-    return undefined;
-  if (!Number.isInteger(v.port) || (v.port as number) < 0 || (v.port as number) > 65535) return undefined;
+export function egressInputFromDecision(server: string, decision: EgressDecisionLine): EgressInput {
   const refs: EgressRefs = {
     server,
-    host: v.host,
-    port: v.port as number,
-    allowed: v.allowed,
-    reason: v.reason,
-    ...(Number.isInteger(v.status) && (v.status as number) >= 100 && (v.status as number) <= 599
-      ? { status: v.status as number }
-      : {}),
+    host: decision.host,
+    port: decision.port,
+    allowed: decision.allowed,
+    reason: decision.reason,
+    ...(decision.status !== undefined ? { status: decision.status } : {}),
   };
   return { type: 'mcp.egress', refs };
+}
+
+/**
+ * Turns one stdout line of `ringfence-egress-proxy` into an `mcp.egress` entry for `server`, or
+ * `undefined` for anything that is not a decision (the line format and its defensive reading
+ * are the proxy's contract: `parseDecisionLine`, docs/egress-proxy.md "Log lines").
+ */
+export function egressInputFromProxyLine(server: string, line: string): EgressInput | undefined {
+  const decision = parseDecisionLine(line);
+  return decision && egressInputFromDecision(server, decision);
 }

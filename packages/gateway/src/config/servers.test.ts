@@ -4,13 +4,32 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type HttpServerConfig, ServerStore, validateRemoteUrl, validateServerName } from './servers.js';
+import {
+  type ContainerServerConfig,
+  type EgressRule,
+  type HttpServerConfig,
+  parseServersFile,
+  ServerStore,
+  validateEgressRule,
+  validateRemoteUrl,
+  validateServerName,
+} from './servers.js';
 
 const remote = (name: string, url = 'https://mcp.example.com/mcp'): HttpServerConfig => ({
   name,
   transport: 'http',
   url,
 });
+
+const contained = (name: string, egress: EgressRule): ContainerServerConfig => ({
+  name,
+  transport: 'container',
+  image: 'example/server:1',
+  image_id: `sha256:${'a'.repeat(64)}`,
+  egress,
+});
+
+const CLI = { hosts: '--egress-allow', addresses: '--egress-allow-address' };
 
 describe('server names and URLs', () => {
   it.each(['a', 'docs', 'my-server-2', 'x'.repeat(32)])('accepts %s', (name) =>
@@ -92,5 +111,172 @@ describe('ServerStore', () => {
     const names = (await new ServerStore(home).list()).map((s) => s.name);
     expect(names).toHaveLength(30);
     expect(new Set(names).size).toBe(30);
+  });
+});
+
+describe('validateEgressRule', () => {
+  it.each<EgressRule>([
+    { mode: 'allow', hosts: ['api.example.com', '*.example.org', 'api.example.com:8443'] },
+    { mode: 'allow', hosts: ['a.test'], addresses: ['10.20.0.0/16', 'fd00::/8', '192.0.2.7'] },
+    { mode: 'deny' },
+    { mode: 'any' },
+  ])('accepts %j', (rule) => expect(() => validateEgressRule(rule, CLI)).not.toThrow());
+
+  it.each([
+    [
+      { mode: 'allow', hosts: ['a.test', '10.0.0.1'] },
+      '--egress-allow "10.0.0.1" is refused: --allow "10.0.0.1": IP addresses cannot be allowed by name',
+    ],
+    [
+      { mode: 'allow', hosts: ['0x7f.1'] },
+      '--egress-allow "0x7f.1" is refused: --allow "0x7f.1": IP addresses',
+    ],
+    [
+      { mode: 'allow', hosts: ['[::1]:443'] },
+      '--egress-allow "[::1]:443" is refused: --allow "[::1]:443": IP addresses',
+    ],
+    [{ mode: 'allow', hosts: [''] }, '--egress-allow "" is refused: --allow "": not a valid host name'],
+    [{ mode: 'allow', hosts: ['a.test:0'] }, 'the port must be a number from 1 to 65535'],
+    [
+      { mode: 'allow', hosts: ['a.test'], addresses: ['999.1.1.1/99'] },
+      '--egress-allow-address "999.1.1.1/99" is refused: "999.1.1.1/99" is not an address range',
+    ],
+    [{ mode: 'allow', hosts: ['a.test'], addresses: ['10.0.0.0/33'] }, '"10.0.0.0/33" is refused'],
+    [{ mode: 'allow', hosts: ['a.test'], addresses: ['::1/129'] }, '"::1/129" is refused'],
+    [{ mode: 'allow', hosts: ['a.test'], addresses: [''] }, '--egress-allow-address "" is refused'],
+  ] as const)('refuses %j with SERVER_EGRESS, the proxy message and what to do', (rule, message) => {
+    let error: { code?: string; message?: string; cause?: { code?: string } } = {};
+    try {
+      validateEgressRule(rule as EgressRule, CLI);
+    } catch (e) {
+      error = e as typeof error;
+    }
+    expect(error.code).toBe('SERVER_EGRESS');
+    expect(error.message).toContain(message);
+    expect(error.message).toMatch(/Give (a host name|an address range)/);
+    expect(error.cause?.code).toMatch(/^EGRESS_BAD_(ALLOW_ENTRY|CIDR)$/);
+  });
+
+  it('names the entry by position when given a prefix', () => {
+    expect(() =>
+      validateEgressRule({ mode: 'allow', hosts: ['ok.test'], addresses: ['10.0.0.0/8', 'x'] }, 'rule "r"'),
+    ).toThrow('rule "r" egress.addresses[1] "x" is refused');
+  });
+
+  it('refuses an allow rule with no hosts: the sidecar would not start', () => {
+    expect(() => validateEgressRule({ mode: 'allow', hosts: [] }, CLI)).toThrow(
+      expect.objectContaining({
+        code: 'SERVER_EGRESS',
+        message: expect.stringContaining('--egress-allow is empty'),
+      }),
+    );
+  });
+});
+
+describe('mcp-servers.json egress entries', () => {
+  let home: string;
+  beforeEach(async () => {
+    home = join(await mkdtemp(join(tmpdir(), 'rf-config-')), 'home');
+  });
+  afterEach(() => rm(join(home, '..'), { recursive: true, force: true }));
+
+  const handWritten = (bad: EgressRule) =>
+    JSON.stringify({
+      version: 1,
+      servers: [
+        remote('docs'),
+        contained('good', { mode: 'allow', hosts: ['api.example.com'], addresses: ['10.20.0.0/16'] }),
+        contained('tampered', bad),
+      ],
+    });
+
+  it.each([
+    [
+      { mode: 'allow', hosts: ['api.example.com', '10.0.0.1'] },
+      'mcp-servers.json servers[2] ("tampered") egress.hosts[1] "10.0.0.1" is refused: --allow "10.0.0.1": IP addresses cannot be allowed by name',
+    ],
+    [
+      { mode: 'allow', hosts: ['api.example.com'], addresses: ['999.1.1.1/99'] },
+      'mcp-servers.json servers[2] ("tampered") egress.addresses[0] "999.1.1.1/99" is refused: "999.1.1.1/99" is not an address range',
+    ],
+    [{ mode: 'allow' }, 'mcp-servers.json servers[2] ("tampered") egress.hosts is empty'],
+  ] as const)(
+    'a hand-edited %j is refused at load, naming the file, the index and the server',
+    async (bad, message) => {
+      const store = new ServerStore(home);
+      await store.add(remote('seed'));
+      await writeFile(store.path, handWritten(bad as EgressRule), { mode: 0o600 });
+      const error = await store.list().then(
+        () => undefined,
+        (e: unknown) => e as { code: string; message: string; cause: { code: string; message: string } },
+      );
+      expect(error?.code).toBe('STORE_CORRUPT');
+      expect(error?.message).toContain(store.path);
+      expect(error?.message).toContain(message);
+      expect(error?.cause.code).toBe('SERVER_EGRESS');
+      expect(error?.cause.message).toContain(message);
+      // The same file with the entry repaired loads.
+      await writeFile(store.path, handWritten({ mode: 'allow', hosts: ['api.example.com'] }), {
+        mode: 0o600,
+      });
+      expect((await store.list()).map((s) => s.name)).toEqual(['docs', 'good', 'tampered']);
+    },
+  );
+
+  it('add refuses a bad egress entry with SERVER_EGRESS and registers nothing', async () => {
+    const store = new ServerStore(home);
+    await expect(store.add(contained('x', { mode: 'allow', hosts: ['10.0.0.1'] }))).rejects.toMatchObject({
+      code: 'SERVER_EGRESS',
+      message: expect.stringContaining('server "x" egress.hosts[0] "10.0.0.1" is refused'),
+    });
+    await expect(
+      store.add(contained('y', { mode: 'allow', hosts: ['a.test'], addresses: ['10.0.0.0/33'] })),
+    ).rejects.toMatchObject({
+      code: 'SERVER_EGRESS',
+      message: expect.stringContaining('server "y" egress.addresses[0] "10.0.0.0/33" is refused'),
+    });
+    expect(await store.list()).toEqual([]);
+  });
+});
+
+describe('field errors are coded', () => {
+  it.each([
+    [{ version: 2, servers: [] }, 'version 2 is not supported (expected 1)'],
+    [{ version: 1, servers: {} }, 'servers must be a list'],
+    [{ version: 1, servers: [{ name: 7 }] }, 'servers[0].name must be a string'],
+    [
+      { version: 1, servers: [{ name: 'a', transport: 'ftp' }] },
+      'servers[0].transport must be "container" or "http"',
+    ],
+    [
+      { version: 1, servers: [{ ...contained('a', { mode: 'deny' }), image_id: 'sha256:x' }] },
+      'servers[0].image_id must be sha256:<64 hex>',
+    ],
+    [
+      { version: 1, servers: [contained('a', { mode: 'maybe' as 'deny' })] },
+      'servers[0].egress.mode must be deny, allow or any',
+    ],
+    [
+      { version: 1, servers: [contained('a', { mode: 'allow', hosts: [7 as unknown as string] })] },
+      'servers[0].egress.hosts must be a list of strings',
+    ],
+    [{ version: 1, servers: [remote('a'), remote('a')] }, 'server "a" is listed twice'],
+  ])('%j: SERVER_FIELD, same text as before', (file, message) => {
+    expect(() => parseServersFile(file)).toThrow(expect.objectContaining({ code: 'SERVER_FIELD', message }));
+  });
+
+  it('add still says which flags to check for a field error', async () => {
+    const home = join(await mkdtemp(join(tmpdir(), 'rf-config-')), 'home');
+    try {
+      await expect(
+        new ServerStore(home).add({ ...contained('a', { mode: 'deny' }), image_id: 'nope' }),
+      ).rejects.toMatchObject({
+        code: 'SERVER_FIELD',
+        message:
+          'The server entry is not valid: servers[0].image_id must be sha256:<64 hex>. Check the flags against: ringfence mcp add --help',
+      });
+    } finally {
+      await rm(join(home, '..'), { recursive: true, force: true });
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { parseAllowEntry, parseCidr } from '@ringfence/egress-proxy/contract';
 import { RingfenceError } from '@ringfence/policy';
 import { expectObject, expectOnlyKeys, JsonStore } from '../store/json-store.js';
 
@@ -7,7 +8,8 @@ export type ConfigErrorCode =
   | 'SERVER_EXISTS'
   | 'SERVER_UNKNOWN'
   | 'SERVER_URL'
-  | 'SERVER_FIELD';
+  | 'SERVER_FIELD'
+  | 'SERVER_EGRESS';
 export class ConfigError extends RingfenceError<ConfigErrorCode> {}
 
 export const SERVER_NAME = /^[a-z0-9][a-z0-9-]{0,31}$/;
@@ -108,29 +110,81 @@ export function validateRemoteUrl(raw: string): URL {
   );
 }
 
+/** How {@link validateEgressRule} names the lists: flag names for the CLI. */
+export interface EgressRuleLabels {
+  readonly hosts: string;
+  readonly addresses: string;
+}
+
+/**
+ * Checks every host and range of an egress rule with the sidecar's own parsers, so an entry the
+ * proxy would refuse is refused when it is registered or loaded, not when the sidecar starts.
+ * `where` names the rule: a prefix such as `mcp-servers.json servers[2] ("docs")`, to which
+ * `egress.hosts[i]` / `egress.addresses[i]` is added, or the names of the two lists (flags).
+ */
+export function validateEgressRule(rule: EgressRule, where: string | EgressRuleLabels): void {
+  const name = (list: 'hosts' | 'addresses', index: number): string =>
+    typeof where === 'string' ? `${where} egress.${list}[${index}]` : where[list];
+  for (const [index, host] of (rule.hosts ?? []).entries()) {
+    try {
+      parseAllowEntry(host);
+    } catch (error) {
+      throw new ConfigError(
+        'SERVER_EGRESS',
+        `${name('hosts', index)} "${host}" is refused: ${(error as Error).message}. ` +
+          'Give a host name (api.example.com, *.example.com, HOST:PORT); address ranges go in --egress-allow-address (egress.addresses).',
+        { cause: error },
+      );
+    }
+  }
+  for (const [index, range] of (rule.addresses ?? []).entries()) {
+    try {
+      parseCidr(range);
+    } catch (error) {
+      throw new ConfigError(
+        'SERVER_EGRESS',
+        `${name('addresses', index)} "${range}" is refused: ${(error as Error).message}. ` +
+          'Give an address range as ADDRESS/PREFIX (10.20.0.0/16, fd00::/8); host names go in --egress-allow (egress.hosts).',
+        { cause: error },
+      );
+    }
+  }
+  if (rule.mode === 'allow' && (rule.hosts ?? []).length === 0) {
+    const hosts = typeof where === 'string' ? `${where} egress.hosts` : where.hosts;
+    throw new ConfigError(
+      'SERVER_EGRESS',
+      `${hosts} is empty, but egress "allow" means "only these hosts": the sidecar would refuse to start. Give at least one host, or use egress "deny".`,
+    );
+  }
+}
+
 function stringArray(value: unknown, what: string): string[] {
   if (!Array.isArray(value) || value.some((item) => typeof item !== 'string'))
-    throw new Error(`${what} must be a list of strings`);
+    throw new ConfigError('SERVER_FIELD', `${what} must be a list of strings`);
   return value as string[];
 }
 
 function stringRecord(value: unknown, what: string): Record<string, string> {
   const record = expectObject(value, what);
   for (const [key, item] of Object.entries(record)) {
-    if (typeof item !== 'string') throw new Error(`${what}.${key} must be a string`);
+    if (typeof item !== 'string') throw new ConfigError('SERVER_FIELD', `${what}.${key} must be a string`);
   }
   return record as Record<string, string>;
 }
 
-function parseServer(value: unknown, index: number): ServerConfig {
+/**
+ * Checks one server entry. `inFile` says it was read from mcp-servers.json (egress refusals then
+ * name the file and the entry's position) rather than handed to `add` or `replace`.
+ */
+function parseServer(value: unknown, index: number, inFile: boolean): ServerConfig {
   const entry = expectObject(value, `servers[${index}]`);
   const what = `servers[${index}]`;
-  if (typeof entry.name !== 'string') throw new Error(`${what}.name must be a string`);
+  if (typeof entry.name !== 'string') throw new ConfigError('SERVER_FIELD', `${what}.name must be a string`);
   validateServerName(entry.name);
   if (entry.allow_tools !== undefined) stringArray(entry.allow_tools, `${what}.allow_tools`);
   if (entry.transport === 'http') {
     expectOnlyKeys(entry, ['name', 'transport', 'url', 'headers', 'allow_tools'], what);
-    if (typeof entry.url !== 'string') throw new Error(`${what}.url must be a string`);
+    if (typeof entry.url !== 'string') throw new ConfigError('SERVER_FIELD', `${what}.url must be a string`);
     validateRemoteUrl(entry.url);
     if (entry.headers !== undefined) stringRecord(entry.headers, `${what}.headers`);
     return entry as unknown as HttpServerConfig;
@@ -152,26 +206,32 @@ function parseServer(value: unknown, index: number): ServerConfig {
       ],
       what,
     );
-    if (typeof entry.image !== 'string' || !entry.image) throw new Error(`${what}.image must be a string`);
+    if (typeof entry.image !== 'string' || !entry.image)
+      throw new ConfigError('SERVER_FIELD', `${what}.image must be a string`);
     if (typeof entry.image_id !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(entry.image_id)) {
-      throw new Error(`${what}.image_id must be sha256:<64 hex>`);
+      throw new ConfigError('SERVER_FIELD', `${what}.image_id must be sha256:<64 hex>`);
     }
     if (entry.command !== undefined) stringArray(entry.command, `${what}.command`);
     if (entry.env !== undefined) stringRecord(entry.env, `${what}.env`);
     const egress = expectObject(entry.egress, `${what}.egress`);
     expectOnlyKeys(egress, ['mode', 'hosts', 'addresses'], `${what}.egress`);
     if (egress.mode !== 'deny' && egress.mode !== 'allow' && egress.mode !== 'any') {
-      throw new Error(`${what}.egress.mode must be deny, allow or any`);
+      throw new ConfigError('SERVER_FIELD', `${what}.egress.mode must be deny, allow or any`);
     }
     if (egress.hosts !== undefined) stringArray(egress.hosts, `${what}.egress.hosts`);
     if (egress.addresses !== undefined) stringArray(egress.addresses, `${what}.egress.addresses`);
+    validateEgressRule(
+      egress as unknown as EgressRule,
+      inFile ? `mcp-servers.json ${what} ("${entry.name}")` : `server "${entry.name}"`,
+    );
     if (entry.mounts !== undefined) {
-      if (!Array.isArray(entry.mounts)) throw new Error(`${what}.mounts must be a list`);
+      if (!Array.isArray(entry.mounts))
+        throw new ConfigError('SERVER_FIELD', `${what}.mounts must be a list`);
       for (const [i, mount] of entry.mounts.entries()) {
         const m = expectObject(mount, `${what}.mounts[${i}]`);
         expectOnlyKeys(m, ['path', 'mode'], `${what}.mounts[${i}]`);
         if (typeof m.path !== 'string' || (m.mode !== 'ro' && m.mode !== 'rw')) {
-          throw new Error(`${what}.mounts[${i}] needs a path and mode ro|rw`);
+          throw new ConfigError('SERVER_FIELD', `${what}.mounts[${i}] needs a path and mode ro|rw`);
         }
       }
     }
@@ -180,24 +240,26 @@ function parseServer(value: unknown, index: number): ServerConfig {
       expectOnlyKeys(limits, ['memory_mb', 'pids', 'cpus'], `${what}.limits`);
       for (const key of ['memory_mb', 'pids', 'cpus'] as const) {
         if (typeof limits[key] !== 'number' || !((limits[key] as number) > 0)) {
-          throw new Error(`${what}.limits.${key} must be a positive number`);
+          throw new ConfigError('SERVER_FIELD', `${what}.limits.${key} must be a positive number`);
         }
       }
     }
     return entry as unknown as ContainerServerConfig;
   }
-  throw new Error(`${what}.transport must be "container" or "http"`);
+  throw new ConfigError('SERVER_FIELD', `${what}.transport must be "container" or "http"`);
 }
 
 export function parseServersFile(value: unknown): ServersFile {
   const file = expectObject(value, 'mcp-servers.json');
   expectOnlyKeys(file, ['version', 'servers'], 'mcp-servers.json');
-  if (file.version !== 1) throw new Error(`version ${String(file.version)} is not supported (expected 1)`);
-  if (!Array.isArray(file.servers)) throw new Error('servers must be a list');
-  const servers = file.servers.map(parseServer);
+  if (file.version !== 1)
+    throw new ConfigError('SERVER_FIELD', `version ${String(file.version)} is not supported (expected 1)`);
+  if (!Array.isArray(file.servers)) throw new ConfigError('SERVER_FIELD', 'servers must be a list');
+  const servers = file.servers.map((server, index) => parseServer(server, index, true));
   const seen = new Set<string>();
   for (const server of servers) {
-    if (seen.has(server.name)) throw new Error(`server "${server.name}" is listed twice`);
+    if (seen.has(server.name))
+      throw new ConfigError('SERVER_FIELD', `server "${server.name}" is listed twice`);
     seen.add(server.name);
   }
   return { version: 1, servers };
@@ -235,12 +297,15 @@ export class ServerStore {
 
   async add(server: ServerConfig): Promise<void> {
     try {
-      parseServer(server, 0);
+      parseServer(server, 0, false);
     } catch (error) {
-      if (error instanceof ConfigError) throw error;
+      // A field error names a path inside the entry, which means little to someone who typed
+      // flags: it is wrapped with where to look. Every other refusal already says what to do.
+      if (error instanceof ConfigError && error.code !== 'SERVER_FIELD') throw error;
       throw new ConfigError(
         'SERVER_FIELD',
         `The server entry is not valid: ${(error as Error).message}. Check the flags against: ringfence mcp add --help`,
+        { cause: error },
       );
     }
     await this.store.update((file) => {
@@ -256,7 +321,7 @@ export class ServerStore {
 
   /** Replace a registered server's entry (same name), e.g. with a newly recorded image ID. */
   async replace(server: ServerConfig): Promise<void> {
-    parseServer(server, 0);
+    parseServer(server, 0, false);
     await this.store.update((file) => {
       const index = file.servers.findIndex((s) => s.name === server.name);
       if (index < 0) {

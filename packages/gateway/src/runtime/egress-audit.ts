@@ -1,5 +1,5 @@
-import type { EgressInput } from '../audit/egress.js';
-import { egressInputFromProxyLine } from '../audit/egress.js';
+import { parseDecisionLine } from '@ringfence/egress-proxy/contract';
+import { type EgressInput, egressInputFromDecision } from '../audit/egress.js';
 
 /**
  * Turns a sidecar's decision lines into `mcp.egress` audit entries without letting a server
@@ -17,8 +17,9 @@ export class EgressAuditor {
   ) {}
 
   line(server: string, line: string): void {
-    const input = egressInputFromProxyLine(server, line);
-    if (!input) return;
+    const decision = parseDecisionLine(line);
+    if (!decision) return;
+    const input = egressInputFromDecision(server, decision);
     const { refs } = input;
     const key = JSON.stringify([
       refs.server,

@@ -1,4 +1,6 @@
 import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import { buildSidecarArgv, isListeningLine } from '@ringfence/egress-proxy/contract';
 import type Docker from 'dockerode';
 import type { ContainerServerConfig } from '../config/servers.js';
 import { attachStdio, removeContainer } from './attach.js';
@@ -12,12 +14,44 @@ export interface RunningSidecar {
   stderr(): string;
 }
 
-/** The proxy's command line for a server's egress rule (DESIGN.md section 7). */
+/**
+ * The proxy's command line for a server's egress rule (docs/architecture.md, "Container and
+ * sidecar contract"; the flags in docs/egress-proxy.md). Built and checked by the proxy's own
+ * contract, so a rule the proxy would refuse fails here with the proxy's message.
+ */
 export function sidecarCommand(config: ContainerServerConfig): string[] {
-  const args = ['--listen', `0.0.0.0:${PROXY_PORT}`, '--lifeline'];
-  for (const host of config.egress.hosts ?? []) args.push('--allow', host);
-  for (const cidr of config.egress.addresses ?? []) args.push('--allow-address', cidr);
-  return args;
+  return buildSidecarArgv({
+    listen: { host: '0.0.0.0', port: PROXY_PORT },
+    lifeline: true,
+    allow: config.egress.hosts ?? [],
+    allowAddresses: config.egress.addresses ?? [],
+  });
+}
+
+/**
+ * Resolves when the proxy's stderr carries its readiness line (the contract's `isListeningLine`,
+ * read line by line, so a chunk boundary inside the line or the word in another line cannot
+ * fool it); rejects, with what stderr said, when stderr ends first or after `timeoutMs`.
+ * Everything read is kept in `tail` for later error messages.
+ */
+export function waitForListening(stderr: Readable, tail: StderrTail, timeoutMs: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`the egress sidecar did not start listening: ${tail.text() || 'no output'}`)),
+      timeoutMs,
+    );
+    stderr.on('data', (chunk: Buffer) => tail.push(chunk));
+    createInterface({ input: stderr }).on('line', (line) => {
+      if (isListeningLine(line)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    stderr.once('end', () => {
+      clearTimeout(timer);
+      reject(new Error(`the egress sidecar exited: ${tail.text() || 'no output'}`));
+    });
+  });
 }
 
 /**
@@ -58,23 +92,7 @@ export async function startSidecar(
       .connect({ Container: container.id, EndpointConfig: { Aliases: [PROXY_ALIAS] } });
     const streams = await attachStdio(docker, container);
     createInterface({ input: streams.stdout }).on('line', options.onLine);
-    const ready = new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`the egress sidecar did not start listening: ${tail.text() || 'no output'}`)),
-        options.readyTimeoutMs ?? 20_000,
-      );
-      streams.stderr.on('data', (chunk: Buffer) => {
-        tail.push(chunk);
-        if (tail.text().includes('"listening"')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      streams.stderr.once('end', () => {
-        clearTimeout(timer);
-        reject(new Error(`the egress sidecar exited: ${tail.text() || 'no output'}`));
-      });
-    });
+    const ready = waitForListening(streams.stderr, tail, options.readyTimeoutMs ?? 20_000);
     // If start() throws, `ready` rejects later with nobody awaiting it: that must not crash the
     // gateway (an unhandled rejection), so it is observed here and awaited only after start.
     ready.catch(() => {});

@@ -61,7 +61,6 @@ export {
   ruleMatches,
 } from './evaluate/evaluate.js';
 export { globMatches } from './evaluate/glob.js';
-export { MISSING, resolvePointer } from './evaluate/pointer.js';
 // Files: atomic writes and cross-process locks.
 export { ensurePrivateDirectory, type WriteFileAtomicOptions, writeFileAtomic } from './fs/atomic.js';
 export { FsError, type FsErrorCode } from './fs/errors.js';
@@ -74,6 +73,13 @@ export {
   type LoadInstalledOptions,
   loadInstalledPolicy,
 } from './installed/load.js';
+// JSON Pointers (RFC 6901), read through own properties only: shared with the gateway and the CLI.
+export {
+  escapePointerToken,
+  MISSING,
+  type PointerOptions,
+  resolvePointer,
+} from './json/pointer.js';
 export { JsonError, type JsonErrorCode, parseStrictJson, type StrictJsonOptions } from './json/strict.js';
 export { KeyError, type KeyErrorCode } from './keys/errors.js';
 export {

@@ -4,6 +4,7 @@
  * is a reference loop that makes no progress through the instance (ajv would recurse forever);
  * the number of paths through it is how many subschemas one instance location meets.
  */
+import { MISSING, resolvePointer } from '@ringfence/policy';
 import { ANCHOR, type ArgumentRule, refuse, type SchemaVerdict } from './types.js';
 
 export interface SchemaGraph {
@@ -49,21 +50,8 @@ function resolveFragment(
     if (!ANCHOR.test(fragment)) return 'missing';
     return graph.anchors.get(fragment) ?? 'missing';
   }
-  let current: unknown = root;
-  if (fragment !== '') {
-    for (const raw of fragment.slice(1).split('/')) {
-      let token: string;
-      try {
-        token = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
-      } catch {
-        return 'missing';
-      }
-      if (typeof current !== 'object' || current === null) return 'missing';
-      if (Array.isArray(current) && !/^(0|[1-9][0-9]*)$/.test(token)) return 'missing';
-      if (!Object.hasOwn(current, token)) return 'missing';
-      current = (current as Record<string, unknown>)[token];
-    }
-  }
+  const current = resolvePointer(root, fragment, { uriFragment: true });
+  if (current === MISSING) return 'missing';
   if (typeof current === 'boolean') return 'boolean';
   if (typeof current !== 'object' || current === null) return 'missing';
   return graph.ids.get(current) ?? 'missing';

@@ -4,6 +4,8 @@
  * with early exit so that the work is bounded by the cap rather than by the value.
  */
 
+import { escapePointerToken } from '@ringfence/policy';
+
 export type MeasureProblem =
   | { kind: 'size'; bytes: number }
   | { kind: 'depth'; pointer: string }
@@ -53,10 +55,6 @@ export function containerProblem(value: object): string | undefined {
   return proto === Object.prototype || proto === null ? undefined : 'an object that is not plain data';
 }
 
-export function escapePointer(key: string): string {
-  return key.replace(/~/g, '~0').replace(/\//g, '~1');
-}
-
 interface Frame {
   value: unknown;
   depth: number;
@@ -102,7 +100,7 @@ export function measureValue(value: unknown, maxBytes: number, maxDepth: number)
       stack.push({
         value: (v as Record<string, unknown>)[key],
         depth: depth + 1,
-        pointer: `${pointer}/${escapePointer(key)}`,
+        pointer: `${pointer}/${escapePointerToken(key)}`,
       });
     }
   }

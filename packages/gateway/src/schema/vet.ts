@@ -5,18 +5,12 @@
  * graph work; no compiling.
  */
 
+import { escapePointerToken } from '@ringfence/policy';
 import { checkAmbiguity } from './ambiguity.js';
 import { buildArgumentRule, checkGraph, resolveRefs, type SchemaGraph } from './graph.js';
 import { type Kind, keywordKind } from './keywords.js';
 import { resolveLimits } from './limits.js';
-import {
-  containerProblem,
-  escapePointer,
-  scalarBytes,
-  scalarProblem,
-  stringBytes,
-  wellFormed,
-} from './measure.js';
+import { containerProblem, scalarBytes, scalarProblem, stringBytes, wellFormed } from './measure.js';
 import {
   ANCHOR,
   type ArgumentRule,
@@ -239,7 +233,7 @@ function walk(
       bytes += stringBytes(key, limits.maxSchemaBytes - bytes + 1) + 1;
       if (bytes > limits.maxSchemaBytes) return tooLarge(limits);
       const child = record[key];
-      const childPointer = `${pointer}/${escapePointer(key)}`;
+      const childPointer = `${pointer}/${escapePointerToken(key)}`;
       if (kind === 'map') {
         if (frame.label === 'P*' && key.length > limits.maxPatternLength) {
           return refuse(

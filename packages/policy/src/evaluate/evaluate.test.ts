@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { MISSING, resolvePointer } from '../json/pointer.js';
 import type { Policy, Rule } from '../policy/types.js';
 import { basePolicy } from '../testing/fixtures.js';
 import { forAll, int, pick } from '../testing/property.js';
@@ -14,7 +15,6 @@ import {
   ruleMatches,
 } from './evaluate.js';
 import { globMatches } from './glob.js';
-import { MISSING, resolvePointer } from './pointer.js';
 
 const DIGEST_A = `sha256:${'a'.repeat(64)}`;
 const DIGEST_C = `sha256:${'c'.repeat(64)}`;

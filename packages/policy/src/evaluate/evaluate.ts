@@ -1,7 +1,7 @@
 import { canonicalize } from '../canonical/canonicalize.js';
+import { MISSING, resolvePointer } from '../json/pointer.js';
 import type { Action, Condition, Policy, PolicyServer, Rule } from '../policy/types.js';
 import { globMatches } from './glob.js';
-import { MISSING, resolvePointer } from './pointer.js';
 
 /**
  * Pure questions a gateway asks of a verified policy. None of them read files or the clock.

@@ -80,6 +80,19 @@ export {
   type WithheldTool,
 } from './pins/reconcile.js';
 export {
+  approveReviewed,
+  assertLocalPinsCount,
+  formatApprovalReview,
+  formatDiff,
+  formatPendingReview,
+  formatShownPins,
+  type PendingReview,
+  reviewApproval,
+  reviewPending,
+  type ShownPins,
+  showPins,
+} from './pins/review.js';
+export {
   emptyServerPins,
   type PendingRecord,
   type PinRecord,
@@ -90,6 +103,7 @@ export {
 } from './pins/store.js';
 export { egressProblem, policyView } from './policy-view/view.js';
 export * from './ports/index.js';
+export * from './registration/index.js';
 export { DockerContainedServer, stderrLogPath } from './runtime/contained-server.js';
 export {
   DEFAULT_LIMITS,

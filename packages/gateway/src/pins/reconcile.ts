@@ -1,8 +1,17 @@
-import { canonicalize, RingfenceError } from '@ringfence/policy';
+import { canonicalize, escapePointerToken, RingfenceError } from '@ringfence/policy';
 import type { PinnableTool } from './fingerprint.js';
 import { emptyServerPins, type PinStore, type ServerPins } from './store.js';
 
-export type PinErrorCode = 'PIN_NOTHING_PENDING' | 'PIN_MOVED' | 'PIN_ORG_MANAGED' | 'PIN_NO_TERMINAL';
+export type PinErrorCode =
+  | 'PIN_NOTHING_PENDING'
+  | 'PIN_MOVED'
+  /** The organisation policy pins this server: local approvals and resets are refused. */
+  | 'PIN_ORG_MANAGED'
+  /** An installed policy that does not verify stops local approvals too (fail closed). */
+  | 'PIN_POLICY_REFUSED'
+  | 'PIN_NO_TERMINAL'
+  /** `pins show S` for a server the gateway has not pinned yet. */
+  | 'PIN_NONE';
 export class PinError extends RingfenceError<PinErrorCode> {}
 
 export interface WithheldTool {
@@ -169,7 +178,7 @@ export function diffPending(pins: ServerPins | undefined): DefinitionDiff[] {
       );
       const movedFields = fields.filter((field) => !sameJson(before[field], after[field])).sort();
       const allPaths = movedFields.flatMap((field) =>
-        changedPaths(before[field], after[field], `/${escapePointer(field)}`),
+        changedPaths(before[field], after[field], `/${escapePointerToken(field)}`),
       );
       const describe = (value: unknown) => (typeof value === 'string' ? value : undefined);
       return {
@@ -189,8 +198,6 @@ export function diffPending(pins: ServerPins | undefined): DefinitionDiff[] {
     });
 }
 
-const escapePointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
-
 /** Leaves where two JSON values differ, as JSON Pointers; iterative so a deep schema cannot overflow. */
 function changedPaths(a: unknown, b: unknown, root: string, limit = 1000): string[] {
   const out: string[] = [];
@@ -207,7 +214,7 @@ function changedPaths(a: unknown, b: unknown, root: string, limit = 1000): strin
     const keys = [...new Set([...Object.keys(xr), ...Object.keys(yr)])].sort().reverse();
     const at = (record: Record<string, unknown>, key: string) =>
       Object.hasOwn(record, key) ? record[key] : undefined;
-    for (const key of keys) stack.push([at(xr, key), at(yr, key), `${path}/${escapePointer(key)}`]);
+    for (const key of keys) stack.push([at(xr, key), at(yr, key), `${path}/${escapePointerToken(key)}`]);
   }
   return out;
 }

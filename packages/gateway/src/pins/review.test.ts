@@ -1,0 +1,235 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  buildRoot,
+  generateKeyPair,
+  installPolicy,
+  type Policy,
+  signPolicy,
+  signRoot,
+} from '@ringfence/policy';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { fingerprintTool, type PinnableTool } from './fingerprint.js';
+import { reconcileAndRecord } from './reconcile.js';
+import {
+  approveReviewed,
+  assertLocalPinsCount,
+  formatApprovalReview,
+  formatDiff,
+  formatPendingReview,
+  formatShownPins,
+  reviewApproval,
+  reviewPending,
+  showPins,
+} from './review.js';
+import { PinStore } from './store.js';
+
+const tool = (overrides: Record<string, unknown> = {}) => ({
+  name: 'search',
+  description: 'Search the docs.',
+  inputSchema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+  ...overrides,
+});
+
+function pinnable(raw: unknown): PinnableTool {
+  const result = fingerprintTool(raw);
+  if (!result.ok) throw new Error(result.reason);
+  return result.tool;
+}
+
+let dir: string;
+let store: PinStore;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'rf-pins-review-'));
+  store = new PinStore(join(dir, 'home'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Pin `before`, then list `after` so that it is pending. */
+async function pending(before: unknown[], after: unknown[]) {
+  await reconcileAndRecord(store, 'docs', before.map(pinnable));
+  await reconcileAndRecord(store, 'docs', after.map(pinnable));
+}
+
+describe('pins diff', () => {
+  it('shows each moved value before and after, read through the pinned and the pending definition', async () => {
+    await pending(
+      [tool()],
+      [tool({ inputSchema: { type: 'object', properties: { q: { type: 'number' } }, required: ['q'] } })],
+    );
+    const review = await reviewPending(store, 'docs');
+    const [block, approve] = formatPendingReview(review);
+    expect(block).toContain('docs/search  (changed)');
+    expect(block).toContain('  description: unchanged');
+    expect(block).toContain('  also moved: inputSchema');
+    expect(block).toContain('    /inputSchema/properties/q/type: "string" → "number"');
+    expect(block).not.toContain('the whole pending definition');
+    expect(block?.endsWith('\n')).toBe(true);
+    expect(approve).toBe('Approve with: ringfence mcp pins approve docs [TOOL…]');
+    expect(formatPendingReview(review, { full: true })[0]).toContain(
+      'the whole pending definition (what approving accepts)',
+    );
+  });
+
+  it('reads values under escaped and prototype-named keys as own fields only', async () => {
+    await pending(
+      [tool({ annotations: { 'a/b~c': 1 } })],
+      [tool({ annotations: { 'a/b~c': 2, constructor: 'x' } })],
+    );
+    const [block] = formatPendingReview(await reviewPending(store, 'docs'));
+    expect(block).toContain('    /annotations/a~1b~0c: 1 → 2');
+    // The pinned definition has no own "constructor": it is absent, not Object's constructor.
+    expect(block).toContain('    /annotations/constructor: (absent) → "x"');
+  });
+
+  it('makes what the server wrote printable', async () => {
+    await pending([tool()], [tool({ description: 'Search.\u001b[8mhidden\u202e' })]);
+    const [block] = formatPendingReview(await reviewPending(store, 'docs'));
+    expect(block).toContain('  + Search.\\u001b[8mhidden\\u202e');
+    expect(block).not.toMatch(/[\u001b\u202e]/);
+  });
+
+  it('says when nothing is pending', async () => {
+    expect(formatPendingReview(await reviewPending(store, 'docs'))).toEqual(['Nothing pending for docs.']);
+  });
+
+  it('clips a long value and counts the paths it does not list', () => {
+    const text = formatDiff(
+      'docs',
+      {
+        tool: 'search',
+        kind: 'changed',
+        oldDigest: `sha256:${'a'.repeat(64)}`,
+        newDigest: `sha256:${'b'.repeat(64)}`,
+        movedFields: ['inputSchema'],
+        movedPaths: ['/inputSchema/default'],
+        morePaths: 3,
+        pendingDefinition: { inputSchema: { default: 'x'.repeat(300) } },
+      },
+      { before: { inputSchema: {} } },
+    );
+    expect(text).toContain(`/inputSchema/default: (absent) → "${'x'.repeat(199)}… (302 characters)`);
+    expect(text).toContain(
+      '    … and 3 more (see the whole definition: ringfence mcp pins diff docs --full)',
+    );
+  });
+});
+
+describe('pins approve', () => {
+  it('shows the whole pending definition of the named tools and approves exactly those', async () => {
+    await pending(
+      [tool(), tool({ name: 'list' })],
+      [tool({ description: 'New.' }), tool({ name: 'list', description: 'New.' })],
+    );
+    const review = await reviewApproval(store, 'docs', ['list']);
+    expect(review.pending.map((d) => d.tool)).toEqual(['list']);
+    const [block] = formatApprovalReview(review);
+    expect(block).toContain('the whole pending definition (what approving accepts)');
+    expect(await approveReviewed(store, review)).toEqual(['list']);
+    expect((await reviewPending(store, 'docs')).pending.map((d) => d.tool)).toEqual(['search']);
+  });
+
+  it('refuses a named tool with nothing pending, and approves nothing', async () => {
+    await pending([tool()], [tool({ description: 'New.' })]);
+    await expect(reviewApproval(store, 'docs', ['search', 'nope'])).rejects.toMatchObject({
+      code: 'PIN_NOTHING_PENDING',
+      message: 'Nothing pending for nope of docs. See what is pending: ringfence mcp pins diff docs',
+    });
+    expect((await reviewPending(store, 'docs')).pending).toHaveLength(1);
+  });
+
+  it('approves nothing when the definition moved after it was shown', async () => {
+    await pending([tool()], [tool({ description: 'New.' })]);
+    const review = await reviewApproval(store, 'docs');
+    await reconcileAndRecord(store, 'docs', [pinnable(tool({ description: 'Newer.' }))]);
+    await expect(approveReviewed(store, review)).rejects.toMatchObject({ code: 'PIN_MOVED' });
+  });
+});
+
+describe('pins show', () => {
+  it('lists pinned and pending tools per server, and refuses a server with no pins', async () => {
+    await pending([tool()], [tool({ description: 'New.' })]);
+    const servers = await showPins(store);
+    expect(servers).toMatchObject([
+      {
+        server: 'docs',
+        pinned: [{ tool: 'search', description: 'Search the docs.' }],
+        pending: [{ tool: 'search', kind: 'changed' }],
+      },
+    ]);
+    const lines = formatShownPins(servers);
+    expect(lines[0]).toBe('docs: 1 pinned, 1 pending');
+    expect(lines[1]).toMatch(/^ {2}search {2}sha256:[0-9a-f]{64} {2}Search the docs\.$/);
+    expect(lines[2]).toMatch(
+      /^ {2}! search {2}sha256:\S+ {2}changed, withheld since \S+ \(ringfence mcp pins diff docs\)$/,
+    );
+    await expect(showPins(store, 'other')).rejects.toMatchObject({ code: 'PIN_NONE' });
+    expect(formatShownPins(await showPins(new PinStore(join(dir, 'empty'))))).toEqual(['No pins yet.']);
+  });
+});
+
+describe('assertLocalPinsCount', () => {
+  const uid = process.getuid?.() ?? 0;
+
+  async function install(servers: Policy['mcp']) {
+    const rootKey = generateKeyPair();
+    const policyKey = generateKeyPair();
+    const root = signRoot(
+      buildRoot({
+        version: 1,
+        expires: '2099-01-01T00:00:00Z',
+        rootKeys: [rootKey.publicKey],
+        rootThreshold: 1,
+        policyKeys: [policyKey.publicKey],
+        policyThreshold: 1,
+      }),
+      [rootKey],
+    );
+    const policy: Policy = {
+      _type: 'ringfence/policy',
+      spec_version: 1,
+      name: 'corp',
+      version: 1,
+      issued_at: '2026-01-01T00:00:00Z',
+      expires: '2099-01-01T00:00:00Z',
+      default_action: 'allow',
+      ...(servers ? { mcp: servers } : {}),
+    };
+    const result = await installPolicy({
+      policyText: JSON.stringify(signPolicy(policy, [policyKey])),
+      rootTexts: [JSON.stringify(root)],
+      dir: join(dir, 'etc'),
+      home: join(dir, 'home'),
+      ownerUid: uid,
+    });
+    expect(result.ok).toBe(true);
+  }
+
+  const options = () => ({ dir: join(dir, 'etc'), home: join(dir, 'home'), ownerUid: uid });
+
+  it('lets local pins count with no policy, or one that does not pin the server', async () => {
+    await expect(assertLocalPinsCount('docs', options())).resolves.toBeUndefined();
+    await install([{ server: 'other', pins: [{ tool: 't', digest: `sha256:${'0'.repeat(64)}` }] }]);
+    await expect(assertLocalPinsCount('docs', options())).resolves.toBeUndefined();
+  });
+
+  it('refuses when the organisation pins the server, naming the policy', async () => {
+    await install([{ server: 'docs', pins: [{ tool: 't', digest: `sha256:${'0'.repeat(64)}` }] }]);
+    await expect(assertLocalPinsCount('docs', options())).rejects.toMatchObject({
+      code: 'PIN_ORG_MANAGED',
+      message: expect.stringMatching(/^The organisation policy "corp" \(version 1\) pins the tools of docs/),
+    });
+  });
+
+  it('refuses when the installed policy does not verify (fail closed)', async () => {
+    await mkdir(join(dir, 'etc'), { recursive: true });
+    await writeFile(join(dir, 'etc', 'policy.json'), '{}');
+    await expect(assertLocalPinsCount('docs', options())).rejects.toMatchObject({
+      code: 'PIN_POLICY_REFUSED',
+      message: expect.stringContaining('nothing can be approved until it is fixed. Run: ringfence doctor'),
+    });
+  });
+});

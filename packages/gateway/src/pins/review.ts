@@ -1,0 +1,218 @@
+/**
+ * What a person reviewing pins is shown, and the checks around approving: `ringfence mcp pins
+ * show|diff|approve|reset` only parse their arguments, ask, and print what this returns.
+ * Everything a server wrote is made printable before it reaches a terminal.
+ */
+import {
+  type LoadInstalledOptions,
+  loadInstalledPolicy,
+  MISSING,
+  orgPins,
+  resolvePointer,
+} from '@ringfence/policy';
+import { printable } from '../text/printable.js';
+import { approvePending, type DefinitionDiff, diffPending, PinError } from './reconcile.js';
+import type { PinStore } from './store.js';
+
+type Definition = Readonly<Record<string, unknown>>;
+
+const indent = (text: string, prefix: string) =>
+  text
+    .split('\n')
+    .map((line) => `${prefix}${line}`)
+    .join('\n');
+
+const clip = (text: string, max = 200) =>
+  text.length > max ? `${text.slice(0, max)}… (${text.length} characters)` : text;
+
+const valueAt = (document: unknown, pointer: string) => {
+  const value = resolvePointer(document, pointer);
+  return value === MISSING ? undefined : value;
+};
+
+const shown = (value: unknown) => (value === undefined ? '(absent)' : printable(clip(JSON.stringify(value))));
+
+/**
+ * A reviewer's view of one pending definition: old and new description, every other part that
+ * moved with its value before and after, and — with `full` — the whole pending definition, which
+ * is exactly what approving accepts.
+ */
+export function formatDiff(
+  server: string,
+  diff: DefinitionDiff,
+  options: { full?: boolean; before?: unknown } = {},
+): string {
+  const lines = [`${server}/${printable(diff.tool)}  (${diff.kind === 'new' ? 'new tool' : 'changed'})`];
+  if (diff.oldDigest) lines.push(`  pinned:  ${diff.oldDigest}`);
+  lines.push(`  pending: ${diff.newDigest}`);
+  if (diff.kind === 'changed' && diff.oldDescription !== diff.newDescription) {
+    lines.push('  description before:', indent(printable(diff.oldDescription ?? '(none)'), '  - '));
+    lines.push('  description after:', indent(printable(diff.newDescription ?? '(none)'), '  + '));
+  } else if (diff.kind === 'new') {
+    lines.push('  description:', indent(printable(diff.newDescription ?? '(none)'), '  + '));
+  } else {
+    lines.push('  description: unchanged');
+  }
+  if (diff.kind === 'changed') {
+    lines.push(
+      diff.movedFields.length > 0 ? `  also moved: ${diff.movedFields.join(', ')}` : '  nothing else moved',
+    );
+    for (const path of diff.movedPaths) {
+      lines.push(
+        `    ${printable(path)}: ${shown(valueAt(options.before, path))} → ${shown(valueAt(diff.pendingDefinition, path))}`,
+      );
+    }
+    if (diff.morePaths > 0)
+      lines.push(
+        `    … and ${diff.morePaths} more (see the whole definition: ringfence mcp pins diff ${server} --full)`,
+      );
+  }
+  if (options.full || diff.kind === 'new') {
+    lines.push('  the whole pending definition (what approving accepts):');
+    lines.push(indent(printable(JSON.stringify(diff.pendingDefinition, null, 2)), '    '));
+  }
+  return lines.join('\n');
+}
+
+/** The pending definitions of one server, with the pinned definitions they would replace. */
+export interface PendingReview {
+  readonly server: string;
+  readonly pending: readonly DefinitionDiff[];
+  readonly pinned: ReadonlyMap<string, Definition>;
+}
+
+export async function reviewPending(store: PinStore, server: string): Promise<PendingReview> {
+  const pins = await store.server(server);
+  const pending = diffPending(pins);
+  const pinned = new Map<string, Definition>();
+  for (const diff of pending) {
+    const pin = pins?.tools[diff.tool];
+    if (pin) pinned.set(diff.tool, pin.definition);
+  }
+  return { server, pending, pinned };
+}
+
+/** `pins diff`: one block per pending definition (each followed by a blank line), then how to approve. */
+export function formatPendingReview(review: PendingReview, options: { full?: boolean } = {}): string[] {
+  const { server, pending } = review;
+  if (pending.length === 0) return [`Nothing pending for ${server}.`];
+  return [
+    ...pending.map(
+      (diff) => `${formatDiff(server, diff, { full: options.full, before: review.pinned.get(diff.tool) })}\n`,
+    ),
+    `Approve with: ringfence mcp pins approve ${server} [TOOL…]`,
+  ];
+}
+
+/**
+ * The pending definitions a person is about to approve: every pending one, or the named tools.
+ * A named tool with nothing pending refuses the whole approval.
+ */
+export async function reviewApproval(
+  store: PinStore,
+  server: string,
+  tools: readonly string[] = [],
+): Promise<PendingReview> {
+  const review = await reviewPending(store, server);
+  const missing = tools.filter((tool) => !review.pending.some((d) => d.tool === tool));
+  if (missing.length > 0) {
+    throw new PinError(
+      'PIN_NOTHING_PENDING',
+      `Nothing pending for ${missing.join(', ')} of ${server}. See what is pending: ringfence mcp pins diff ${server}`,
+    );
+  }
+  if (tools.length === 0) return review;
+  return { ...review, pending: review.pending.filter((d) => tools.includes(d.tool)) };
+}
+
+/** Approval accepts the whole pending definition, so the whole definition is what is shown. */
+export function formatApprovalReview(review: PendingReview): string[] {
+  return review.pending.map(
+    (diff) => `${formatDiff(review.server, diff, { full: true, before: review.pinned.get(diff.tool) })}\n`,
+  );
+}
+
+/** Accept exactly the definitions of `review` (by digest): if one moved since, nothing is approved. */
+export function approveReviewed(store: PinStore, review: PendingReview, now?: string): Promise<string[]> {
+  return approvePending(store, review.server, new Map(review.pending.map((d) => [d.tool, d.newDigest])), now);
+}
+
+/**
+ * When the organisation policy pins a server, nothing may be approved or reset locally; a
+ * policy that is installed but does not verify stops approvals too (fail closed).
+ */
+export async function assertLocalPinsCount(
+  server: string,
+  installedPolicy: Omit<LoadInstalledOptions, 'recordState'> = {},
+): Promise<void> {
+  const installed = await loadInstalledPolicy({ ...installedPolicy, recordState: false });
+  if (!installed.ok) {
+    throw new PinError(
+      'PIN_POLICY_REFUSED',
+      `The installed organisation policy does not verify (${installed.code}: ${installed.message}); nothing can be approved until it is fixed. Run: ringfence doctor`,
+    );
+  }
+  if (!installed.present || orgPins(installed.policy, server) === undefined) return;
+  throw new PinError(
+    'PIN_ORG_MANAGED',
+    `The organisation policy "${installed.policy.name}" (version ${installed.policy.version}) pins the tools of ${server}: only its pins count and nothing can be approved or reset locally. Ask your policy admin to pin the new definition (its digest is shown by: ringfence mcp tools).`,
+  );
+}
+
+/** One server's pins as `pins show` lists them (and prints with --json). */
+export interface ShownPins {
+  server: string;
+  pinned: { tool: string; digest: string; pinned_at: string; description?: string }[];
+  pending: { tool: string; digest: string; kind: string; seen_at: string }[];
+}
+
+/** Every server's pins, or one server's (refused when it has none yet). */
+export async function showPins(store: PinStore, server?: string): Promise<ShownPins[]> {
+  const file = await store.read();
+  if (server !== undefined && !file.servers[server]) {
+    throw new PinError(
+      'PIN_NONE',
+      `No pins for "${server}": the gateway pins a server the first time it starts it (ringfence mcp tools).`,
+    );
+  }
+  const names = server !== undefined ? [server] : Object.keys(file.servers).sort();
+  return names.map((name) => {
+    const pins = file.servers[name]!;
+    return {
+      server: name,
+      pinned: Object.entries(pins.tools).map(([tool, pin]) => ({
+        tool,
+        digest: pin.digest,
+        pinned_at: pin.pinned_at,
+        ...(typeof pin.definition.description === 'string'
+          ? { description: pin.definition.description }
+          : {}),
+      })),
+      pending: Object.entries(pins.pending).map(([tool, p]) => ({
+        tool,
+        digest: p.digest,
+        kind: p.kind,
+        seen_at: p.seen_at,
+      })),
+    };
+  });
+}
+
+export function formatShownPins(servers: readonly ShownPins[]): string[] {
+  if (servers.length === 0) return ['No pins yet.'];
+  const lines: string[] = [];
+  for (const s of servers) {
+    lines.push(`${s.server}: ${s.pinned.length} pinned, ${s.pending.length} pending`);
+    for (const p of s.pinned)
+      lines.push(
+        printable(`  ${p.tool}  ${p.digest}  ${(p.description ?? '').split('\n')[0]?.slice(0, 80)}`),
+      );
+    for (const p of s.pending)
+      lines.push(
+        printable(
+          `  ! ${p.tool}  ${p.digest}  ${p.kind}, withheld since ${p.seen_at} (ringfence mcp pins diff ${s.server})`,
+        ),
+      );
+  }
+  return lines;
+}

@@ -1,0 +1,155 @@
+import { describe, expect, it } from 'vitest';
+import { parseKeyValues, parseMounts, planRegistration, type RegistrationInput } from './plan.js';
+
+const plan = (
+  input: Omit<RegistrationInput, 'name'> & { name?: string },
+  defaultEgress: 'deny' | 'any' = 'deny',
+) => planRegistration({ name: 'x', ...input }, { defaultEgress });
+
+function refusal(run: () => unknown): { code?: string; message: string } {
+  try {
+    run();
+  } catch (error) {
+    return error as { code?: string; message: string };
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('planRegistration', () => {
+  it('builds a remote server from --url and --header', () => {
+    expect(
+      plan({
+        url: 'https://mcp.example.com/mcp',
+        headers: ['Authorization=Bearer a=b'],
+        allowTools: ['search'],
+      }),
+    ).toEqual({
+      transport: 'http',
+      server: {
+        name: 'x',
+        transport: 'http',
+        url: 'https://mcp.example.com/mcp',
+        headers: { Authorization: 'Bearer a=b' },
+        allow_tools: ['search'],
+      },
+    });
+  });
+
+  it('builds a contained draft: egress hosts lower-cased, mounts, env, command', () => {
+    expect(
+      plan({
+        image: 'img:1',
+        command: ['--stdio'],
+        egressAllow: [' API.Example.com ', '*.example.org:8443'],
+        egressAllowAddress: ['10.20.0.0/16'],
+        env: ['A=1'],
+        mounts: ['docs', 'out:rw', 'in:ro'],
+      }),
+    ).toEqual({
+      transport: 'container',
+      source: { image: 'img:1' },
+      draft: {
+        name: 'x',
+        transport: 'container',
+        command: ['--stdio'],
+        egress: {
+          mode: 'allow',
+          hosts: ['api.example.com', '*.example.org:8443'],
+          addresses: ['10.20.0.0/16'],
+        },
+        env: { A: '1' },
+        mounts: [
+          { path: 'docs', mode: 'ro' },
+          { path: 'out', mode: 'rw' },
+          { path: 'in', mode: 'ro' },
+        ],
+      },
+    });
+  });
+
+  it('gives a server that names no hosts the policy default, unless --egress says otherwise', () => {
+    const egressOf = (p: ReturnType<typeof plan>) =>
+      p.transport === 'container' ? p.draft.egress : undefined;
+    expect(egressOf(plan({ image: 'i' }))).toEqual({ mode: 'deny' });
+    expect(egressOf(plan({ image: 'i' }, 'any'))).toEqual({ mode: 'any' });
+    expect(egressOf(plan({ image: 'i', egress: 'deny' }, 'any'))).toEqual({ mode: 'deny' });
+  });
+
+  it('reads --npm as an exact PACKAGE@VERSION before anything is built', () => {
+    expect(plan({ npm: '@scope/pkg@1.2.3' })).toMatchObject({
+      source: { npm: { name: '@scope/pkg', version: '1.2.3' } },
+    });
+    expect(refusal(() => plan({ npm: 'pkg@latest' })).message).toMatch(
+      /is not PACKAGE@VERSION with an exact version/,
+    );
+  });
+
+  it.each([
+    [{}, 'Give exactly one of --image, --npm or --url.'],
+    [{ image: 'i', url: 'https://a.example/mcp' }, 'Give exactly one of --image, --npm or --url.'],
+    [{ image: 'i', headers: ['A=b'] }, '--header applies to remote servers (--url) only.'],
+    [{ url: 'https://a.example/mcp', env: ['A=b'] }, '--env applies to contained servers, not to --url.'],
+    [
+      { url: 'https://a.example/mcp', mounts: ['docs'] },
+      '--mount applies to contained servers, not to --url.',
+    ],
+    [{ url: 'https://a.example/mcp', egress: 'any' }, '--egress applies to contained servers, not to --url.'],
+    [
+      { image: 'i', egress: 'any', egressAllow: ['a.example'] },
+      '--egress and --egress-allow exclude each other: --egress-allow already means "only these hosts".',
+    ],
+    [
+      { image: 'i', egressAllowAddress: ['10.0.0.0/8'] },
+      '--egress-allow-address needs at least one --egress-allow host.',
+    ],
+    [{ image: 'i', env: ['NOVALUE'] }, '--env expects KEY=VALUE, got "NOVALUE"'],
+    [
+      { image: 'i', mounts: ['../up'] },
+      '--mount "../up" must be a relative path inside the workspace (e.g. docs or out:rw).',
+    ],
+  ] as [Omit<RegistrationInput, 'name'>, string][])(
+    'refuses the flags %j as a usage error',
+    (input, message) => {
+      expect(refusal(() => plan(input))).toMatchObject({ code: 'REGISTRATION_USAGE', message });
+    },
+  );
+
+  it("refuses a host or range the egress proxy would refuse, with the proxy's message and the flag", () => {
+    const ip = refusal(() => plan({ image: 'i', egressAllow: ['10.0.0.1'] }));
+    expect(ip.code).toBe('SERVER_EGRESS');
+    expect(ip.message).toMatch(
+      /^--egress-allow "10\.0\.0\.1" is refused: .*IP addresses cannot be allowed by name/,
+    );
+    const cidr = refusal(() =>
+      plan({ image: 'i', egressAllow: ['api.example.com'], egressAllowAddress: ['999.1.1.1/99'] }),
+    );
+    expect(cidr.code).toBe('SERVER_EGRESS');
+    expect(cidr.message).toMatch(
+      /^--egress-allow-address "999\.1\.1\.1\/99" is refused: .*is not an address range/,
+    );
+    expect(refusal(() => plan({ image: 'i', egressAllow: ['api.example.com:99999'] })).code).toBe(
+      'SERVER_EGRESS',
+    );
+  });
+
+  it('refuses a bad name or a plain-http remote before anything else', () => {
+    expect(refusal(() => plan({ name: 'Bad', image: 'i' })).code).toBe('SERVER_NAME');
+    expect(refusal(() => plan({ url: 'http://mcp.example.com/mcp' })).code).toBe('SERVER_URL');
+  });
+});
+
+describe('flag parsers', () => {
+  it('keeps everything after the first "=" as the value and refuses an empty key', () => {
+    expect(parseKeyValues(['A=b=c', 'E='], '--env')).toEqual({ A: 'b=c', E: '' });
+    expect(refusal(() => parseKeyValues(['=v'], '--header')).message).toBe(
+      '--header expects KEY=VALUE, got "=v"',
+    );
+    expect(parseKeyValues(undefined, '--env')).toEqual({});
+  });
+
+  it('refuses absolute mounts and mounts that climb out', () => {
+    for (const spec of ['/etc', 'a/../../b', ':rw', ''])
+      expect(refusal(() => parseMounts([spec])).code).toBe('REGISTRATION_USAGE');
+    expect(parseMounts(['a/b:rw'])).toEqual([{ path: 'a/b', mode: 'rw' }]);
+  });
+});

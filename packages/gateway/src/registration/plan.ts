@@ -1,0 +1,154 @@
+/**
+ * `ringfence mcp add`'s flags → the server to register. Pure: everything a person can get wrong
+ * on the command line is refused here, before any engine is asked or any image is built.
+ */
+import {
+  type ContainerServerConfig,
+  type EgressRule,
+  type HttpServerConfig,
+  type MountRule,
+  validateEgressRule,
+  validateRemoteUrl,
+  validateServerName,
+} from '../config/servers.js';
+import { type NpmSpec, parseNpmSpec } from '../images/npm-server.js';
+import { RegistrationError } from './errors.js';
+
+/** The flags of `mcp add`, as given (repeatable flags as lists). */
+export interface RegistrationInput {
+  readonly name: string;
+  readonly image?: string;
+  readonly npm?: string;
+  readonly url?: string;
+  /** What follows `--`: the contained server's command. */
+  readonly command?: readonly string[];
+  readonly egress?: string;
+  readonly egressAllow?: readonly string[];
+  readonly egressAllowAddress?: readonly string[];
+  /** KEY=VALUE. */
+  readonly env?: readonly string[];
+  readonly allowTools?: readonly string[];
+  /** PATH[:rw] or PATH[:ro], relative to the workspace. */
+  readonly mounts?: readonly string[];
+  /** KEY=VALUE. */
+  readonly headers?: readonly string[];
+}
+
+/** A contained server before its image exists on the engine (an npm image is built later). */
+export type ContainerDraft = Omit<ContainerServerConfig, 'image' | 'image_id'>;
+
+export type ImageSource = { readonly image: string } | { readonly npm: NpmSpec };
+
+export type RegistrationPlan =
+  | { readonly transport: 'http'; readonly server: HttpServerConfig }
+  | { readonly transport: 'container'; readonly source: ImageSource; readonly draft: ContainerDraft };
+
+const usage = (message: string) => new RegistrationError('REGISTRATION_USAGE', message);
+
+/** Repeated KEY=VALUE flags → a record; an entry without "=" (or with an empty key) is refused. */
+export function parseKeyValues(values: readonly string[] | undefined, flag: string): Record<string, string> {
+  const record: Record<string, string> = {};
+  for (const value of values ?? []) {
+    const index = value.indexOf('=');
+    if (index <= 0) throw usage(`${flag} expects KEY=VALUE, got "${value}"`);
+    record[value.slice(0, index)] = value.slice(index + 1);
+  }
+  return record;
+}
+
+/** `--mount` specs → mount rules: relative paths inside the workspace, read-only unless `:rw`. */
+export function parseMounts(specs: readonly string[] | undefined): MountRule[] {
+  return (specs ?? []).map((spec) => {
+    const rw = spec.endsWith(':rw');
+    const path = rw ? spec.slice(0, -3) : spec.replace(/:ro$/, '');
+    if (!path || path.startsWith('/') || path.split('/').includes('..')) {
+      throw usage(`--mount "${spec}" must be a relative path inside the workspace (e.g. docs or out:rw).`);
+    }
+    return { path, mode: rw ? 'rw' : 'ro' };
+  });
+}
+
+/**
+ * The egress rule the flags ask for. Every host and range goes through the egress proxy's own
+ * parsers, so what the sidecar would refuse at start is refused here, with its message.
+ */
+export function egressFromFlags(input: RegistrationInput, defaultEgress: 'deny' | 'any'): EgressRule {
+  const hosts = (input.egressAllow ?? []).map((host) => host.trim().toLowerCase());
+  const addresses = [...(input.egressAllowAddress ?? [])];
+  if (input.egress !== undefined && input.egress !== 'deny' && input.egress !== 'any')
+    throw usage(`--egress must be deny or any, got "${input.egress}".`);
+  if (input.egress && hosts.length > 0)
+    throw usage(
+      '--egress and --egress-allow exclude each other: --egress-allow already means "only these hosts".',
+    );
+  if (addresses.length > 0 && hosts.length === 0)
+    throw usage('--egress-allow-address needs at least one --egress-allow host.');
+  const rule: EgressRule =
+    hosts.length > 0
+      ? { mode: 'allow', hosts, ...(addresses.length > 0 ? { addresses } : {}) }
+      : { mode: (input.egress as 'deny' | 'any' | undefined) ?? defaultEgress };
+  validateEgressRule(rule, { hosts: '--egress-allow', addresses: '--egress-allow-address' });
+  return rule;
+}
+
+function planRemote(input: RegistrationInput): HttpServerConfig {
+  const containedOnly = [
+    ['--egress', input.egress],
+    ['--egress-allow', input.egressAllow],
+    ['--egress-allow-address', input.egressAllowAddress],
+    ['--env', input.env],
+    ['--mount', input.mounts],
+  ] as const;
+  for (const [flag, value] of containedOnly) {
+    if (value !== undefined) throw usage(`${flag} applies to contained servers, not to --url.`);
+  }
+  const url = input.url!;
+  validateRemoteUrl(url);
+  const headers = parseKeyValues(input.headers, '--header');
+  return {
+    name: input.name,
+    transport: 'http',
+    url,
+    ...(Object.keys(headers).length > 0 ? { headers } : {}),
+    ...(input.allowTools ? { allow_tools: [...input.allowTools] } : {}),
+  };
+}
+
+function planContained(
+  input: RegistrationInput,
+  defaultEgress: 'deny' | 'any',
+): { source: ImageSource; draft: ContainerDraft } {
+  if (input.headers) throw usage('--header applies to remote servers (--url) only.');
+  const egress = egressFromFlags(input, defaultEgress);
+  const mounts = parseMounts(input.mounts);
+  const env = parseKeyValues(input.env, '--env');
+  const source: ImageSource = input.npm ? { npm: parseNpmSpec(input.npm) } : { image: input.image! };
+  const command = input.command ?? [];
+  return {
+    source,
+    draft: {
+      name: input.name,
+      transport: 'container',
+      ...(command.length > 0 ? { command: [...command] } : {}),
+      egress,
+      ...(Object.keys(env).length > 0 ? { env } : {}),
+      ...(input.allowTools ? { allow_tools: [...input.allowTools] } : {}),
+      ...(mounts.length > 0 ? { mounts } : {}),
+    },
+  };
+}
+
+/**
+ * Validate the flags and build what to register. A remote server is complete; a contained one
+ * still needs its image (found or built on the engine) and its image ID.
+ */
+export function planRegistration(
+  input: RegistrationInput,
+  options: { defaultEgress: 'deny' | 'any' },
+): RegistrationPlan {
+  validateServerName(input.name);
+  const sources = [input.image, input.npm, input.url].filter(Boolean).length;
+  if (sources !== 1) throw usage('Give exactly one of --image, --npm or --url.');
+  if (input.url) return { transport: 'http', server: planRemote(input) };
+  return { transport: 'container', ...planContained(input, options.defaultEgress) };
+}

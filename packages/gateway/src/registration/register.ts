@@ -1,0 +1,85 @@
+import type Docker from 'dockerode';
+import { type ContainerServerConfig, type ServerConfig, ServerStore } from '../config/servers.js';
+import { buildNodeBaseImage } from '../images/node-base.js';
+import { buildNpmServerImage, type NpmSpec } from '../images/npm-server.js';
+import { RegistrationError } from './errors.js';
+import { type ContainerDraft, type ImageSource, planRegistration, type RegistrationInput } from './plan.js';
+import { checkRegistrationAgainstPolicy, type RegistrationPolicy } from './policy.js';
+
+export interface RegisterOptions {
+  /** RINGFENCE_HOME: where mcp-servers.json is. */
+  readonly home: string;
+  readonly policy: RegistrationPolicy;
+  /** Called only for a contained server, and only once its flags are valid. */
+  readonly engine: () => Promise<Docker>;
+  /** The directory an --npm package is installed under (its node_modules are searched upwards). */
+  readonly from: string;
+}
+
+/** Build an image for an npm package installed under `from`, on the Node base image (built if missing). */
+export async function buildNpmImage(docker: Docker, spec: NpmSpec, from: string): Promise<string> {
+  const baseRef = (await buildNodeBaseImage(docker)).ref;
+  return (await buildNpmServerImage(docker, { spec, from, baseRef })).ref;
+}
+
+/** The image as the engine has it; ringfence never pulls implicitly. */
+export async function inspectLocalImage(docker: Docker, image: string): Promise<Docker.ImageInspectInfo> {
+  try {
+    return await docker.getImage(image).inspect();
+  } catch (error) {
+    throw new RegistrationError(
+      'REGISTRATION_IMAGE_MISSING',
+      `The image ${image} is not on this host; ringfence never pulls implicitly. Pull or build it first (docker pull ${image}), then add the server again.`,
+      { cause: error },
+    );
+  }
+}
+
+/** A contained server with its image ID recorded, in the field order mcp-servers.json keeps. */
+export function withImage(draft: ContainerDraft, image: string, imageId: string): ContainerServerConfig {
+  const { name, transport, ...rest } = draft;
+  return { name, transport, image, image_id: imageId, ...rest };
+}
+
+async function resolveContained(
+  source: ImageSource,
+  draft: ContainerDraft,
+  options: RegisterOptions,
+): Promise<ContainerServerConfig> {
+  const docker = await options.engine();
+  const image = 'npm' in source ? await buildNpmImage(docker, source.npm, options.from) : source.image;
+  const info = await inspectLocalImage(docker, image);
+  const server = withImage(draft, image, info.Id);
+  checkRegistrationAgainstPolicy(options.policy, server, info);
+  return server;
+}
+
+/**
+ * `ringfence mcp add`: validate the flags (nothing touches the engine before they pass), find or
+ * build the image, check it and the egress against the organisation policy, and record the server.
+ * Nothing is written unless every step passed.
+ */
+export async function registerServer(
+  input: RegistrationInput,
+  options: RegisterOptions,
+): Promise<ServerConfig> {
+  const plan = planRegistration(input, { defaultEgress: options.policy.defaultEgress });
+  const server =
+    plan.transport === 'http' ? plan.server : await resolveContained(plan.source, plan.draft, options);
+  await new ServerStore(options.home).add(server);
+  return server;
+}
+
+/** What `mcp add` prints once the server is recorded. */
+export function registrationSummary(server: ServerConfig): string {
+  if (server.transport === 'http') {
+    return `Registered ${server.name} (remote ${new URL(server.url).host}). Its tools are pinned the first time the gateway starts: ringfence mcp tools`;
+  }
+  const egress =
+    server.egress.mode === 'allow'
+      ? `egress only to ${server.egress.hosts?.join(', ')}`
+      : server.egress.mode === 'any'
+        ? 'unrestricted egress'
+        : 'no network';
+  return `Registered ${server.name} (image ${server.image}, ${server.image_id.slice(0, 19)}; ${egress}). Its tools are pinned the first time the gateway starts: ringfence mcp tools`;
+}

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { RingfenceError } from '@ringfence/policy';
-import { expectObject, expectOnlyKeys, JsonStore } from '../store/json-store.js';
+import { expectObject, expectOnlyKeys, JsonStore, StoreError } from '../store/json-store.js';
 
 export class AgentError extends RingfenceError<
   'AGENT_NAME' | 'AGENT_EXISTS' | 'AGENT_UNKNOWN' | 'AGENT_SCOPE' | 'AGENT_TOKEN'
@@ -25,17 +25,18 @@ interface AgentsFile {
 function parseAgentsFile(value: unknown): AgentsFile {
   const file = expectObject(value, 'agents.json');
   expectOnlyKeys(file, ['version', 'agents'], 'agents.json');
-  if (file.version !== 1) throw new Error(`version ${String(file.version)} is not supported (expected 1)`);
-  if (!Array.isArray(file.agents)) throw new Error('agents must be a list');
+  if (file.version !== 1)
+    throw new StoreError('STORE_SHAPE', `version ${String(file.version)} is not supported (expected 1)`);
+  if (!Array.isArray(file.agents)) throw new StoreError('STORE_SHAPE', 'agents must be a list');
   for (const [i, raw] of file.agents.entries()) {
     const agent = expectObject(raw, `agents[${i}]`);
     expectOnlyKeys(agent, ['name', 'scope', 'token_sha256', 'created_at'], `agents[${i}]`);
     if (typeof agent.name !== 'string' || !AGENT_NAME.test(agent.name))
-      throw new Error(`agents[${i}].name is invalid`);
+      throw new StoreError('STORE_SHAPE', `agents[${i}].name is invalid`);
     if (typeof agent.scope !== 'string' || !AGENT_SCOPE.test(agent.scope))
-      throw new Error(`agents[${i}].scope is invalid`);
+      throw new StoreError('STORE_SHAPE', `agents[${i}].scope is invalid`);
     if (typeof agent.token_sha256 !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(agent.token_sha256)) {
-      throw new Error(`agents[${i}].token_sha256 is malformed`);
+      throw new StoreError('STORE_SHAPE', `agents[${i}].token_sha256 is malformed`);
     }
   }
   return file as unknown as AgentsFile;

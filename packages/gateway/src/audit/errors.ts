@@ -15,7 +15,11 @@ export type AuditErrorCode =
   /** An entry handed to append() does not have the documented shape. */
   | 'AUDIT_INVALID_ENTRY'
   /** append() after close(). */
-  | 'AUDIT_CLOSED';
+  | 'AUDIT_CLOSED'
+  /** Reading the log for display failed (open, read, or the file shrank under the reader). */
+  | 'AUDIT_READ_FAILED'
+  /** A "line" longer than any entry this version writes: the file is not a log. */
+  | 'AUDIT_LINE_TOO_LONG';
 
 /** An audit entry could not be written. Callers must treat this as "do not forward the call". */
 export class AuditError extends RingfenceError<AuditErrorCode> {}

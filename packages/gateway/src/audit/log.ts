@@ -213,7 +213,7 @@ export class AuditLog {
     try {
       const { bytesWritten } = await file.handle.write(data, 0, data.length, null);
       if (bytesWritten !== data.length)
-        throw new Error(`short write (${bytesWritten} of ${data.length} bytes)`);
+        throw new AuditError('AUDIT_WRITE_FAILED', `short write (${bytesWritten} of ${data.length} bytes)`);
       // fdatasync: the bytes and the new length reach the disk; the mtime update is not worth a
       // second journal flush (it is ~40% cheaper on ext4, and every call waits for this).
       await file.handle.datasync();

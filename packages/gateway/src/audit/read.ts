@@ -1,4 +1,5 @@
 import type { FileHandle } from 'node:fs/promises';
+import { AuditError } from './errors.js';
 
 const CHUNK = 64 * 1024;
 /**
@@ -7,7 +8,11 @@ const CHUNK = 64 * 1024;
  */
 export const MAX_LINE_BYTES = 1024 * 1024;
 
-export class LineTooLongError extends Error {}
+export class LineTooLongError extends AuditError {
+  constructor(message: string) {
+    super('AUDIT_LINE_TOO_LONG', message);
+  }
+}
 
 /** Reads exactly `buffer.length` bytes at `position`, or fewer if the file ends first. */
 export async function readAt(handle: FileHandle, buffer: Buffer, position: number): Promise<number> {
@@ -36,7 +41,7 @@ export async function* segmentsFromEnd(handle: FileHandle, end: number): AsyncGe
     position -= length;
     const chunk = Buffer.alloc(length);
     const got = await readAt(handle, chunk, position);
-    if (got !== length) throw new Error('the file shrank while it was being read');
+    if (got !== length) throw new AuditError('AUDIT_READ_FAILED', 'the file shrank while it was being read');
     let cut = length;
     for (let i = length - 1; i >= 0; i--) {
       if (chunk[i] !== 0x0a) continue;

@@ -1,4 +1,4 @@
-import { expectObject, JsonStore } from '../store/json-store.js';
+import { expectObject, JsonStore, StoreError } from '../store/json-store.js';
 
 export interface PinRecord {
   readonly digest: string;
@@ -29,16 +29,17 @@ const DIGEST = /^sha256:[0-9a-f]{64}$/;
 function parseRecord(value: unknown, what: string, pending: boolean): PinRecord | PendingRecord {
   const record = expectObject(value, what);
   if (typeof record.digest !== 'string' || !DIGEST.test(record.digest))
-    throw new Error(`${what}.digest is malformed`);
+    throw new StoreError('STORE_SHAPE', `${what}.digest is malformed`);
   expectObject(record.definition, `${what}.definition`);
   if (pending && record.kind !== 'changed' && record.kind !== 'new')
-    throw new Error(`${what}.kind must be changed or new`);
+    throw new StoreError('STORE_SHAPE', `${what}.kind must be changed or new`);
   return record as unknown as PinRecord;
 }
 
 export function parsePinsFile(value: unknown): PinsFile {
   const file = expectObject(value, 'mcp-pins.json');
-  if (file.version !== 1) throw new Error(`version ${String(file.version)} is not supported (expected 1)`);
+  if (file.version !== 1)
+    throw new StoreError('STORE_SHAPE', `version ${String(file.version)} is not supported (expected 1)`);
   const servers = expectObject(file.servers, 'servers');
   // A null-prototype map: server and tool names come from outside and must not reach Object.prototype.
   const parsed: Record<string, ServerPins> = Object.create(null);

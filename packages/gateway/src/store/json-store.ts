@@ -8,7 +8,15 @@ import {
   writeFileAtomic,
 } from '@ringfence/policy';
 
-export type StoreErrorCode = 'STORE_CORRUPT' | 'STORE_INSECURE' | 'STORE_UNREADABLE';
+export type StoreErrorCode =
+  | 'STORE_CORRUPT'
+  | 'STORE_INSECURE'
+  | 'STORE_UNREADABLE'
+  /**
+   * A document does not have the shape its parser expects; the message names the part. Read
+   * through a JsonStore it becomes STORE_CORRUPT, naming the file and the way out.
+   */
+  | 'STORE_SHAPE';
 
 export class StoreError extends RingfenceError<StoreErrorCode> {}
 
@@ -87,7 +95,7 @@ export class JsonStore<T> {
 /** Small shape checks for hand-written validators of stored documents. */
 export function expectObject(value: unknown, what: string): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new Error(`${what} must be an object`);
+    throw new StoreError('STORE_SHAPE', `${what} must be an object`);
   return value as Record<string, unknown>;
 }
 
@@ -97,6 +105,6 @@ export function expectOnlyKeys(
   what: string,
 ): void {
   for (const key of Object.keys(value)) {
-    if (!allowed.includes(key)) throw new Error(`${what} has an unknown field "${key}"`);
+    if (!allowed.includes(key)) throw new StoreError('STORE_SHAPE', `${what} has an unknown field "${key}"`);
   }
 }

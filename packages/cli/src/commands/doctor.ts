@@ -1,8 +1,8 @@
-import { Command } from '@oclif/core';
 import { type DoctorReport, runDoctor } from '@ringfence/gateway';
+import { RingfenceCommand } from '../lib/base-command.js';
 import { formatCheckLines } from '../lib/format.js';
 
-export default class Doctor extends Command {
+export default class Doctor extends RingfenceCommand {
   static override description =
     'Check this machine: Node.js, the container engine, RINGFENCE_HOME permissions, the installed organisation policy and offline images.';
 

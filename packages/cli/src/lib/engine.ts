@@ -1,9 +1,4 @@
-import {
-  buildNodeBaseImage,
-  createDockerClient,
-  probeEngine,
-  resolveEngineEndpoint,
-} from '@ringfence/gateway';
+import { createDockerClient, probeEngine, resolveEngineEndpoint } from '@ringfence/gateway';
 import type Docker from 'dockerode';
 
 /** A docker client that answered, or an error that says how to get one. */
@@ -12,9 +7,4 @@ export async function connectEngine(): Promise<Docker> {
   const docker = createDockerClient(endpoint);
   await probeEngine(docker, endpoint);
   return docker;
-}
-
-/** The Node base image ref, building it (offline, from the local runtime) when missing. */
-export async function ensureBaseImage(docker: Docker): Promise<string> {
-  return (await buildNodeBaseImage(docker)).ref;
 }

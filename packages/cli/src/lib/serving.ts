@@ -11,6 +11,7 @@ import {
   type WorkspaceRoot,
 } from '@ringfence/gateway';
 import { loadInstalledPolicy } from '@ringfence/policy';
+import { CliError } from './errors.js';
 
 /** stderr only: stdout of `mcp serve` belongs to the protocol. */
 export const reportLine = (line: string): void => {
@@ -24,7 +25,8 @@ export const reportLine = (line: string): void => {
 export async function loadPolicyView(home: string): Promise<PolicyView> {
   const installed = await loadInstalledPolicy({ home });
   if (!installed.ok) {
-    throw new Error(
+    throw new CliError(
+      'POLICY_REFUSED',
       `The installed organisation policy is refused (${installed.code}): ${installed.message} The gateway does not start without a valid policy once one is installed. Check it with: ringfence doctor`,
     );
   }

@@ -1,13 +1,17 @@
 import { createInterface } from 'node:readline/promises';
+import { PinError } from '@ringfence/gateway';
 
 /**
  * Approvals need a person at a terminal: both stdin and stdout must be TTYs. This stops a pipe
  * or a script (or a model driving a shell through one) from approving; it does not stop a
  * determined local user, which is what organisation pins are for.
  */
-export function requireTerminal(action: string): string | undefined {
-  if (process.stdin.isTTY && process.stdout.isTTY) return undefined;
-  return `${action} needs a person at a terminal: stdin and stdout must both be terminals, and here at least one is a pipe or file. Run the command yourself in an interactive terminal.`;
+export function requireTerminal(action: string): void {
+  if (process.stdin.isTTY && process.stdout.isTTY) return;
+  throw new PinError(
+    'PIN_NO_TERMINAL',
+    `${action} needs a person at a terminal: stdin and stdout must both be terminals, and here at least one is a pipe or file. Run the command yourself in an interactive terminal.`,
+  );
 }
 
 export async function confirm(question: string): Promise<boolean> {

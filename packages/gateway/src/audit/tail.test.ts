@@ -44,6 +44,20 @@ describe('readAuditTail', () => {
   it('says when there is no log', async () => {
     expect(await readAuditTail(path, { count: 5 })).toMatchObject({ exists: false, lines: [] });
   });
+
+  it('refuses what it cannot read with a coded error naming the path and what to check', async () => {
+    await expect(readAuditTail(dir, { count: 5 })).rejects.toMatchObject({
+      code: 'AUDIT_READ_FAILED',
+      message: expect.stringMatching(
+        /^Could not read .*rf-audit-tail-.*EISDIR.*Check the path and its permissions\.$/,
+      ),
+    });
+    await writeFile(path, `${'x'.repeat(1024 * 1024 + 1)}\n`);
+    await expect(readAuditTail(path, { count: 5 })).rejects.toMatchObject({
+      code: 'AUDIT_READ_FAILED',
+      message: expect.stringContaining('a line is longer than 1048576 bytes'),
+    });
+  });
 });
 
 describe('followAuditLog', () => {

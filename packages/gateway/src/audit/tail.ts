@@ -1,5 +1,6 @@
 import { type FileHandle, open, stat } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { AuditError } from './errors.js';
 import { checkEntryShape } from './format.js';
 import { LineSplitter, readAt, segmentsFromEnd } from './read.js';
 import type { AuditEntry } from './types.js';
@@ -37,6 +38,18 @@ export async function readAuditTail(
   path: string,
   options: { count: number; type?: string },
 ): Promise<AuditTail> {
+  try {
+    return await readTail(path, options);
+  } catch (error) {
+    throw new AuditError(
+      'AUDIT_READ_FAILED',
+      `Could not read ${path}: ${(error as Error).message}. Check the path and its permissions.`,
+      { cause: error },
+    );
+  }
+}
+
+async function readTail(path: string, options: { count: number; type?: string }): Promise<AuditTail> {
   let handle: FileHandle;
   try {
     handle = await open(path, 'r');

@@ -1,7 +1,8 @@
-import { Args, Command, Flags } from '@oclif/core';
+import { Args, Flags } from '@oclif/core';
 import { AgentStore, resolveHome } from '@ringfence/gateway';
+import { RingfenceCommand } from '../../lib/base-command.js';
 
-export default class AgentAdd extends Command {
+export default class AgentAdd extends RingfenceCommand {
   static override description =
     'Create an agent identity with a scope. Its token is printed once and only its SHA-256 is stored: give it to the agent as RINGFENCE_AGENT_TOKEN (stdio) or as its bearer token (--http).';
   static override examples = ['<%= config.bin %> agent add ci-bot --scope contractors'];
@@ -13,12 +14,7 @@ export default class AgentAdd extends Command {
 
   async run(): Promise<{ name: string; scope: string; token: string }> {
     const { args, flags } = await this.parse(AgentAdd);
-    let token: string;
-    try {
-      token = await new AgentStore(resolveHome()).add(args.name, flags.scope);
-    } catch (error) {
-      this.error((error as Error).message, { exit: 1 });
-    }
+    const token = await new AgentStore(resolveHome()).add(args.name, flags.scope);
     if (!this.jsonEnabled()) {
       this.log(token);
       this.logToStderr(

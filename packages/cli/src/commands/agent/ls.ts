@@ -1,18 +1,13 @@
-import { Command } from '@oclif/core';
 import { type AgentRecord, AgentStore, resolveHome } from '@ringfence/gateway';
+import { RingfenceCommand } from '../../lib/base-command.js';
 
-export default class AgentLs extends Command {
+export default class AgentLs extends RingfenceCommand {
   static override description = 'List agent identities (names, scopes, creation time; never tokens).';
   static override enableJsonFlag = true;
 
   async run(): Promise<{ agents: Omit<AgentRecord, 'token_sha256'>[] }> {
     await this.parse(AgentLs);
-    let agents: AgentRecord[];
-    try {
-      agents = await new AgentStore(resolveHome()).list();
-    } catch (error) {
-      this.error((error as Error).message, { exit: 1 });
-    }
+    const agents = await new AgentStore(resolveHome()).list();
     const shown = agents.map(({ name, scope, created_at }) => ({ name, scope, created_at }));
     if (!this.jsonEnabled()) {
       if (shown.length === 0) this.log('No agents. Add one with: ringfence agent add NAME --scope SCOPE');

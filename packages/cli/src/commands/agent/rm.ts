@@ -1,17 +1,14 @@
-import { Args, Command } from '@oclif/core';
+import { Args } from '@oclif/core';
 import { AgentStore, resolveHome } from '@ringfence/gateway';
+import { RingfenceCommand } from '../../lib/base-command.js';
 
-export default class AgentRm extends Command {
+export default class AgentRm extends RingfenceCommand {
   static override description = 'Remove an agent identity; its token stops working at the next request.';
   static override args = { name: Args.string({ required: true, description: 'agent name' }) };
 
   async run(): Promise<void> {
     const { args } = await this.parse(AgentRm);
-    try {
-      await new AgentStore(resolveHome()).remove(args.name);
-    } catch (error) {
-      this.error((error as Error).message, { exit: 1 });
-    }
+    await new AgentStore(resolveHome()).remove(args.name);
     this.log(`Removed agent ${args.name}.`);
   }
 }

@@ -1,4 +1,4 @@
-import { Command, Flags } from '@oclif/core';
+import { Flags } from '@oclif/core';
 import {
   AUDIT_TYPES,
   type AuditLogLine,
@@ -7,8 +7,9 @@ import {
   followAuditLog,
   readAuditTail,
 } from '@ringfence/gateway';
+import { RingfenceCommand } from '../../lib/base-command.js';
 
-export default class AuditTail extends Command {
+export default class AuditTail extends RingfenceCommand {
   static override description =
     'Show the last entries of the audit log, one line each (seq, time, type, server/tool, verdict and rule). Reading does not verify the chain: use `audit verify` for that.';
 
@@ -35,14 +36,7 @@ export default class AuditTail extends Command {
   async run(): Promise<void> {
     const { flags } = await this.parse(AuditTail);
     const path = flags.file ?? defaultAuditPath();
-    let tail: Awaited<ReturnType<typeof readAuditTail>>;
-    try {
-      tail = await readAuditTail(path, { count: flags.lines, type: flags.type });
-    } catch (error) {
-      this.error(`Could not read ${path}: ${(error as Error).message}. Check the path and its permissions.`, {
-        exit: 1,
-      });
-    }
+    const tail = await readAuditTail(path, { count: flags.lines, type: flags.type });
     const print = (line: AuditLogLine) => this.log(flags.json ? line.raw : describeAuditLine(line));
     if (!tail.exists && !flags.follow)
       this.logToStderr(`No audit log at ${path} yet: nothing has been logged.`);

@@ -1,9 +1,10 @@
-import { Command, Flags } from '@oclif/core';
+import { Flags } from '@oclif/core';
 import { type AuditVerifyResult, defaultAuditPath, verifyAuditLog } from '@ringfence/gateway';
+import { RingfenceCommand } from '../../lib/base-command.js';
 
 const quote = (path: string) => `'${path.replaceAll("'", `'\\''`)}'`;
 
-export default class AuditVerify extends Command {
+export default class AuditVerify extends RingfenceCommand {
   static override description =
     'Check the audit log: every line well-formed, seq contiguous, each line naming the SHA-256 of the line before it. Reports the first broken line. Exit 0 intact, 1 broken or unreadable.';
 

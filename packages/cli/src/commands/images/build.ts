@@ -1,11 +1,11 @@
 import { fileURLToPath } from 'node:url';
-import { Command, Flags } from '@oclif/core';
+import { Flags } from '@oclif/core';
 import { type BuiltImage, buildNodeBaseImage, buildSidecarImage } from '@ringfence/gateway';
-import type Docker from 'dockerode';
+import { RingfenceCommand } from '../../lib/base-command.js';
 import { connectEngine } from '../../lib/engine.js';
 import { formatBytes } from '../../lib/format.js';
 
-export default class ImagesBuild extends Command {
+export default class ImagesBuild extends RingfenceCommand {
   static override description =
     'Build the images ringfence needs from files on this machine, without any registry: a Node base image made from the local Node runtime (FROM scratch) and the egress-proxy sidecar on top of it. Tags are derived from the content; a second run builds nothing.';
 
@@ -19,29 +19,17 @@ export default class ImagesBuild extends Command {
 
   async run(): Promise<{ images: BuiltImage[] }> {
     const { flags } = await this.parse(ImagesBuild);
-    let docker: Docker;
-    try {
-      docker = await connectEngine();
-    } catch (error) {
-      this.error((error as Error).message, { exit: 1 });
-    }
+    const docker = await connectEngine();
     const onProgress =
       flags.verbose && !this.jsonEnabled() ? (line: string) => this.logToStderr(`  ${line}`) : undefined;
-    const images: BuiltImage[] = [];
-    try {
-      const base = await buildNodeBaseImage(docker, onProgress ? { onProgress } : {});
-      images.push(base);
-      const bundlePath = fileURLToPath(import.meta.resolve('@ringfence/egress-proxy/bundle'));
-      images.push(
-        await buildSidecarImage(docker, {
-          baseRef: base.ref,
-          bundlePath,
-          ...(onProgress ? { onProgress } : {}),
-        }),
-      );
-    } catch (error) {
-      this.error((error as Error).message, { exit: 1 });
-    }
+    const base = await buildNodeBaseImage(docker, onProgress ? { onProgress } : {});
+    const bundlePath = fileURLToPath(import.meta.resolve('@ringfence/egress-proxy/bundle'));
+    const sidecar = await buildSidecarImage(docker, {
+      baseRef: base.ref,
+      bundlePath,
+      ...(onProgress ? { onProgress } : {}),
+    });
+    const images: BuiltImage[] = [base, sidecar];
     if (!this.jsonEnabled()) {
       for (const image of images) {
         const verb = image.built ? 'built  ' : 'present';

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { Command, Flags } from '@oclif/core';
+import { Flags } from '@oclif/core';
 import {
   describePolicy,
   PinStore,
@@ -10,6 +10,7 @@ import {
   stderrLogPath,
 } from '@ringfence/gateway';
 import { loadInstalledPolicy } from '@ringfence/policy';
+import { RingfenceCommand } from '../../lib/base-command.js';
 
 interface Row {
   name: string;
@@ -23,7 +24,7 @@ interface Row {
   stderr?: string;
 }
 
-export default class McpLs extends Command {
+export default class McpLs extends RingfenceCommand {
   static override description =
     'List registered servers with their pinned and withheld (pending review) tool counts.';
   static override examples = ['<%= config.bin %> mcp ls', '<%= config.bin %> mcp ls --json'];
@@ -37,14 +38,8 @@ export default class McpLs extends Command {
   async run(): Promise<{ policy: string; servers: Row[] }> {
     const { flags } = await this.parse(McpLs);
     const home = resolveHome();
-    let servers: ServerConfig[];
-    let pins: Awaited<ReturnType<PinStore['read']>>;
-    try {
-      servers = await new ServerStore(home).list();
-      pins = await new PinStore(home).read();
-    } catch (error) {
-      this.error((error as Error).message, { exit: 1 });
-    }
+    const servers = await new ServerStore(home).list();
+    const pins = await new PinStore(home).read();
     const rows: Row[] = await Promise.all(
       servers.map(async (server) => {
         const serverPins = pins.servers[server.name];

@@ -1,7 +1,8 @@
-import { Args, Command } from '@oclif/core';
+import { Args } from '@oclif/core';
 import { PinStore, resetPins, resolveHome, ServerStore } from '@ringfence/gateway';
+import { RingfenceCommand } from '../../lib/base-command.js';
 
-export default class McpRm extends Command {
+export default class McpRm extends RingfenceCommand {
   static override description = 'Remove a registered server and its pins.';
   static override examples = ['<%= config.bin %> mcp rm docs'];
   static override args = { name: Args.string({ required: true, description: 'server name' }) };
@@ -9,12 +10,8 @@ export default class McpRm extends Command {
   async run(): Promise<void> {
     const { args } = await this.parse(McpRm);
     const home = resolveHome();
-    try {
-      await new ServerStore(home).remove(args.name);
-      await resetPins(new PinStore(home), args.name);
-    } catch (error) {
-      this.error((error as Error).message, { exit: 1 });
-    }
+    await new ServerStore(home).remove(args.name);
+    await resetPins(new PinStore(home), args.name);
     this.log(`Removed ${args.name} and its pins.`);
   }
 }

@@ -1,8 +1,9 @@
-import { Command, Flags } from '@oclif/core';
-import { AgentStore, newSessionId, runGateway } from '@ringfence/gateway';
-import { reportLine, servingDeps } from '../../lib/serving.js';
+import { Errors, Flags } from '@oclif/core';
+import { AgentError, AgentStore, newSessionId, runGateway } from '@ringfence/gateway';
+import { type Failure, RingfenceCommand } from '../../lib/base-command.js';
+import { reportLine, type ServingDeps, servingDeps } from '../../lib/serving.js';
 
-export default class McpServe extends Command {
+export default class McpServe extends RingfenceCommand {
   static override description =
     'Serve every registered server to an AI client as one MCP server: over stdio (default) or streamable HTTP (--http). Reports go to stderr; stdout belongs to the protocol.';
 
@@ -33,45 +34,11 @@ export default class McpServe extends Command {
       );
     }
     const session = flags.session ?? newSessionId();
-    let deps: Awaited<ReturnType<typeof servingDeps>>;
-    try {
-      deps = await servingDeps(session, { allowMounts: flags['allow-mount'] ?? [] });
-    } catch (error) {
-      reportLine(`ringfence: ${(error as Error).message}`);
-      this.exit(1);
-    }
-    const agents = new AgentStore(deps.gatewayOptions.home);
-    let stdioIdentity: { agent: string; scope: string } | undefined;
-    const agentToken = process.env.RINGFENCE_AGENT_TOKEN;
-    if (agentToken && !flags.http) {
-      const agent = await agents.resolve(agentToken).catch(() => undefined);
-      if (!agent) {
-        reportLine(
-          'ringfence: RINGFENCE_AGENT_TOKEN is not the token of any agent; nothing was served. See the agents with: ringfence agent ls',
-        );
-        await deps.close();
-        this.exit(1);
-      }
-      stdioIdentity = { agent: agent.name, scope: agent.scope };
-    }
-    let running: Awaited<ReturnType<typeof runGateway>>;
-    try {
-      running = await runGateway({
-        ...deps.gatewayOptions,
-        ...(flags.http ? { http: flags.http } : {}),
-        ...(flags['insecure-listen'] ? { insecureListen: true } : {}),
-        ...(process.env.RINGFENCE_MCP_TOKEN ? { httpToken: process.env.RINGFENCE_MCP_TOKEN } : {}),
-        ...(stdioIdentity ? { stdioIdentity } : {}),
-        resolveAgentToken: async (token) => {
-          const agent = await agents.resolve(token).catch(() => undefined);
-          return agent ? { agent: agent.name, scope: agent.scope } : undefined;
-        },
-      });
-    } catch (error) {
-      reportLine(`ringfence: ${(error as Error).message}`);
+    const deps = await servingDeps(session, { allowMounts: flags['allow-mount'] ?? [] });
+    const running = await this.start(deps, flags).catch(async (error: unknown) => {
       await deps.close();
-      this.exit(1);
-    }
+      throw error;
+    });
     // One shutdown, whoever asks first (stdin ending, SIGINT, SIGTERM): a second signal waits for
     // the same cleanup instead of exiting halfway and leaving containers behind.
     let stopping: Promise<void> | undefined;
@@ -86,5 +53,38 @@ export default class McpServe extends Command {
     process.once('SIGTERM', () => void stop().then(() => process.exit(143)));
     await running.done;
     await stop();
+  }
+
+  private async start(deps: ServingDeps, flags: { http?: string; 'insecure-listen'?: boolean }) {
+    const agents = new AgentStore(deps.gatewayOptions.home);
+    let stdioIdentity: { agent: string; scope: string } | undefined;
+    const agentToken = process.env.RINGFENCE_AGENT_TOKEN;
+    if (agentToken && !flags.http) {
+      const agent = await agents.resolve(agentToken).catch(() => undefined);
+      if (!agent) {
+        throw new AgentError(
+          'AGENT_TOKEN',
+          'RINGFENCE_AGENT_TOKEN is not the token of any agent; nothing was served. See the agents with: ringfence agent ls',
+        );
+      }
+      stdioIdentity = { agent: agent.name, scope: agent.scope };
+    }
+    return runGateway({
+      ...deps.gatewayOptions,
+      ...(flags.http ? { http: flags.http } : {}),
+      ...(flags['insecure-listen'] ? { insecureListen: true } : {}),
+      ...(process.env.RINGFENCE_MCP_TOKEN ? { httpToken: process.env.RINGFENCE_MCP_TOKEN } : {}),
+      ...(stdioIdentity ? { stdioIdentity } : {}),
+      resolveAgentToken: async (token) => {
+        const agent = await agents.resolve(token).catch(() => undefined);
+        return agent ? { agent: agent.name, scope: agent.scope } : undefined;
+      },
+    });
+  }
+
+  /** Like every other report of `mcp serve`, a failure is a `ringfence:` line on stderr. */
+  protected override failureError(failure: Failure): Error {
+    reportLine(`ringfence: ${failure.message}`);
+    return new Errors.ExitError(failure.exit);
   }
 }

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
-import { Command } from '@oclif/core';
 import { newSessionId, printable, runGateway, type WithheldEntry } from '@ringfence/gateway';
+import { RingfenceCommand } from '../../lib/base-command.js';
 import { servingDeps } from '../../lib/serving.js';
 
 interface ToolRow {
@@ -9,7 +9,7 @@ interface ToolRow {
   description: string;
 }
 
-export default class McpTools extends Command {
+export default class McpTools extends RingfenceCommand {
   static override description =
     'Start every registered server as `mcp serve` would, and list the tools a client would see and the ones withheld (with why).';
 
@@ -19,12 +19,7 @@ export default class McpTools extends Command {
   async run(): Promise<{ tools: ToolRow[]; withheld: WithheldEntry[] }> {
     await this.parse(McpTools);
     const session = newSessionId();
-    let deps: Awaited<ReturnType<typeof servingDeps>>;
-    try {
-      deps = await servingDeps(session);
-    } catch (error) {
-      this.error((error as Error).message, { exit: 1 });
-    }
+    const deps = await servingDeps(session);
     // No client: the endpoint reads from a stream that ends at once.
     const stdin = new PassThrough();
     stdin.end();

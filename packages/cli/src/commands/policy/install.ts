@@ -1,6 +1,14 @@
 import { readFile } from 'node:fs/promises';
-import { Command } from '@oclif/core';
-import { installedPolicyDir, installPolicy, isRingfenceError, type VerifyCode } from '@ringfence/policy';
+import { resolveHome } from '@ringfence/gateway';
+import {
+  installedPolicyDir,
+  installPolicy,
+  isRingfenceError,
+  RingfenceError,
+  type VerifyCode,
+} from '@ringfence/policy';
+import { RingfenceCommand } from '../../lib/base-command.js';
+import { CliError } from '../../lib/errors.js';
 import { policyArg, rootFlag } from '../../lib/policy-args.js';
 
 /** What `policy install --json` prints. */
@@ -15,7 +23,7 @@ export interface PolicyInstallJson {
   root_version?: number;
 }
 
-export default class PolicyInstall extends Command {
+export default class PolicyInstall extends RingfenceCommand {
   static override summary = 'Verify a signed policy and install it for this machine (normally needs sudo).';
 
   static override description =
@@ -41,43 +49,43 @@ export default class PolicyInstall extends Command {
   async run(): Promise<PolicyInstallJson> {
     const { args, flags } = await this.parse(PolicyInstall);
     const dir = installedPolicyDir();
-    let policyText: string;
-    let rootTexts: string[];
-    try {
-      policyText = await readFile(args.policy, 'utf8');
-      rootTexts = await Promise.all(flags.root.map((path) => readFile(path, 'utf8')));
-    } catch (error) {
-      this.error(`${(error as Error).message}`, { exit: 1 });
+    const policyText = await readFile(args.policy, 'utf8');
+    const rootTexts = await Promise.all(flags.root.map((path) => readFile(path, 'utf8')));
+    const result = await installPolicy({ policyText, rootTexts, dir, home: resolveHome() }).catch(
+      (error: unknown) => {
+        throw installFailure(error, dir);
+      },
+    );
+    if (!result.ok) {
+      process.exitCode = 1;
+      if (!this.jsonEnabled()) this.logToStderr(`FAIL ${args.policy}: ${result.code}: ${result.message}`);
+      return { ok: false, code: result.code, message: result.message };
     }
-    try {
-      const result = await installPolicy({ policyText, rootTexts, dir });
-      if (!result.ok) {
-        process.exitCode = 1;
-        if (!this.jsonEnabled()) this.logToStderr(`FAIL ${args.policy}: ${result.code}: ${result.message}`);
-        return { ok: false, code: result.code, message: result.message };
-      }
-      if (!this.jsonEnabled()) {
-        this.log(
-          `Installed policy ${result.policy.name} version ${result.policy.version} (trust root version ${result.root.version}) in ${dir}.`,
-        );
-      }
-      return {
-        ok: true,
-        dir,
-        name: result.policy.name,
-        version: result.policy.version,
-        digest: result.digest,
-        root_version: result.root.version,
-      };
-    } catch (error) {
-      // Any file-system failure (typically EACCES on /etc/ringfence without sudo) is a plain
-      // failure with a hint, not a stack trace.
-      const message = (error as Error).message;
-      const hint = /EACCES|EPERM/.test(message) ? ` Writing ${dir} needs root: run it with sudo.` : '';
-      this.error(`Could not install the policy: ${message}.${hint}`, {
-        exit: 1,
-        ...(isRingfenceError(error) ? { code: error.code } : {}),
-      });
+    if (!this.jsonEnabled()) {
+      this.log(
+        `Installed policy ${result.policy.name} version ${result.policy.version} (trust root version ${result.root.version}) in ${dir}.`,
+      );
     }
+    return {
+      ok: true,
+      dir,
+      name: result.policy.name,
+      version: result.policy.version,
+      digest: result.digest,
+      root_version: result.root.version,
+    };
   }
+}
+
+/**
+ * Writing the policy failed, typically with EACCES on /etc/ringfence without sudo: say so and how
+ * to fix it, keeping the code of a coded failure.
+ */
+function installFailure(error: unknown, dir: string): RingfenceError {
+  const message = (error as Error).message;
+  const hint = /EACCES|EPERM/.test(message) ? ` Writing ${dir} needs root: run it with sudo.` : '';
+  const text = `Could not install the policy: ${message}.${hint}`;
+  return isRingfenceError(error)
+    ? new RingfenceError(error.code, text, { cause: error })
+    : new CliError('POLICY_INSTALL_FAILED', text, { cause: error });
 }

@@ -1,7 +1,8 @@
-import { Command, Flags } from '@oclif/core';
-import { generateKeyPair, isRingfenceError, writeKeyPair } from '@ringfence/policy';
+import { Flags } from '@oclif/core';
+import { generateKeyPair, writeKeyPair } from '@ringfence/policy';
+import { RingfenceCommand } from '../../lib/base-command.js';
 
-export default class PolicyKeygen extends Command {
+export default class PolicyKeygen extends RingfenceCommand {
   static override summary = 'Generate an Ed25519 signing key pair for policies or the trust root.';
 
   static override description =
@@ -19,13 +20,8 @@ export default class PolicyKeygen extends Command {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(PolicyKeygen);
-    try {
-      const written = await writeKeyPair(flags.out, generateKeyPair());
-      this.log(written.keyid);
-      this.logToStderr(`Wrote ${written.key} (private, mode 0600) and ${written.pub} (public).`);
-    } catch (error) {
-      if (isRingfenceError(error)) this.error(error.message, { exit: 1, code: error.code });
-      throw error;
-    }
+    const written = await writeKeyPair(flags.out, generateKeyPair());
+    this.log(written.keyid);
+    this.logToStderr(`Wrote ${written.key} (private, mode 0600) and ${written.pub} (public).`);
   }
 }

@@ -1,5 +1,5 @@
-import { Command } from '@oclif/core';
 import { type Policy, summarizePolicy, type VerifyCode, verifyPolicyFiles } from '@ringfence/policy';
+import { RingfenceCommand } from '../../lib/base-command.js';
 import { policyArg, rootFlag } from '../../lib/policy-args.js';
 
 /** What `policy show --json` prints. */
@@ -13,7 +13,7 @@ export interface PolicyShowJson {
   policy?: Policy;
 }
 
-export default class PolicyShow extends Command {
+export default class PolicyShow extends RingfenceCommand {
   static override summary = 'Verify a signed policy, then summarise what it allows.';
 
   static override description =

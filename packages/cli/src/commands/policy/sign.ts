@@ -1,9 +1,8 @@
 import { readFile } from 'node:fs/promises';
-import { Args, Command, Flags } from '@oclif/core';
+import { Args, Flags } from '@oclif/core';
 import {
   addSignatures,
   type Envelope,
-  isRingfenceError,
   openEnvelope,
   POLICY_PAYLOAD_TYPE,
   parseStrictJson,
@@ -13,8 +12,9 @@ import {
   signPolicy,
   writeFileAtomic,
 } from '@ringfence/policy';
+import { RingfenceCommand } from '../../lib/base-command.js';
 
-export default class PolicySign extends Command {
+export default class PolicySign extends RingfenceCommand {
   static override summary =
     'Sign a policy (YAML or JSON source) into a DSSE envelope, or add signatures to a signed file.';
 
@@ -51,42 +51,37 @@ export default class PolicySign extends Command {
 
   async run(): Promise<void> {
     const { args, flags } = await this.parse(PolicySign);
-    try {
-      const text = await readFile(args.source, 'utf8').catch((error: Error) =>
-        this.error(`Cannot read ${args.source}: ${error.message}`, { exit: 1 }),
-      );
-      const keys = await Promise.all(flags.key.map(readPrivateKeyFile));
-      const existing = asEnvelope(text);
-      let envelope: Envelope;
-      let what: string;
-      if (existing) {
-        const opened = openEnvelope(text, existing.payloadType);
-        if (!opened.ok) this.error(`${args.source}: ${opened.message}`, { exit: 1 });
-        envelope = addSignatures(opened.envelope, opened.payloadBytes, keys);
-        what = existing.payloadType === ROOT_PAYLOAD_TYPE ? 'trust root' : 'policy';
-      } else {
-        const policy = readPolicySource(text, args.source);
-        if (Date.parse(policy.expires) <= Date.now()) {
-          this.warn(
-            `The policy already expired at ${policy.expires}; verifiers will refuse it. Raise expires.`,
-          );
-        }
-        envelope = signPolicy(policy, keys);
-        what = `policy ${policy.name} version ${policy.version}`;
+    const text = await readFile(args.source, 'utf8').catch((error: Error) =>
+      this.error(`Cannot read ${args.source}: ${error.message}`, { exit: 1 }),
+    );
+    const keys = await Promise.all(flags.key.map(readPrivateKeyFile));
+    const existing = asEnvelope(text);
+    let envelope: Envelope;
+    let what: string;
+    if (existing) {
+      const opened = openEnvelope(text, existing.payloadType);
+      if (!opened.ok) this.error(`${args.source}: ${opened.message}`, { exit: 1 });
+      envelope = addSignatures(opened.envelope, opened.payloadBytes, keys);
+      what = existing.payloadType === ROOT_PAYLOAD_TYPE ? 'trust root' : 'policy';
+    } else {
+      const policy = readPolicySource(text, args.source);
+      if (Date.parse(policy.expires) <= Date.now()) {
+        this.warn(
+          `The policy already expired at ${policy.expires}; verifiers will refuse it. Raise expires.`,
+        );
       }
-      await writeFileAtomic(flags.out, `${JSON.stringify(envelope, null, 2)}\n`, { mode: 0o644 });
-      this.log(
-        `Signed ${what} → ${flags.out} (${envelope.signatures.length} signature${envelope.signatures.length === 1 ? '' : 's'}).`,
-      );
-      this.log(
-        what === 'trust root'
-          ? `Check it with: ringfence policy verify POLICY --root PREVIOUS_ROOT --root ${flags.out}`
-          : `Check it with: ringfence policy verify ${flags.out} --root root.json`,
-      );
-    } catch (error) {
-      if (isRingfenceError(error)) this.error(error.message, { exit: 1, code: error.code });
-      throw error;
+      envelope = signPolicy(policy, keys);
+      what = `policy ${policy.name} version ${policy.version}`;
     }
+    await writeFileAtomic(flags.out, `${JSON.stringify(envelope, null, 2)}\n`, { mode: 0o644 });
+    this.log(
+      `Signed ${what} → ${flags.out} (${envelope.signatures.length} signature${envelope.signatures.length === 1 ? '' : 's'}).`,
+    );
+    this.log(
+      what === 'trust root'
+        ? `Check it with: ringfence policy verify POLICY --root PREVIOUS_ROOT --root ${flags.out}`
+        : `Check it with: ringfence policy verify ${flags.out} --root root.json`,
+    );
   }
 }
 

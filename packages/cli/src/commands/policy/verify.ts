@@ -1,5 +1,6 @@
-import { Command, Flags } from '@oclif/core';
+import { Flags } from '@oclif/core';
 import { type VerifyCode, verifyPolicyFiles } from '@ringfence/policy';
+import { RingfenceCommand } from '../../lib/base-command.js';
 import { policyArg, rootFlag } from '../../lib/policy-args.js';
 
 /** What `policy verify --json` prints. */
@@ -16,7 +17,7 @@ export interface PolicyVerifyJson {
   root_version?: number;
 }
 
-export default class PolicyVerify extends Command {
+export default class PolicyVerify extends RingfenceCommand {
   static override summary = 'Verify a signed policy against a trust root. Exit 0 when valid, 1 when not.';
 
   static override description =

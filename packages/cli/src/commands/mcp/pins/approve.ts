@@ -1,10 +1,16 @@
-import { Args, Command } from '@oclif/core';
-import { approvePending, diffPending, PinStore, resolveHome } from '@ringfence/gateway';
-import { formatDiff } from '../../../lib/pins-format.js';
-import { orgPinRefusal } from '../../../lib/policy-pins.js';
+import { Args } from '@oclif/core';
+import {
+  approveReviewed,
+  assertLocalPinsCount,
+  formatApprovalReview,
+  PinStore,
+  resolveHome,
+  reviewApproval,
+} from '@ringfence/gateway';
+import { RingfenceCommand } from '../../../lib/base-command.js';
 import { confirm, requireTerminal } from '../../../lib/terminal.js';
 
-export default class PinsApprove extends Command {
+export default class PinsApprove extends RingfenceCommand {
   static override description =
     'Approve withheld definitions of a server (all pending, or the named tools) after seeing them. Needs a terminal; accepts exactly the definitions shown.';
   static override examples = [
@@ -19,47 +25,23 @@ export default class PinsApprove extends Command {
 
   async run(): Promise<void> {
     const { args, argv } = await this.parse(PinsApprove);
-    const notTerminal = requireTerminal('Approving a pin');
-    if (notTerminal) this.error(notTerminal, { exit: 1 });
-    const orgManaged = await orgPinRefusal(args.server);
-    if (orgManaged) this.error(orgManaged, { exit: 1 });
-    const store = new PinStore(resolveHome());
-    const wanted = (argv as string[]).slice(1);
-    const pins = await store.server(args.server);
-    const pending = diffPending(pins);
-    const chosen = wanted.length > 0 ? pending.filter((d) => wanted.includes(d.tool)) : pending;
-    const missing = wanted.filter((tool) => !pending.some((d) => d.tool === tool));
-    if (missing.length > 0) {
-      this.error(
-        `Nothing pending for ${missing.join(', ')} of ${args.server}. See what is pending: ringfence mcp pins diff ${args.server}`,
-        { exit: 1 },
-      );
-    }
-    if (chosen.length === 0) {
+    requireTerminal('Approving a pin');
+    const home = resolveHome();
+    await assertLocalPinsCount(args.server, { home });
+    const store = new PinStore(home);
+    const review = await reviewApproval(store, args.server, (argv as string[]).slice(1));
+    if (review.pending.length === 0) {
       this.log(`Nothing pending for ${args.server}.`);
       return;
     }
-    // Approval accepts the whole pending definition, so the whole definition is shown.
-    for (const diff of chosen) {
-      this.log(
-        `${formatDiff(args.server, diff, { full: true, before: pins?.tools[diff.tool]?.definition })}\n`,
-      );
-    }
-    if (!(await confirm(`Approve these ${chosen.length} definition(s) of ${args.server}?`))) {
+    for (const block of formatApprovalReview(review)) this.log(block);
+    if (!(await confirm(`Approve these ${review.pending.length} definition(s) of ${args.server}?`))) {
       this.log('Nothing approved.');
       return;
     }
-    try {
-      const approved = await approvePending(
-        store,
-        args.server,
-        new Map(chosen.map((d) => [d.tool, d.newDigest])),
-      );
-      this.log(
-        `Approved ${approved.join(', ')}. A running gateway exposes them after its next re-list or restart.`,
-      );
-    } catch (error) {
-      this.error((error as Error).message, { exit: 1 });
-    }
+    const approved = await approveReviewed(store, review);
+    this.log(
+      `Approved ${approved.join(', ')}. A running gateway exposes them after its next re-list or restart.`,
+    );
   }
 }

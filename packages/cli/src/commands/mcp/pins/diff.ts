@@ -1,8 +1,14 @@
-import { Args, Command, Flags } from '@oclif/core';
-import { type DefinitionDiff, diffPending, PinStore, resolveHome } from '@ringfence/gateway';
-import { formatDiff } from '../../../lib/pins-format.js';
+import { Args, Flags } from '@oclif/core';
+import {
+  type DefinitionDiff,
+  formatPendingReview,
+  PinStore,
+  resolveHome,
+  reviewPending,
+} from '@ringfence/gateway';
+import { RingfenceCommand } from '../../../lib/base-command.js';
 
-export default class PinsDiff extends Command {
+export default class PinsDiff extends RingfenceCommand {
   static override description =
     'Show what changed in the withheld (pending) definitions of a server, against their pins.';
   static override examples = ['<%= config.bin %> mcp pins diff docs'];
@@ -12,25 +18,10 @@ export default class PinsDiff extends Command {
     full: Flags.boolean({ description: 'also print each whole pending definition' }),
   };
 
-  async run(): Promise<{ server: string; pending: DefinitionDiff[] }> {
+  async run(): Promise<{ server: string; pending: readonly DefinitionDiff[] }> {
     const { args, flags } = await this.parse(PinsDiff);
-    let pending: DefinitionDiff[];
-    let pins: Awaited<ReturnType<PinStore['server']>>;
-    try {
-      pins = await new PinStore(resolveHome()).server(args.server);
-      pending = diffPending(pins);
-    } catch (error) {
-      this.error((error as Error).message, { exit: 1 });
-    }
-    if (!this.jsonEnabled()) {
-      if (pending.length === 0) this.log(`Nothing pending for ${args.server}.`);
-      for (const diff of pending) {
-        this.log(
-          `${formatDiff(args.server, diff, { full: flags.full, before: pins?.tools[diff.tool]?.definition })}\n`,
-        );
-      }
-      if (pending.length > 0) this.log(`Approve with: ringfence mcp pins approve ${args.server} [TOOL…]`);
-    }
-    return { server: args.server, pending };
+    const review = await reviewPending(new PinStore(resolveHome()), args.server);
+    if (!this.jsonEnabled()) for (const line of formatPendingReview(review, flags)) this.log(line);
+    return { server: args.server, pending: review.pending };
   }
 }

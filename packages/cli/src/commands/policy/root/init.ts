@@ -1,8 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
-import { Command, Flags } from '@oclif/core';
+import { Flags } from '@oclif/core';
 import {
   buildRoot,
-  isRingfenceError,
   parseDateTime,
   readPrivateKeyFile,
   readPublicKeyFile,
@@ -10,8 +9,9 @@ import {
   verifyRootChain,
   writeFileAtomic,
 } from '@ringfence/policy';
+import { RingfenceCommand } from '../../../lib/base-command.js';
 
-export default class PolicyRootInit extends Command {
+export default class PolicyRootInit extends RingfenceCommand {
   static override summary = 'Create and sign a trust root (root.json), or the next version of one.';
 
   static override description =
@@ -84,52 +84,44 @@ export default class PolicyRootInit extends Command {
         { exit: 1 },
       );
     }
-    try {
-      const now = Date.now();
-      const previousText = flags.previous ? await readFile(flags.previous, 'utf8') : undefined;
-      let version = 1;
-      if (previousText !== undefined) {
-        const previous = verifyRootChain([previousText], { now: 0 });
-        if (!previous.ok)
-          this.error(`--previous ${flags.previous} does not verify (${previous.code}): ${previous.message}`, {
-            exit: 1,
-          });
-        version = previous.root.version + 1;
-      }
-      const rootKeys = await Promise.all(flags['root-key'].map(readPublicKeyFile));
-      const policyKeys = await Promise.all(flags['policy-key'].map(readPublicKeyFile));
-      const signers = await Promise.all(flags.sign.map(readPrivateKeyFile));
-      const payload = buildRoot({
-        version,
-        expires,
-        rootKeys: rootKeys.map((k) => k.publicKey),
-        rootThreshold: flags['root-threshold'],
-        policyKeys: policyKeys.map((k) => k.publicKey),
-        policyThreshold: flags['policy-threshold'],
-      });
-      const text = `${JSON.stringify(signRoot(payload, signers), null, 2)}\n`;
-      const check = verifyRootChain(previousText === undefined ? [text] : [previousText, text], { now });
-      const unsigned =
-        !check.ok &&
-        (check.code === 'ROOT_SIGNATURES_INSUFFICIENT' || check.code === 'ROOT_ROTATION_UNSIGNED');
-      if (!check.ok && !(unsigned && flags.partial)) {
-        this.error(`The new root would not verify (${check.code}): ${check.message}`, { exit: 1 });
-      }
-      if (!check.ok) {
-        this.warn(
-          `${flags.out} is not valid yet (${check.code}): ${check.message} Each other signer runs: ringfence policy sign ${flags.out} --key KEY --out ${flags.out}`,
-        );
-      }
-      await writeFileAtomic(flags.out, text, { mode: 0o644 });
-      this.log(`Wrote ${flags.out}: trust root version ${version}, expires ${expires}.`);
-      this.log(`  root role:   ${payload.roles.root.threshold} of ${payload.roles.root.keyids.join(', ')}`);
-      this.log(
-        `  policy role: ${payload.roles.policy.threshold} of ${payload.roles.policy.keyids.join(', ')}`,
-      );
-    } catch (error) {
-      if (isRingfenceError(error)) this.error(error.message, { exit: 1, code: error.code });
-      throw error;
+    const now = Date.now();
+    const previousText = flags.previous ? await readFile(flags.previous, 'utf8') : undefined;
+    let version = 1;
+    if (previousText !== undefined) {
+      const previous = verifyRootChain([previousText], { now: 0 });
+      if (!previous.ok)
+        this.error(`--previous ${flags.previous} does not verify (${previous.code}): ${previous.message}`, {
+          exit: 1,
+        });
+      version = previous.root.version + 1;
     }
+    const rootKeys = await Promise.all(flags['root-key'].map(readPublicKeyFile));
+    const policyKeys = await Promise.all(flags['policy-key'].map(readPublicKeyFile));
+    const signers = await Promise.all(flags.sign.map(readPrivateKeyFile));
+    const payload = buildRoot({
+      version,
+      expires,
+      rootKeys: rootKeys.map((k) => k.publicKey),
+      rootThreshold: flags['root-threshold'],
+      policyKeys: policyKeys.map((k) => k.publicKey),
+      policyThreshold: flags['policy-threshold'],
+    });
+    const text = `${JSON.stringify(signRoot(payload, signers), null, 2)}\n`;
+    const check = verifyRootChain(previousText === undefined ? [text] : [previousText, text], { now });
+    const unsigned =
+      !check.ok && (check.code === 'ROOT_SIGNATURES_INSUFFICIENT' || check.code === 'ROOT_ROTATION_UNSIGNED');
+    if (!check.ok && !(unsigned && flags.partial)) {
+      this.error(`The new root would not verify (${check.code}): ${check.message}`, { exit: 1 });
+    }
+    if (!check.ok) {
+      this.warn(
+        `${flags.out} is not valid yet (${check.code}): ${check.message} Each other signer runs: ringfence policy sign ${flags.out} --key KEY --out ${flags.out}`,
+      );
+    }
+    await writeFileAtomic(flags.out, text, { mode: 0o644 });
+    this.log(`Wrote ${flags.out}: trust root version ${version}, expires ${expires}.`);
+    this.log(`  root role:   ${payload.roles.root.threshold} of ${payload.roles.root.keyids.join(', ')}`);
+    this.log(`  policy role: ${payload.roles.policy.threshold} of ${payload.roles.policy.keyids.join(', ')}`);
   }
 }
 

@@ -10,6 +10,7 @@ import {
   orgPins,
   resolvePointer,
 } from '@ringfence/policy';
+import { resolveHome } from '../home/home.js';
 import { printable } from '../text/printable.js';
 import { approvePending, type DefinitionDiff, diffPending, PinError } from './reconcile.js';
 import type { PinStore } from './store.js';
@@ -145,7 +146,11 @@ export async function assertLocalPinsCount(
   server: string,
   installedPolicy: Omit<LoadInstalledOptions, 'recordState'> = {},
 ): Promise<void> {
-  const installed = await loadInstalledPolicy({ ...installedPolicy, recordState: false });
+  const installed = await loadInstalledPolicy({
+    home: resolveHome(),
+    ...installedPolicy,
+    recordState: false,
+  });
   if (!installed.ok) {
     throw new PinError(
       'PIN_POLICY_REFUSED',

@@ -132,7 +132,7 @@ describe('registerServer', () => {
     const strict: RegistrationPolicy = {
       defaultEgress: 'deny',
       imageRefusal: (image) => {
-        seenImages.push(image.digests);
+        seenImages.push([...(image.digests ?? [])]);
         return image.name === 'img:1' ? 'not this image' : undefined;
       },
       egressRefusal: (_server, egress) => (egress.mode === 'any' ? 'no open egress' : undefined),

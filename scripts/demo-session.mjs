@@ -12,7 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { buildContextImage, buildNodeBaseImage, createDockerClient } from '@ringfence/gateway';
+import { buildContextImage, buildNodeBaseImage } from '@ringfence/gateway/images';
+import { createDockerClient } from '@ringfence/gateway/runtime';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
 const cli = join(repo, 'packages/cli/bin/run.js');

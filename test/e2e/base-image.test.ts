@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream';
-import { createDockerClient } from '@ringfence/gateway';
+import { createDockerClient } from '@ringfence/gateway/runtime';
 import { describe, expect, it } from 'vitest';
 import { ringfence } from '../helpers/cli.js';
 

@@ -4,7 +4,7 @@ import { copyFile, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { fingerprintTool } from '@ringfence/gateway';
+import { fingerprintTool } from '@ringfence/gateway/pins';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliBin, ringfence } from '../helpers/cli.js';
 import { docker, nodeBase, probeImage, removeTestContainers } from '../helpers/containers.js';

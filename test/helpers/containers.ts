@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
-import { buildContextImage, buildNodeBaseImage, createDockerClient } from '@ringfence/gateway';
+import { buildContextImage, buildNodeBaseImage } from '@ringfence/gateway/images';
+import { createDockerClient } from '@ringfence/gateway/runtime';
 import type Docker from 'dockerode';
 import { repoRoot } from './cli.js';
 

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { buildContextImage, buildNodeBaseImage, createDockerClient } from '@ringfence/gateway';
+import { buildContextImage, buildNodeBaseImage } from '@ringfence/gateway/images';
+import { createDockerClient } from '@ringfence/gateway/runtime';
 
 const repo = fileURLToPath(new URL('../../..', import.meta.url));
 const cli = join(repo, 'packages/cli/bin/run.js');

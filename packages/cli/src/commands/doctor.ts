@@ -1,4 +1,4 @@
-import { type DoctorReport, runDoctor } from '@ringfence/gateway';
+import { type DoctorReport, runDoctor } from '@ringfence/gateway/doctor';
 import { RingfenceCommand } from '../lib/base-command.js';
 import { formatCheckLines } from '../lib/format.js';
 

@@ -1,5 +1,6 @@
 import { Errors } from '@oclif/core';
-import { RegistrationError, StoreError } from '@ringfence/gateway';
+import { RegistrationError } from '@ringfence/gateway/registration';
+import { StoreError } from '@ringfence/gateway/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { describeFailure, REPORT_LINE, RingfenceCommand } from './base-command.js';
 

@@ -1,4 +1,4 @@
-import { createDockerClient, probeEngine, resolveEngineEndpoint } from '@ringfence/gateway';
+import { createDockerClient, probeEngine, resolveEngineEndpoint } from '@ringfence/gateway/runtime';
 import type Docker from 'dockerode';
 
 /** A docker client that answered, or an error that says how to get one. */

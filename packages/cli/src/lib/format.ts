@@ -1,4 +1,4 @@
-import type { CheckStatus } from '@ringfence/gateway';
+import type { CheckStatus } from '@ringfence/gateway/doctor';
 
 const MARK: Record<CheckStatus, string> = { ok: 'ok  ', warn: 'warn', fail: 'FAIL' };
 

@@ -1,15 +1,10 @@
-import {
-  AuditLog,
-  createContainerRuntime,
-  defaultAuditPath,
-  LOCAL_ONLY,
-  type PolicyView,
-  policyView,
-  resolveHome,
-  SchemaGuard,
-  upstreamFactory,
-  type WorkspaceRoot,
-} from '@ringfence/gateway';
+import { AuditLog, defaultAuditPath } from '@ringfence/gateway/audit';
+import { resolveHome } from '@ringfence/gateway/home';
+import { policyView } from '@ringfence/gateway/policy-view';
+import { LOCAL_ONLY, type PolicyView } from '@ringfence/gateway/ports';
+import { createContainerRuntime, type WorkspaceRoot } from '@ringfence/gateway/runtime';
+import { SchemaGuard } from '@ringfence/gateway/schema';
+import { upstreamFactory } from '@ringfence/gateway/upstream';
 import { loadInstalledPolicy } from '@ringfence/policy';
 import { CliError } from './errors.js';
 

@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline/promises';
-import { PinError } from '@ringfence/gateway';
+import { PinError } from '@ringfence/gateway/pins';
 
 /**
  * Approvals need a person at a terminal: both stdin and stdout must be TTYs. This stops a pipe

@@ -98,7 +98,7 @@ describe('ServerStore', () => {
 
   it('two processes adding at once lose nothing', async () => {
     const script = `
-      import { ServerStore } from '@ringfence/gateway';
+      import { ServerStore } from '@ringfence/gateway/config';
       const [home, prefix] = process.argv.slice(1);
       const store = new ServerStore(home);
       for (let i = 0; i < 15; i++) await store.add({ name: prefix + i, transport: 'http', url: 'https://x.example/mcp' });

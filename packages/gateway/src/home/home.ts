@@ -1,12 +1,8 @@
 import { lstat, readdir } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 
-/** `RINGFENCE_HOME`, or `~/.ringfence`. */
-export function resolveHome(env: NodeJS.ProcessEnv = process.env): string {
-  const configured = env.RINGFENCE_HOME?.trim();
-  return configured ? configured : join(homedir(), '.ringfence');
-}
+/** `RINGFENCE_HOME` (trimmed), or `~/.ringfence`: the policy package's resolver, the only one. */
+export { ringfenceHome as resolveHome } from '@ringfence/policy';
 
 export interface HomeProblem {
   readonly path: string;

@@ -1,6 +1,7 @@
 // The contracts that serve/ and runtime/ share: each layer depends on these, never on the other.
 export type { AuditSink } from './audit.js';
 export type { Caller, CallToolResult } from './caller.js';
+export { UpstreamError, type UpstreamErrorCode } from './errors.js';
 export { LOCAL_ONLY, type PolicyRef, type PolicyView } from './policy.js';
 export type { SchemaAnswer, SchemaChecks } from './schema.js';
 export {
@@ -12,4 +13,3 @@ export {
   type Upstream,
   type UpstreamTimeouts,
 } from './upstream.js';
-export { UpstreamError, type UpstreamErrorCode } from './errors.js';

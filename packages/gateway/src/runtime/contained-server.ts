@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { writeFileAtomic } from '@ringfence/policy';
 import type Docker from 'dockerode';
 import type { ContainerServerConfig } from '../config/servers.js';
+import { UpstreamError } from '../ports/errors.js';
 import type { PolicyView } from '../ports/policy.js';
 import type { ContainedServer, ContainedStdio } from '../ports/upstream.js';
 import { attachStdio, removeContainer } from './attach.js';
@@ -12,7 +13,6 @@ import { resolveMounts, type WorkspaceRoot } from './mounts.js';
 import { createServerNetworks, removeNetworks } from './networks.js';
 import { type RunningSidecar, startSidecar } from './sidecar.js';
 import { StderrTail } from './stderr-tail.js';
-import { UpstreamError } from '../ports/errors.js';
 
 export interface ContainerDeps {
   readonly docker: Docker;

@@ -1,7 +1,7 @@
 import type Docker from 'dockerode';
 import type { ContainerServerConfig } from '../config/servers.js';
-import type { PolicyView } from '../ports/policy.js';
 import { UpstreamError } from '../ports/errors.js';
+import type { PolicyView } from '../ports/policy.js';
 
 /** What the policy's allowed_mcp compares: the name as configured, the content id and repo digests. */
 export function imageIdentity(name: string, info: Docker.ImageInspectInfo) {

@@ -3,6 +3,7 @@ import type { ServerConfig } from '../config/servers.js';
 import type { PinStore } from '../pins/store.js';
 import type { AuditSink } from '../ports/audit.js';
 import type { Caller, CallToolResult } from '../ports/caller.js';
+import { UpstreamError } from '../ports/errors.js';
 import { LOCAL_ONLY, type PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
 import type { Upstream } from '../ports/upstream.js';
@@ -16,7 +17,6 @@ import {
 } from './catalog.js';
 import { CallRefused, lookup, type PipelineDeps, runForward } from './pipeline/index.js';
 import { SERVER_INFO } from './server-info.js';
-import { UpstreamError } from '../ports/errors.js';
 
 export interface GatewayOptions {
   readonly servers: readonly ServerConfig[];
@@ -79,7 +79,11 @@ export class Gateway extends EventEmitter<{ catalogChanged: [] }> {
       const catalog = await withTimeout(
         started.start().then(() => this.listServer(started)),
         timeoutMs,
-        () => new UpstreamError('SERVER_START_TIMEOUT', `it did not start within ${Math.round(timeoutMs / 1000)} s`),
+        () =>
+          new UpstreamError(
+            'SERVER_START_TIMEOUT',
+            `it did not start within ${Math.round(timeoutMs / 1000)} s`,
+          ),
       );
       this.upstreams.set(config.name, started);
       this.states.set(config.name, { status: 'running', catalog });

@@ -1,4 +1,5 @@
 import type { ContainerServerConfig } from '../config/servers.js';
+import { UpstreamError } from '../ports/errors.js';
 import {
   type ContainedServer,
   DEFAULT_TIMEOUTS,
@@ -8,7 +9,6 @@ import {
 } from '../ports/upstream.js';
 import { UpstreamClient } from './mcp-client.js';
 import { StreamTransport } from './stream-transport.js';
-import { UpstreamError } from '../ports/errors.js';
 
 /** A third-party MCP server in its own hardened container, spoken to over its attached stdio. */
 export class ContainerUpstream implements Upstream {
@@ -42,7 +42,10 @@ export class ContainerUpstream implements Upstream {
       await this.client.connect(transport);
     } catch (error) {
       const tail = this.server.stderr();
-      throw new UpstreamError('UPSTREAM_CONNECT', `${(error as Error).message}${tail ? `; its stderr ends: ${tail.slice(-400)}` : ''}`);
+      throw new UpstreamError(
+        'UPSTREAM_CONNECT',
+        `${(error as Error).message}${tail ? `; its stderr ends: ${tail.slice(-400)}` : ''}`,
+      );
     }
   }
 

@@ -1,4 +1,5 @@
 import type { ServerConfig } from '../config/servers.js';
+import { UpstreamError } from '../ports/errors.js';
 import {
   type ContainerLauncher,
   DEFAULT_TIMEOUTS,
@@ -7,7 +8,6 @@ import {
 } from '../ports/upstream.js';
 import { ContainerUpstream } from './container.js';
 import { RemoteUpstream } from './remote.js';
-import { UpstreamError } from '../ports/errors.js';
 
 export function upstreamFactory(options: {
   timeouts?: UpstreamTimeouts;

@@ -3,6 +3,7 @@ import {
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { HttpServerConfig } from '../config/servers.js';
+import { UpstreamError } from '../ports/errors.js';
 import {
   DEFAULT_TIMEOUTS,
   type ToolListing,
@@ -11,7 +12,6 @@ import {
 } from '../ports/upstream.js';
 import { withTimeout } from '../util/timeout.js';
 import { UpstreamClient } from './mcp-client.js';
-import { UpstreamError } from '../ports/errors.js';
 
 /**
  * fetch that never follows a redirect: a server that answers 3xx is refused, so a registered
@@ -44,7 +44,10 @@ export const noRedirectFetch: typeof fetch = async (input, init) => {
   if (declared !== null && /^\d+$/.test(declared)) {
     if (Number(declared) <= MAX_RESPONSE_BYTES) return response;
     await response.body.cancel().catch(() => {});
-    throw new UpstreamError('UPSTREAM_ANSWER_TOO_LARGE', `the server's answer is ${declared} bytes, over the ${MAX_RESPONSE_BYTES}-byte cap`);
+    throw new UpstreamError(
+      'UPSTREAM_ANSWER_TOO_LARGE',
+      `the server's answer is ${declared} bytes, over the ${MAX_RESPONSE_BYTES}-byte cap`,
+    );
   }
   return new Response(limitedBody(response.body, MAX_RESPONSE_BYTES), {
     status: response.status,
@@ -93,7 +96,12 @@ function limitedBody(
       previous = value.byteLength > 0 ? (value[value.byteLength - 1] ?? 0) : previous;
       if (seen > max) {
         await reader.cancel().catch(() => {});
-        return controller.error(new UpstreamError('UPSTREAM_ANSWER_TOO_LARGE', `the server's answer exceeded ${max} bytes; it was cut off`));
+        return controller.error(
+          new UpstreamError(
+            'UPSTREAM_ANSWER_TOO_LARGE',
+            `the server's answer exceeded ${max} bytes; it was cut off`,
+          ),
+        );
       }
       controller.enqueue(value);
     },
@@ -137,11 +145,19 @@ export class RemoteUpstream implements Upstream {
       await withTimeout(
         client.connect(transport),
         this.timeouts.connectMs,
-        () => new UpstreamError('UPSTREAM_CONNECT', `connecting to ${this.config.url} timed out after ${this.timeouts.connectMs} ms`),
+        () =>
+          new UpstreamError(
+            'UPSTREAM_CONNECT',
+            `connecting to ${this.config.url} timed out after ${this.timeouts.connectMs} ms`,
+          ),
       );
     } catch (error) {
       await transport.close().catch(() => {});
-      throw new UpstreamError('UPSTREAM_CONNECT', `cannot connect to ${this.config.url}: ${(error as Error).message}`, { cause: error });
+      throw new UpstreamError(
+        'UPSTREAM_CONNECT',
+        `cannot connect to ${this.config.url}: ${(error as Error).message}`,
+        { cause: error },
+      );
     }
     return { client, transport };
   }

@@ -27,9 +27,13 @@ export interface PolicyState {
   policies: Record<string, SeenPolicyVersion & { seen_at: string }>;
 }
 
-/** `RINGFENCE_HOME`, else `~/.ringfence`. */
+/**
+ * `RINGFENCE_HOME` (surrounding whitespace trimmed; blank counts as unset), else `~/.ringfence`.
+ * The one home resolver: the gateway and the CLI use it too (as `resolveHome`).
+ */
 export function ringfenceHome(env: NodeJS.ProcessEnv = process.env): string {
-  return env.RINGFENCE_HOME && env.RINGFENCE_HOME !== '' ? env.RINGFENCE_HOME : join(homedir(), '.ringfence');
+  const configured = env.RINGFENCE_HOME?.trim();
+  return configured ? configured : join(homedir(), '.ringfence');
 }
 
 /** Path of the state file inside a ringfence home. */

@@ -1,4 +1,5 @@
-import { type AgentRecord, AgentStore, resolveHome } from '@ringfence/gateway';
+import { type AgentRecord, AgentStore } from '@ringfence/gateway/agents';
+import { resolveHome } from '@ringfence/gateway/home';
 import { RingfenceCommand } from '../../lib/base-command.js';
 
 export default class AgentLs extends RingfenceCommand {

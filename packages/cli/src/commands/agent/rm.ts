@@ -1,5 +1,6 @@
 import { Args } from '@oclif/core';
-import { AgentStore, resolveHome } from '@ringfence/gateway';
+import { AgentStore } from '@ringfence/gateway/agents';
+import { resolveHome } from '@ringfence/gateway/home';
 import { RingfenceCommand } from '../../lib/base-command.js';
 
 export default class AgentRm extends RingfenceCommand {

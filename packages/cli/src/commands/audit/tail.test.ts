@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCommand } from '@oclif/test';
-import { type AuditInput, AuditLog } from '@ringfence/gateway';
+import { type AuditInput, AuditLog } from '@ringfence/gateway/audit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 const root = new URL('../../..', import.meta.url).pathname;

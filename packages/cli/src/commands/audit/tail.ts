@@ -6,7 +6,7 @@ import {
   describeAuditLine,
   followAuditLog,
   readAuditTail,
-} from '@ringfence/gateway';
+} from '@ringfence/gateway/audit';
 import { RingfenceCommand } from '../../lib/base-command.js';
 
 export default class AuditTail extends RingfenceCommand {

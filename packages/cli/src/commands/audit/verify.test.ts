@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCommand } from '@oclif/test';
-import { AuditLog } from '@ringfence/gateway';
+import { AuditLog } from '@ringfence/gateway/audit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 const root = new URL('../../..', import.meta.url).pathname;

@@ -1,5 +1,5 @@
 import { Flags } from '@oclif/core';
-import { type AuditVerifyResult, defaultAuditPath, verifyAuditLog } from '@ringfence/gateway';
+import { type AuditVerifyResult, defaultAuditPath, verifyAuditLog } from '@ringfence/gateway/audit';
 import { RingfenceCommand } from '../../lib/base-command.js';
 
 const quote = (path: string) => `'${path.replaceAll("'", `'\\''`)}'`;

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { Flags } from '@oclif/core';
-import { type BuiltImage, buildNodeBaseImage, buildSidecarImage } from '@ringfence/gateway';
+import { type BuiltImage, buildNodeBaseImage, buildSidecarImage } from '@ringfence/gateway/images';
 import { RingfenceCommand } from '../../lib/base-command.js';
 import { connectEngine } from '../../lib/engine.js';
 import { formatBytes } from '../../lib/format.js';

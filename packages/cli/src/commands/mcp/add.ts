@@ -1,5 +1,6 @@
 import { Args, Flags } from '@oclif/core';
-import { registerServer, registrationSummary, resolveHome } from '@ringfence/gateway';
+import { resolveHome } from '@ringfence/gateway/home';
+import { registerServer, registrationSummary } from '@ringfence/gateway/registration';
 import { RingfenceCommand } from '../../lib/base-command.js';
 import { connectEngine } from '../../lib/engine.js';
 import { loadPolicyView } from '../../lib/serving.js';

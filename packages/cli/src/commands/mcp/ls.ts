@@ -1,14 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { Flags } from '@oclif/core';
-import {
-  describePolicy,
-  PinStore,
-  printable,
-  resolveHome,
-  type ServerConfig,
-  ServerStore,
-  stderrLogPath,
-} from '@ringfence/gateway';
+import { type ServerConfig, ServerStore } from '@ringfence/gateway/config';
+import { describePolicy } from '@ringfence/gateway/doctor';
+import { resolveHome } from '@ringfence/gateway/home';
+import { PinStore } from '@ringfence/gateway/pins';
+import { stderrLogPath } from '@ringfence/gateway/runtime';
+import { printable } from '@ringfence/gateway/text';
 import { loadInstalledPolicy } from '@ringfence/policy';
 import { RingfenceCommand } from '../../lib/base-command.js';
 

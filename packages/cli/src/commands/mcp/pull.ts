@@ -1,5 +1,6 @@
 import { Args } from '@oclif/core';
-import { pullServer, pullSummary, resolveHome } from '@ringfence/gateway';
+import { resolveHome } from '@ringfence/gateway/home';
+import { pullServer, pullSummary } from '@ringfence/gateway/registration';
 import { RingfenceCommand } from '../../lib/base-command.js';
 import { connectEngine } from '../../lib/engine.js';
 import { loadPolicyView } from '../../lib/serving.js';

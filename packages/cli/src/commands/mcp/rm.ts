@@ -1,5 +1,7 @@
 import { Args } from '@oclif/core';
-import { PinStore, resetPins, resolveHome, ServerStore } from '@ringfence/gateway';
+import { ServerStore } from '@ringfence/gateway/config';
+import { resolveHome } from '@ringfence/gateway/home';
+import { PinStore, resetPins } from '@ringfence/gateway/pins';
 import { RingfenceCommand } from '../../lib/base-command.js';
 
 export default class McpRm extends RingfenceCommand {

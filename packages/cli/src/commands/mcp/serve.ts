@@ -1,5 +1,6 @@
 import { Errors, Flags } from '@oclif/core';
-import { AgentError, AgentStore, newSessionId, runGateway } from '@ringfence/gateway';
+import { AgentError, AgentStore } from '@ringfence/gateway/agents';
+import { newSessionId, runGateway } from '@ringfence/gateway/serve';
 import { type Failure, RingfenceCommand } from '../../lib/base-command.js';
 import { reportLine, type ServingDeps, servingDeps } from '../../lib/serving.js';
 

@@ -1,5 +1,6 @@
 import { PassThrough } from 'node:stream';
-import { newSessionId, printable, runGateway, type WithheldEntry } from '@ringfence/gateway';
+import { newSessionId, runGateway, type WithheldEntry } from '@ringfence/gateway/serve';
+import { printable } from '@ringfence/gateway/text';
 import { RingfenceCommand } from '../../lib/base-command.js';
 import { servingDeps } from '../../lib/serving.js';
 

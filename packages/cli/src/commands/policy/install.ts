@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { resolveHome } from '@ringfence/gateway';
+import { resolveHome } from '@ringfence/gateway/home';
 import {
   installedPolicyDir,
   installPolicy,

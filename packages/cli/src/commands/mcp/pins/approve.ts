@@ -1,12 +1,12 @@
 import { Args } from '@oclif/core';
+import { resolveHome } from '@ringfence/gateway/home';
 import {
   approveReviewed,
   assertLocalPinsCount,
   formatApprovalReview,
   PinStore,
-  resolveHome,
   reviewApproval,
-} from '@ringfence/gateway';
+} from '@ringfence/gateway/pins';
 import { RingfenceCommand } from '../../../lib/base-command.js';
 import { confirm, requireTerminal } from '../../../lib/terminal.js';
 

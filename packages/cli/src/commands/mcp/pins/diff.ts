@@ -1,11 +1,6 @@
 import { Args, Flags } from '@oclif/core';
-import {
-  type DefinitionDiff,
-  formatPendingReview,
-  PinStore,
-  resolveHome,
-  reviewPending,
-} from '@ringfence/gateway';
+import { resolveHome } from '@ringfence/gateway/home';
+import { type DefinitionDiff, formatPendingReview, PinStore, reviewPending } from '@ringfence/gateway/pins';
 import { RingfenceCommand } from '../../../lib/base-command.js';
 
 export default class PinsDiff extends RingfenceCommand {

@@ -1,5 +1,6 @@
 import { Args } from '@oclif/core';
-import { assertLocalPinsCount, PinStore, resetPins, resolveHome } from '@ringfence/gateway';
+import { resolveHome } from '@ringfence/gateway/home';
+import { assertLocalPinsCount, PinStore, resetPins } from '@ringfence/gateway/pins';
 import { RingfenceCommand } from '../../../lib/base-command.js';
 import { confirm, requireTerminal } from '../../../lib/terminal.js';
 

@@ -1,5 +1,6 @@
 import { Args } from '@oclif/core';
-import { formatShownPins, PinStore, resolveHome, type ShownPins, showPins } from '@ringfence/gateway';
+import { resolveHome } from '@ringfence/gateway/home';
+import { formatShownPins, PinStore, type ShownPins, showPins } from '@ringfence/gateway/pins';
 import { RingfenceCommand } from '../../../lib/base-command.js';
 
 export default class PinsShow extends RingfenceCommand {

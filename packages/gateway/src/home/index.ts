@@ -1,0 +1,1 @@
+export { type HomeInspection, type HomeProblem, inspectHome, resolveHome } from './home.js';

@@ -1,0 +1,1 @@
+export { egressProblem, policyView } from './view.js';

@@ -1,0 +1,7 @@
+export {
+  expectObject,
+  expectOnlyKeys,
+  JsonStore,
+  StoreError,
+  type StoreErrorCode,
+} from './json-store.js';

@@ -1,0 +1,1 @@
+export { printable } from './printable.js';

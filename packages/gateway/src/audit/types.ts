@@ -38,7 +38,7 @@ export interface DecisionRefs {
   readonly server: string;
   readonly tool: string;
   readonly allowed: boolean;
-  /** The rule id that decided, or a built-in reason name such as `default_action` or `pin-changed`. */
+  /** The rule id that decided, or a built-in reason name such as `default_action`, `pinned` or `withheld-changed`. */
   readonly rule: string;
   /** Human text from the policy or the gateway. Never argument or result content. */
   readonly reason?: string;

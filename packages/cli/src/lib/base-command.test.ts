@@ -103,7 +103,9 @@ describe('RingfenceCommand', () => {
     } finally {
       process.stdout.write = write;
     }
-    expect(JSON.parse(printed)).toMatchObject({ error: { code: 'REGISTRATION_USAGE', oclif: { exit: 2 } } });
+    expect(JSON.parse(printed)).toEqual({
+      error: { code: 'REGISTRATION_USAGE', message: 'one source', exit: 2 },
+    });
     expect(process.exitCode).toBe(2);
   });
 });

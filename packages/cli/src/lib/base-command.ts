@@ -53,6 +53,18 @@ export abstract class RingfenceCommand extends Command {
     return super.catch(this.failureError(failure));
   }
 
+  /** `--json`: the message is what says what to do next, so it is part of the object too. */
+  protected override toErrorJson(error: unknown): unknown {
+    const e = error as { message?: unknown; code?: unknown; oclif?: { exit?: unknown } };
+    return {
+      error: {
+        ...(typeof e.code === 'string' ? { code: e.code } : {}),
+        message: String(e.message ?? error),
+        ...(typeof e.oclif?.exit === 'number' ? { exit: e.oclif.exit } : {}),
+      },
+    };
+  }
+
   /** The error oclif prints and exits with; `mcp serve` reports on its own stderr lines instead. */
   protected failureError(failure: Failure): Error {
     return new Errors.CLIError(failure.message, {

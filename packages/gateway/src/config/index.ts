@@ -13,6 +13,7 @@ export {
   type ServerConfig,
   ServerStore,
   type ServersFile,
+  validateEgressEntries,
   validateEgressRule,
   validateRemoteUrl,
   validateServerName,

@@ -117,12 +117,15 @@ export interface EgressRuleLabels {
 }
 
 /**
- * Checks every host and range of an egress rule with the sidecar's own parsers, so an entry the
- * proxy would refuse is refused when it is registered or loaded, not when the sidecar starts.
- * `where` names the rule: a prefix such as `mcp-servers.json servers[2] ("docs")`, to which
- * `egress.hosts[i]` / `egress.addresses[i]` is added, or the names of the two lists (flags).
+ * Checks every host and range with the sidecar's own parsers, so an entry the proxy would refuse
+ * is refused when it is registered or loaded, not when the sidecar starts. `where` names the rule:
+ * a prefix such as `mcp-servers.json servers[2] ("docs")`, to which `egress.hosts[i]` /
+ * `egress.addresses[i]` is added, or the names of the two lists (flags).
  */
-export function validateEgressRule(rule: EgressRule, where: string | EgressRuleLabels): void {
+export function validateEgressEntries(
+  rule: Pick<EgressRule, 'hosts' | 'addresses'>,
+  where: string | EgressRuleLabels,
+): void {
   const name = (list: 'hosts' | 'addresses', index: number): string =>
     typeof where === 'string' ? `${where} egress.${list}[${index}]` : where[list];
   for (const [index, host] of (rule.hosts ?? []).entries()) {
@@ -149,6 +152,11 @@ export function validateEgressRule(rule: EgressRule, where: string | EgressRuleL
       );
     }
   }
+}
+
+/** {@link validateEgressEntries}, and an `allow` rule must name at least one host. */
+export function validateEgressRule(rule: EgressRule, where: string | EgressRuleLabels): void {
+  validateEgressEntries(rule, where);
   if (rule.mode === 'allow' && (rule.hosts ?? []).length === 0) {
     const hosts = typeof where === 'string' ? `${where} egress.hosts` : where.hosts;
     throw new ConfigError(

@@ -7,6 +7,7 @@ import {
   type EgressRule,
   type HttpServerConfig,
   type MountRule,
+  validateEgressEntries,
   validateEgressRule,
   validateRemoteUrl,
   validateServerName,
@@ -75,6 +76,9 @@ export function parseMounts(specs: readonly string[] | undefined): MountRule[] {
 export function egressFromFlags(input: RegistrationInput, defaultEgress: 'deny' | 'any'): EgressRule {
   const hosts = (input.egressAllow ?? []).map((host) => host.trim().toLowerCase());
   const addresses = [...(input.egressAllowAddress ?? [])];
+  const labels = { hosts: '--egress-allow', addresses: '--egress-allow-address' };
+  // Each value first, so a bad host or range is named with the proxy's reason whatever else is wrong.
+  validateEgressEntries({ hosts, addresses }, labels);
   if (input.egress !== undefined && input.egress !== 'deny' && input.egress !== 'any')
     throw usage(`--egress must be deny or any, got "${input.egress}".`);
   if (input.egress && hosts.length > 0)
@@ -87,7 +91,7 @@ export function egressFromFlags(input: RegistrationInput, defaultEgress: 'deny' 
     hosts.length > 0
       ? { mode: 'allow', hosts, ...(addresses.length > 0 ? { addresses } : {}) }
       : { mode: (input.egress as 'deny' | 'any' | undefined) ?? defaultEgress };
-  validateEgressRule(rule, { hosts: '--egress-allow', addresses: '--egress-allow-address' });
+  validateEgressRule(rule, labels);
   return rule;
 }
 

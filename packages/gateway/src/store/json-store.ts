@@ -70,7 +70,7 @@ export class JsonStore<T> {
     } catch (error) {
       throw new StoreError(
         'STORE_CORRUPT',
-        `${this.path} is damaged (${(error as Error).message}). Nothing was changed. Restore it from a backup, or move it aside (mv '${this.path}' '${this.path}.broken') ${this.startingOver}.`,
+        `${this.path} is damaged (${(error as Error).message}). Nothing was changed. Correct what is named by hand, restore the file from a backup, or move it aside (mv '${this.path}' '${this.path}.broken') ${this.startingOver}.`,
         { cause: error },
       );
     }

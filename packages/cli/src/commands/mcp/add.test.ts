@@ -59,6 +59,17 @@ describe('ringfence mcp add refuses egress the proxy would refuse', () => {
     await expect(readFile(servers)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
+  it('a bad range with no host at all: the proxy message, not a usage error, and no servers file', async () => {
+    const { error } = await runCommand(
+      ['mcp', 'add', 'x', '--image', 'IMG', '--egress-allow-address', '999.1.1.1/99'],
+      { root },
+    );
+    expect(exitOf(error)).toBe(1);
+    expect(error?.message).toMatch(/^--egress-allow-address "999\.1\.1\.1\/99" is refused: /);
+    expect(error?.message).toContain(proxyMessage(() => parseCidr('999.1.1.1/99')));
+    await expect(readFile(servers)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
   it('an IP address as a host: exit 1, the proxy message, the servers file unchanged', async () => {
     const first = await runCommand(['mcp', 'add', 'docs', '--url', 'https://mcp.example.com/mcp'], { root });
     expect(first.error).toBeUndefined();

@@ -10,6 +10,8 @@ import {
 import { connectStdio, firstText, freshHome, type ServedClient } from '../helpers/mcp.js';
 
 const SERVERS = ['p1', 'p2', 'p3', 'p4', 'p5'];
+// Tags of this run's own: another run on the same engine must not move or remove them.
+const TAG = `v1-${process.pid}`;
 
 describe('container lifecycle: concurrent start, failures, sweep of dead gateways', () => {
   let home: string;
@@ -33,24 +35,24 @@ describe('container lifecycle: concurrent start, failures, sweep of dead gateway
     }
     // A server whose image tag is removed after registration, and one whose tag moves.
     const base = (await docker.getImage(probe).inspect()).Id;
-    await docker.getImage(probe).tag({ repo: 'ringfence-test/vanishing', tag: 'v1' });
-    await docker.getImage(probe).tag({ repo: 'ringfence-test/moving', tag: 'v1' });
+    await docker.getImage(probe).tag({ repo: 'ringfence-test/vanishing', tag: TAG });
+    await docker.getImage(probe).tag({ repo: 'ringfence-test/moving', tag: TAG });
     for (const [name, ref] of [
-      ['vanishing', 'ringfence-test/vanishing:v1'],
-      ['moving', 'ringfence-test/moving:v1'],
+      ['vanishing', `ringfence-test/vanishing:${TAG}`],
+      ['moving', `ringfence-test/moving:${TAG}`],
     ]) {
       expect((await ringfence(['mcp', 'add', name!, '--image', ref!], env())).code).toBe(0);
     }
-    await docker.getImage('ringfence-test/vanishing:v1').remove();
+    await docker.getImage(`ringfence-test/vanishing:${TAG}`).remove();
     const other = (await docker.listImages({ filters: { reference: ['ringfence/node-base'] } }))[0]!.Id;
     expect(other).not.toBe(base);
-    await docker.getImage(other).tag({ repo: 'ringfence-test/moving', tag: 'v1' });
+    await docker.getImage(other).tag({ repo: 'ringfence-test/moving', tag: TAG });
   });
 
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close().catch(() => {})));
     await docker
-      .getImage('ringfence-test/moving:v1')
+      .getImage(`ringfence-test/moving:${TAG}`)
       .remove()
       .catch(() => {});
     await removeTestContainers();
@@ -64,7 +66,7 @@ describe('container lifecycle: concurrent start, failures, sweep of dead gateway
       /vanishing failed to start and is skipped: .*not on this host.*ringfence mcp pull vanishing/,
     );
     expect(a.stderr()).toMatch(
-      /moving failed to start and is skipped: .*tag ringfence-test\/moving:v1 moved.*ringfence mcp pull moving/,
+      /moving failed to start and is skipped: .*tag ringfence-test\/moving:v1-\d+ moved.*ringfence mcp pull moving/,
     );
     const objects = await managedObjects(sessions.a);
     expect(objects.containers.filter((n) => n.startsWith('ringfence-mcp-'))).toHaveLength(5);

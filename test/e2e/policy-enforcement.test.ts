@@ -410,10 +410,26 @@ describe('the organisation policy, enforced end to end', () => {
     expect(rolledBack.stderr).toMatch(/\(POLICY_ROLLBACK\)/);
 
     // Expired: valid when installed, expired by the time the gateway starts.
-    const soon = policyDocument({ version: 3 });
-    soon.expires = new Date(Date.now() + 4000).toISOString().replace(/\.\d{3}Z$/, 'Z');
-    await install(await signPolicy(org, soon, 'policy-v3'), org, env());
-    await new Promise((resolve) => setTimeout(resolve, 5000));
+    // The window must outlast signing and installing, which a loaded machine slows down: start
+    // short, and widen it when the policy expired before it could be installed.
+    let expiresAt = 0;
+    let installedV3 = false;
+    for (const windowMs of [4_000, 15_000, 60_000]) {
+      const soon = policyDocument({ version: 3 });
+      expiresAt = Math.ceil((Date.now() + windowMs) / 1000) * 1000;
+      soon.expires = new Date(expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      const source = join(org.dir, `policy-v3-${windowMs}.source.json`);
+      const signed = join(org.dir, `policy-v3-${windowMs}.json`);
+      await writeFile(source, JSON.stringify(soon, null, 2));
+      const signing = await ringfence(['policy', 'sign', source, '--key', org.policyKey, '--out', signed]);
+      if (signing.code !== 0) continue;
+      const installing = await ringfence(['policy', 'install', signed, '--root', org.root], env());
+      installedV3 = installing.code === 0;
+      if (installedV3) break;
+      expect(installing.stdout + installing.stderr).toMatch(/POLICY_EXPIRED/);
+    }
+    expect(installedV3, 'the soon-expiring policy could not be installed in time').toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresAt - Date.now()) + 1000));
     const expired = await serve();
     expect(expired.code).toBe(1);
     expect(expired.stderr).toMatch(/\(POLICY_EXPIRED\)/);

@@ -29,7 +29,8 @@ export function connectTarget(args) {
   // net.connect(options) hands connect an array [options, cb] (normalised args).
   const options = Array.isArray(first) ? first[0] : first;
   if (options !== null && typeof options === 'object') {
-    if (options.path !== undefined) return { path: options.path };
+    // net connects to a local socket only for a non-empty path; http's agent passes path: null.
+    if (options.path) return { path: options.path };
     return { host: options.host ?? 'localhost', port: options.port };
   }
   if (typeof options === 'string' && !/^\d+$/.test(options)) return { path: options };
@@ -70,21 +71,22 @@ export function installLoopbackGuard({ logFile = process.env.CONFORMANCE_GUARD_L
     if (!isLoopbackHost(hostname)) throw refusal(`a lookup of ${hostname}`);
     return lookupPromise.call(this, hostname, ...rest);
   };
-  // Resolver queries go to DNS servers, which are never loopback-only: none is allowed.
-  const deny = (name) => () => {
-    throw refusal(`DNS query ${name}`);
-  };
-  const resolverPrototypes = (Resolver) => [Resolver.prototype, Object.getPrototypeOf(Resolver.prototype)];
-  for (const target of [
-    dns,
-    dns.promises,
-    ...resolverPrototypes(dns.Resolver),
-    ...resolverPrototypes(dns.promises.Resolver),
-  ]) {
-    for (const name of Object.getOwnPropertyNames(target)) {
-      if (/^resolve|^reverse$/.test(name) && typeof target[name] === 'function') target[name] = deny(name);
+  // Resolver queries go to DNS servers, which are never loopback-only: none is allowed. The
+  // promise forms reject, as they would on a failed query; the callback forms throw.
+  const prototypes = (Resolver) => [Resolver.prototype, Object.getPrototypeOf(Resolver.prototype)];
+  const denyAll = (targets, deny) => {
+    for (const target of targets) {
+      for (const name of Object.getOwnPropertyNames(target)) {
+        if (/^resolve|^reverse$/.test(name) && typeof target[name] === 'function') target[name] = deny(name);
+      }
     }
-  }
+  };
+  denyAll([dns, ...prototypes(dns.Resolver)], (name) => () => {
+    throw refusal(`DNS query ${name}`);
+  });
+  denyAll([dns.promises, ...prototypes(dns.promises.Resolver)], (name) => async () => {
+    throw refusal(`DNS query ${name}`);
+  });
   dgram.createSocket = () => {
     throw refusal('a UDP socket');
   };

@@ -121,6 +121,34 @@ export function readSuiteRun({ stdout, stderr, resultsDir }) {
 }
 
 /**
+ * Before trusting the guard on the suite's Node, see it refuse: a connection to 0.0.0.0 (which,
+ * should the guard fail, still stays on this machine) must be refused and logged.
+ */
+export async function verifyGuard(node, workDir) {
+  const log = join(workDir, 'guard-self-check.log');
+  writeFileSync(log, '');
+  const probe =
+    "import net from 'node:net'; const s = net.connect(9, '0.0.0.0'); s.on('error', (e) => { console.log(e.code); }); s.on('connect', () => { console.log('CONNECTED'); s.destroy(); });";
+  const result = await runToEnd(
+    node,
+    ['--import', pathToFileURL(GUARD).href, '--input-type=module', '-e', probe],
+    {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', CONFORMANCE_GUARD_LOG: log },
+      timeoutMs: 30_000,
+    },
+  );
+  const logged = readFileSync(log, 'utf8');
+  if (
+    result.stdout.trim() !== 'ECONNREFUSED_BY_GUARD' ||
+    !/refused a connection to 0\.0\.0\.0:9/.test(logged)
+  ) {
+    throw new Error(
+      `the loopback guard does not work on ${node} (it printed ${JSON.stringify(result.stdout.trim())}, logged ${JSON.stringify(logged.trim())}); the suite is not run unguarded`,
+    );
+  }
+}
+
+/**
  * Run the suite against `url` with the loopback guard, keeping its output in `workDir`.
  * Resolves to { runs, blocked, stdout, stderr, code }; `blocked` lists connections the guard
  * refused (any makes the run invalid).
@@ -130,6 +158,7 @@ export async function runSuite({ url, workDir, timeoutMs = 600_000, env = proces
   rmSync(workDir, { recursive: true, force: true });
   const resultsDir = join(workDir, 'results');
   mkdirSync(resultsDir, { recursive: true });
+  await verifyGuard(node, workDir);
   const guardLog = join(workDir, 'guard.log');
   writeFileSync(guardLog, '');
   const result = await runToEnd(

@@ -127,6 +127,18 @@ describe('startAuthProxy', () => {
     expect(await closed).toBe(true);
   });
 
+  it('passes on the head of an event stream before its first event (a quiet GET stream must open)', async () => {
+    const up = await upstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.flushHeaders();
+    });
+    const proxy = await proxyTo(up.url);
+    const controller = new AbortController();
+    const answer = await fetch(proxy.url, { signal: controller.signal });
+    expect(answer.headers.get('content-type')).toBe('text/event-stream');
+    controller.abort();
+  });
+
   it('answers 502 with the reason when the target does not answer', async () => {
     const up = await upstream(() => {});
     const url = up.url;

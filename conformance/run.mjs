@@ -74,6 +74,11 @@ async function measure(mode, inventory, resultsDir) {
       error.message += `\nThe gateway's output:\n${through.gatewayOutput.stderr.split('\n').slice(-20).join('\n')}`;
     throw error;
   } finally {
+    // What the gateway reported (pinning, refusals, warnings) beside the suite's own output.
+    if (through) {
+      mkdirSync(join(resultsDir, mode), { recursive: true });
+      writeFileSync(join(resultsDir, mode, 'gateway-stderr.txt'), through.gatewayOutput.stderr);
+    }
     await through?.close();
     await fixture.close();
   }

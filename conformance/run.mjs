@@ -71,7 +71,8 @@ async function measure(mode, inventory, resultsDir) {
     };
   } catch (error) {
     if (through)
-      error.message += `\nThe gateway's output:\n${through.gatewayOutput.stderr.split('\n').slice(-20).join('\n')}`;
+      /** @type {Error} */ (error).message +=
+        `\nThe gateway's output:\n${through.gatewayOutput.stderr.split('\n').slice(-20).join('\n')}`;
     throw error;
   } finally {
     // What the gateway reported (pinning, refusals, warnings) beside the suite's own output.
@@ -95,7 +96,7 @@ async function main() {
     options = parseArgs(process.argv.slice(2), join(here, 'results', 'latest.json'));
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`conformance: ${error.message}\n${USAGE}\n`);
+    process.stderr.write(`conformance: ${/** @type {Error} */ (error).message}\n${USAGE}\n`);
     return 2;
   }
   const inventory = JSON.parse(readFileSync(join(here, 'checks.json'), 'utf8'));
@@ -106,11 +107,13 @@ async function main() {
     try {
       results.push(await measure(mode, inventory, resultsDir));
     } catch (error) {
-      process.stderr.write(`conformance: ${mode} could not be measured: ${error.message}\n`);
+      process.stderr.write(
+        `conformance: ${mode} could not be measured: ${/** @type {Error} */ (error).message}\n`,
+      );
       return 2;
     }
-    const result = results.at(-1);
-    const label = mode === 'through' ? `${LABELS.through}, ${result.gateway.serve} mode` : LABELS.direct;
+    const result = /** @type {(typeof results)[number]} */ (results.at(-1));
+    const label = result.gateway ? `${LABELS.through}, ${result.gateway.serve} mode` : LABELS.direct;
     process.stdout.write(`${formatMode(label, result)}\n`);
   }
   const verdicts = results.map((r) => {

@@ -36,6 +36,7 @@ function retarget(authority, fromPort, toPort) {
  * set (replacing any the client sent), Host/Origin naming the proxy's port moved to the target's.
  */
 export function upstreamHeaders(headers, { token, proxyPort, targetPort }) {
+  /** @type {import('node:http').OutgoingHttpHeaders} */
   const out = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined || HOP_BY_HOP.has(name)) continue;
@@ -77,6 +78,7 @@ export async function startAuthProxy({ target, token }) {
         headers: upstreamHeaders(req.headers, { token, proxyPort, targetPort }),
       },
       (answer) => {
+        /** @type {import('node:http').OutgoingHttpHeaders} */
         const headers = {};
         for (const [name, value] of Object.entries(answer.headers)) {
           if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
@@ -105,16 +107,16 @@ export async function startAuthProxy({ target, token }) {
 
   await new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
+    server.listen({ port: 0, host: '127.0.0.1' }, () => resolve(undefined));
   });
-  proxyPort = server.address().port;
+  proxyPort = /** @type {import('node:net').AddressInfo} */ (server.address()).port;
   return {
     url: `http://127.0.0.1:${proxyPort}${targetUrl.pathname}${targetUrl.search}`,
     port: proxyPort,
     close: async () => {
       for (const upstream of open) upstream.destroy();
       server.closeAllConnections();
-      await new Promise((resolve) => server.close(() => resolve()));
+      await new Promise((resolve) => server.close(() => resolve(undefined)));
     },
   };
 }

@@ -53,23 +53,23 @@ export function installLoopbackGuard({ logFile = process.env.CONFORMANCE_GUARD_L
       process.nextTick(() => this.destroy(error));
       return this;
     }
-    return connect.apply(this, args);
+    return connect.apply(this, /** @type {any} */ (args));
   };
 
   const lookup = dns.lookup;
-  dns.lookup = function guardedLookup(hostname, ...rest) {
+  /** @type {any} */ (dns).lookup = function guardedLookup(hostname, ...rest) {
     if (!isLoopbackHost(hostname)) {
       const callback = rest.findLast((arg) => typeof arg === 'function');
       const error = refusal(`a lookup of ${hostname}`);
       if (callback) process.nextTick(() => callback(error));
       return {};
     }
-    return lookup.call(this, hostname, ...rest);
+    return /** @type {Function} */ (lookup).call(this, hostname, ...rest);
   };
   const lookupPromise = dns.promises.lookup;
-  dns.promises.lookup = async function guardedLookupPromise(hostname, ...rest) {
+  /** @type {any} */ (dns.promises).lookup = async function guardedLookupPromise(hostname, ...rest) {
     if (!isLoopbackHost(hostname)) throw refusal(`a lookup of ${hostname}`);
-    return lookupPromise.call(this, hostname, ...rest);
+    return /** @type {Function} */ (lookupPromise).call(this, hostname, ...rest);
   };
   // Resolver queries go to DNS servers, which are never loopback-only: none is allowed. The
   // promise forms reject, as they would on a failed query; the callback forms throw.

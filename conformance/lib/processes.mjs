@@ -7,7 +7,13 @@ import { spawn } from 'node:child_process';
  * with the child, the match, and its output so far (also kept up to date afterwards). Rejects,
  * with that output, if the child exits first or `timeoutMs` passes (and then stops it).
  */
-export function startUntil(command, args, { ready, env = process.env, timeoutMs = 60_000, cwd } = {}) {
+/**
+ * @param {string} command
+ * @param {string[]} args
+ * @param {{ ready: RegExp, env?: NodeJS.ProcessEnv, timeoutMs?: number, cwd?: string }} options
+ * @returns {Promise<{ child: import('node:child_process').ChildProcess, match: RegExpExecArray, output: { stdout: string, stderr: string } }>}
+ */
+export function startUntil(command, args, { ready, env = process.env, timeoutMs = 60_000, cwd }) {
   const child = spawn(command, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   const output = { stdout: '', stderr: '' };
   return new Promise((resolve, reject) => {
@@ -54,6 +60,12 @@ export function startUntil(command, args, { ready, env = process.env, timeoutMs 
 }
 
 /** Run `command args` to the end; resolves with its exit code and output (never rejects on code). */
+/**
+ * @param {string} command
+ * @param {string[]} args
+ * @param {{ env?: NodeJS.ProcessEnv, timeoutMs?: number, cwd?: string }} [options]
+ * @returns {Promise<{ code: number | null, signal: NodeJS.Signals | null, stdout: string, stderr: string, timedOut: boolean }>}
+ */
 export function runToEnd(command, args, { env = process.env, timeoutMs = 120_000, cwd } = {}) {
   const child = spawn(command, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
@@ -84,8 +96,9 @@ export function runToEnd(command, args, { env = process.env, timeoutMs = 120_000
 /** Stop one child we started: SIGTERM, then SIGKILL after `graceMs`. Resolves once it has exited. */
 export function stop(child, graceMs = 20_000) {
   return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return resolve();
-    child.once('exit', () => resolve());
+    if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined)
+      return resolve(undefined);
+    child.once('exit', () => resolve(undefined));
     child.kill('SIGTERM');
     setTimeout(() => child.kill('SIGKILL'), graceMs).unref();
   });

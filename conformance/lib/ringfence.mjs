@@ -40,6 +40,7 @@ export async function serveThroughRingfence({ fixtureUrl, name, startTimeoutMs =
   const home = mkdtempSync(join(tmpdir(), 'ringfence-conformance-home-'));
   const policyDir = mkdtempSync(join(tmpdir(), 'ringfence-conformance-policy-'));
   const token = randomBytes(32).toString('hex');
+  /** @type {NodeJS.ProcessEnv} */
   const env = {
     ...process.env,
     RINGFENCE_HOME: home,

@@ -30,7 +30,7 @@ function plan(edit = (_scenario, checks) => checks, extra = {}) {
   return { scenarios, ...extra };
 }
 
-function runner(args, thePlan) {
+function runner(args, thePlan, env = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'conformance-run-'));
   dirs.push(dir);
   copyFileSync(here('fake-suite/fake-suite.mjs'), join(dir, 'fake-suite.mjs'));
@@ -45,6 +45,7 @@ function runner(args, thePlan) {
           ...process.env,
           CONFORMANCE_NODE: process.execPath,
           CONFORMANCE_SUITE_BIN: join(dir, 'fake-suite.mjs'),
+          ...env,
         },
       },
       (error, stdout, stderr) => {
@@ -100,6 +101,17 @@ describe('run.mjs --direct', () => {
     const result = await runner(['--direct'], plan(undefined, { phoneHome: true }));
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/tried to reach beyond loopback.*\n.*refused a connection to 0\.0\.0\.0:9/);
+  });
+
+  it('does not run the suite on a Node where the guard does not take hold', async () => {
+    const result = await runner(['--direct'], plan(), {
+      CONFORMANCE_NODE: here('fake-suite/node-without-guard.sh'),
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(
+      /the loopback guard does not work on .*node-without-guard\.sh .*the suite is not run unguarded/,
+    );
+    expect(result.summary).toBeUndefined();
   });
 
   it('exits 2 when the suite did not finish', async () => {

@@ -25,6 +25,7 @@ import { runSuite, suiteVersion } from './lib/suite.mjs';
 const here = dirname(fileURLToPath(import.meta.url));
 const FIXTURE = join(here, 'fixtures', 'everything-server.mjs');
 const SERVER_NAME = 'everything';
+
 async function startFixture() {
   const started = await startUntil(process.execPath, [FIXTURE], {
     ready: /^\{"url":"(http:[^"]+)"\}$/,

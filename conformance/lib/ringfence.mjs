@@ -1,0 +1,87 @@
+// The fixture behind `ringfence mcp serve --http`, as a user would set it up: a fresh
+// RINGFENCE_HOME (and an empty policy directory, so no installed organisation policy on this
+// machine changes what is measured), the fixture registered as a remote loopback server, the
+// gateway serving streamable HTTP with a token from RINGFENCE_MCP_TOKEN, and the bearer-token
+// proxy in front of it for the suite (lib/auth-proxy.mjs says why).
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startAuthProxy } from './auth-proxy.mjs';
+import { runToEnd, startUntil, stop } from './processes.mjs';
+
+export const CLI = join(
+  dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  'packages',
+  'cli',
+  'bin',
+  'run.js',
+);
+
+/** Does this build's `mcp serve` have --only (serve one server's features under their own names)? */
+export async function serveHasOnly(env) {
+  const help = await runToEnd(process.execPath, [CLI, 'mcp', 'serve', '--help'], { env });
+  if (help.code !== 0) {
+    throw new Error(
+      `ringfence mcp serve --help failed (${help.code}); is the CLI built (npm run build)?\n${help.stderr}`,
+    );
+  }
+  return /^\s*--only\b/m.test(help.stdout);
+}
+
+/**
+ * Register `fixtureUrl` as server `name` in a fresh home and serve it. Resolves to
+ * { url, mode, home, gatewayOutput, close }: `url` is the proxy's, `mode` is 'only' or 'prefixed'.
+ */
+export async function serveThroughRingfence({ fixtureUrl, name, startTimeoutMs = 120_000 }) {
+  const home = mkdtempSync(join(tmpdir(), 'ringfence-conformance-home-'));
+  const policyDir = mkdtempSync(join(tmpdir(), 'ringfence-conformance-policy-'));
+  const token = randomBytes(32).toString('hex');
+  /** @type {NodeJS.ProcessEnv} */
+  const env = {
+    ...process.env,
+    RINGFENCE_HOME: home,
+    RINGFENCE_POLICY_DIR: policyDir,
+    RINGFENCE_MCP_TOKEN: token,
+  };
+  delete env.RINGFENCE_AGENT_TOKEN;
+  const cleanups = [
+    () => rmSync(home, { recursive: true, force: true }),
+    () => rmSync(policyDir, { recursive: true, force: true }),
+  ];
+  // Last started, first stopped: the proxy, the gateway, then the directories.
+  const close = async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  };
+  try {
+    const added = await runToEnd(process.execPath, [CLI, 'mcp', 'add', name, '--url', fixtureUrl], { env });
+    if (added.code !== 0) {
+      throw new Error(
+        `ringfence mcp add ${name} --url ${fixtureUrl} failed (${added.code}):\n${added.stderr}${added.stdout}`,
+      );
+    }
+    const only = await serveHasOnly(env);
+    const gateway = await startUntil(
+      process.execPath,
+      [CLI, 'mcp', 'serve', '--http', '127.0.0.1:0', ...(only ? ['--only', name] : [])],
+      { env, ready: /^ringfence: listening on (http:\/\/\S+)$/, timeoutMs: startTimeoutMs },
+    );
+    cleanups.push(() => stop(gateway.child));
+    const proxy = await startAuthProxy({ target: gateway.match[1], token });
+    cleanups.push(() => proxy.close());
+    return {
+      url: proxy.url,
+      gatewayUrl: gateway.match[1],
+      mode: only ? 'only' : 'prefixed',
+      home,
+      gatewayOutput: gateway.output,
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}

@@ -179,11 +179,22 @@ class Translator {
       if (this.eat('<=')) throw unsupported('a lookbehind "(?<=…)"');
       if (this.eat('<!')) throw unsupported('a negative lookbehind "(?<!…)"');
       if (this.eat('<')) this.groupName();
+      else if (this.modifiers()) throw unsupported('a modifier group "(?flags:…)"');
       else if (!this.eat(':')) throw syntax(`an unknown group "(?${this.peek() ?? ''}"`);
     }
     const body = this.disjunction(depth + 1);
     if (!this.eat(')')) throw syntax('an unterminated group "("');
     return `(?:${body})`;
+  }
+
+  /**
+   * `(?i:…)`, `(?-s:…)`: ECMAScript 2025 modifiers, a syntax error for Node 20 and a change of
+   * meaning (case folding, dotAll) where supported. Refused either way, as one construct.
+   */
+  private modifiers(): boolean {
+    let i = 0;
+    while (/^[a-z-]$/.test(this.peek(i) ?? '')) i += 1;
+    return i > 0 && this.peek(i) === ':';
   }
 
   /** Group names only matter for backreferences, which are refused; they must still be valid. */

@@ -27,8 +27,12 @@ export function union(...sets: readonly CharSet[]): CharSet {
   return charSet(sets.flat());
 }
 
+const complements = new WeakMap<CharSet, CharSet>();
+
 /** Every code point not in the set, lone surrogates included (what `u`-mode input can hold). */
 export function complement(set: CharSet): CharSet {
+  const known = complements.get(set);
+  if (known !== undefined) return known;
   const out: number[] = [];
   let next = 0;
   for (let i = 0; i < set.length; i += 2) {
@@ -37,6 +41,7 @@ export function complement(set: CharSet): CharSet {
     next = (set[i + 1] as number) + 1;
   }
   if (next <= MAX_CODE_POINT) out.push(next, MAX_CODE_POINT);
+  complements.set(set, out);
   return out;
 }
 
@@ -105,22 +110,56 @@ export function propertySet(expression: string): CharSet | undefined {
   return out;
 }
 
-function hex(codePoint: number): string {
-  return `\\x{${codePoint.toString(16)}}`;
-}
+/** ASCII punctuation: RE2 reads a backslash before any of it as that character, in or out of a class. */
+const PUNCTUATION = /^[!-/:-@[-`{-~]$/;
 
 /**
- * RE2 syntax for exactly this set: every bound as `\x{…}`, so that no character means anything
- * to RE2's parser. An empty set becomes a class RE2 accepts and nothing matches.
+ * One code point in RE2 syntax that RE2 can only read as that code point: ASCII letters and
+ * digits and most non-ASCII characters as themselves (short text is what makes RE2 parse fast),
+ * ASCII punctuation backslash-escaped, controls, line separators and surrogates as hex escapes
+ * (two adjacent raw surrogates would be read as one astral character).
+ */
+export function re2Char(codePoint: number): string {
+  if (
+    (codePoint >= 0x30 && codePoint <= 0x39) ||
+    (codePoint >= 0x41 && codePoint <= 0x5a) ||
+    (codePoint >= 0x61 && codePoint <= 0x7a) ||
+    (codePoint > 0xa0 && codePoint < 0x2028) ||
+    (codePoint > 0x2029 && codePoint < 0xd800) ||
+    (codePoint > 0xdfff && codePoint <= MAX_CODE_POINT)
+  ) {
+    return String.fromCodePoint(codePoint);
+  }
+  if (codePoint < 0x80 && PUNCTUATION.test(String.fromCharCode(codePoint))) {
+    return `\\${String.fromCharCode(codePoint)}`;
+  }
+  return codePoint < 0x100
+    ? `\\x${codePoint.toString(16).padStart(2, '0')}`
+    : `\\x{${codePoint.toString(16)}}`;
+}
+
+const classes = new WeakMap<CharSet, string>();
+
+/**
+ * RE2 syntax for exactly this set, each bound written by `re2Char`. An empty set
+ * becomes a class RE2 accepts and nothing matches. Shared sets (class escapes, properties) are
+ * written once: the text is most of what RE2 has to parse.
  */
 export function re2Class(set: CharSet): string {
-  if (set.length === 0) return `[^${hex(0)}-${hex(MAX_CODE_POINT)}]`;
-  if (set.length === 2 && set[0] === set[1]) return hex(set[0] as number);
-  let body = '';
-  for (let i = 0; i < set.length; i += 2) {
-    const lo = set[i] as number;
-    const hi = set[i + 1] as number;
-    body += lo === hi ? hex(lo) : `${hex(lo)}-${hex(hi)}`;
+  const known = classes.get(set);
+  if (known !== undefined) return known;
+  let text: string;
+  if (set.length === 0) text = `[^${re2Char(0)}-${re2Char(MAX_CODE_POINT)}]`;
+  else if (set.length === 2 && set[0] === set[1]) text = re2Char(set[0] as number);
+  else {
+    text = '[';
+    for (let i = 0; i < set.length; i += 2) {
+      const lo = set[i] as number;
+      const hi = set[i + 1] as number;
+      text += lo === hi ? re2Char(lo) : `${re2Char(lo)}-${re2Char(hi)}`;
+    }
+    text += ']';
   }
-  return `[${body}]`;
+  classes.set(set, text);
+  return text;
 }

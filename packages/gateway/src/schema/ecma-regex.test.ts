@@ -161,20 +161,17 @@ describe('ECMA-262 class sets', () => {
       const node = new RegExp(pattern, 'u');
       const re = compileRe2(pattern);
       // Edges of every range the translation emits: where an off-by-one or a wrong table shows.
-      const edges = new Set<number>([
-        0,
-        0xd7ff,
-        0xd800,
-        0xdbff,
-        0xdc00,
-        0xdfff,
-        0xe000,
-        0xffff,
-        0x10000,
-        MAX_CODE_POINT,
-      ]);
-      for (const m of translateEcmaPattern(pattern).matchAll(/\\x\{([0-9a-f]+)\}/g)) {
-        const c = Number.parseInt(m[1] as string, 16);
+      const edges = new Set<number>(Array.from({ length: 0x80 }, (_, c) => c));
+      for (const c of [0, 0xd7ff, 0xd800, 0xdbff, 0xdc00, 0xdfff, 0xe000, 0xffff, 0x10000, MAX_CODE_POINT])
+        edges.add(c);
+      // Every character the RE2 text names, escaped (\x{…}, \xHH, \punctuation) or raw.
+      for (const m of translateEcmaPattern(pattern).matchAll(
+        /\\x\{([0-9a-f]+)\}|\\x([0-9a-f]{2})|\\(.)|(.)/gsu,
+      )) {
+        const c =
+          (m[1] ?? m[2])
+            ? Number.parseInt((m[1] ?? m[2]) as string, 16)
+            : (((m[3] ?? m[4]) as string).codePointAt(0) as number);
         for (const d of [c - 1, c, c + 1]) if (d >= 0 && d <= MAX_CODE_POINT) edges.add(d);
       }
       const inputs = [...edges].map((c) => String.fromCodePoint(c));

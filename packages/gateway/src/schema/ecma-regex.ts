@@ -9,11 +9,11 @@
  */
 import {
   type CharSet,
-  charSet,
   complement,
   DIGIT,
   DOT,
   propertySet,
+  re2Char,
   re2Class,
   SPACE,
   union,
@@ -43,10 +43,21 @@ const CONTROL_ESCAPES: Record<string, number> = { f: 0x0c, n: 0x0a, r: 0x0d, t: 
 const GROUP_NAME = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 const PROPERTY_EXPRESSION = /^[A-Za-z_]+(?:=[A-Za-z0-9_]+)?$|^[A-Za-z0-9_]+$/;
 const HEX = /^[0-9A-Fa-f]$/;
-const CLASS_ESCAPES: Record<string, CharSet> = { d: DIGIT, s: SPACE, w: WORD };
+const CLASS_ESCAPES: Record<string, CharSet> = {
+  d: DIGIT,
+  s: SPACE,
+  w: WORD,
+  D: complement(DIGIT),
+  S: complement(SPACE),
+  W: complement(WORD),
+};
 
 const unsupported = (what: string) => new PatternProblem('unsupported', what);
 const syntax = (what: string) => new PatternProblem('syntax', what);
+
+/** Sets of character classes by their text (between `[` and `]`), shared by every pattern in this thread. */
+const classCache = new Map<string, CharSet>();
+const CLASS_CACHE = 512;
 
 /** A class atom: one code point (may start or end a range) or a class escape (may not). */
 type ClassAtom = { single: number } | { set: CharSet };
@@ -83,10 +94,10 @@ class Translator {
     return c;
   }
 
+  /** `text` is ASCII here, so its UTF-16 units are its code points. */
   private eat(text: string): boolean {
-    const parts = Array.from(text);
-    if (parts.some((c, i) => this.peek(i) !== c)) return false;
-    this.pos += parts.length;
+    for (let i = 0; i < text.length; i++) if (this.chars[this.pos + i] !== text[i]) return false;
+    this.pos += text.length;
     return true;
   }
 
@@ -123,7 +134,7 @@ class Translator {
       case '\\': {
         if (this.eat('b')) return { re2: '\\b', quantifiable: false };
         if (this.eat('B')) return { re2: '\\B', quantifiable: false };
-        return { re2: re2Class(this.atomEscape()), quantifiable: true };
+        return { re2: this.atomEscape(), quantifiable: true };
       }
       case '*':
       case '+':
@@ -135,7 +146,7 @@ class Translator {
       case '}':
         throw syntax(`a lone "${c}"`);
       default:
-        return { re2: re2Class(charSet([cp(c), cp(c)])), quantifiable: true };
+        return { re2: re2Char(cp(c)), quantifiable: true };
     }
   }
 
@@ -210,23 +221,22 @@ class Translator {
   }
 
   /** After `\` outside a class: a class escape, a character escape, or a refused backreference. */
-  private atomEscape(): CharSet {
+  private atomEscape(): string {
     const c = this.peek();
     if (c !== undefined && /^[1-9]$/.test(c)) throw unsupported(`a backreference "\\${c}"`);
     if (c === 'k') throw unsupported('a named backreference "\\k<…>"');
     const set = this.classEscape();
-    if (set !== undefined) return set;
-    const single = this.characterEscape(false);
-    return charSet([single, single]);
+    if (set !== undefined) return re2Class(set);
+    return re2Char(this.characterEscape(false));
   }
 
   /** `\d \D \s \S \w \W \p{…} \P{…}`, or undefined (nothing consumed) for any other escape. */
   private classEscape(): CharSet | undefined {
     const c = this.peek() ?? '';
-    const base = CLASS_ESCAPES[c.toLowerCase()];
-    if (base !== undefined && /^[dswDSW]$/.test(c)) {
+    const known = Object.hasOwn(CLASS_ESCAPES, c) ? CLASS_ESCAPES[c] : undefined;
+    if (known !== undefined) {
       this.next();
-      return c === c.toLowerCase() ? base : complement(base);
+      return known;
     }
     if (c === 'p' || c === 'P') {
       this.next();
@@ -297,8 +307,30 @@ class Translator {
     return unit;
   }
 
-  /** After `[`: the set a `u`-mode CharacterClass matches (negation over all code points). */
+  /**
+   * After `[`: the set a `u`-mode CharacterClass matches (negation over all code points). The
+   * same class text always means the same set, so sets are remembered by their text: schemas
+   * repeat their classes, and a shared set is also written for RE2 only once (re2Class).
+   */
   private characterClass(): CharSet {
+    const start = this.pos;
+    let end = start;
+    while (end < this.chars.length && this.chars[end] !== ']') end += this.chars[end] === '\\' ? 2 : 1;
+    const source = end < this.chars.length ? this.chars.slice(start, end).join('') : undefined;
+    const known = source === undefined ? undefined : classCache.get(source);
+    if (known !== undefined) {
+      this.pos = end + 1;
+      return known;
+    }
+    const set = this.classContents();
+    if (source !== undefined && this.pos === end + 1) {
+      if (classCache.size >= CLASS_CACHE) classCache.delete(classCache.keys().next().value as string);
+      classCache.set(source, set);
+    }
+    return set;
+  }
+
+  private classContents(): CharSet {
     const negated = this.eat('^');
     const parts: CharSet[] = [];
     for (;;) {
@@ -317,7 +349,8 @@ class Translator {
         parts.push('single' in from ? [from.single, from.single] : from.set);
       }
     }
-    const set = union(...parts);
+    // A lone escape (`[\\s]`, `[\\p{L}]`) keeps the shared set, whose RE2 text is already written.
+    const set = parts.length === 1 ? (parts[0] as CharSet) : union(...parts);
     return negated ? complement(set) : set;
   }
 

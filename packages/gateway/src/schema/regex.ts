@@ -27,7 +27,32 @@ export interface Re2Like {
 
 const LINEAR = 'which cannot be checked in linear time with ECMA-262 meaning';
 
+/**
+ * Compiled patterns of this thread by source. Schemas repeat patterns, and a `patternProperties`
+ * key is compiled twice per schema (by ajv and by the unknown-argument rule). Refusals too.
+ */
+const compiledCache = new Map<string, Re2Like | PatternRefused>();
+const COMPILED_CACHE = 256;
+
 export function compileRe2(pattern: string): Re2Like {
+  let entry = compiledCache.get(pattern);
+  if (entry === undefined) {
+    try {
+      entry = compileUncached(pattern);
+    } catch (error) {
+      if (!(error instanceof PatternRefused)) throw error;
+      entry = error;
+    }
+    if (compiledCache.size >= COMPILED_CACHE) {
+      compiledCache.delete(compiledCache.keys().next().value as string);
+    }
+    compiledCache.set(pattern, entry);
+  }
+  if (entry instanceof PatternRefused) throw entry;
+  return entry;
+}
+
+function compileUncached(pattern: string): Re2Like {
   let translated: string;
   try {
     translated = translateEcmaPattern(pattern);

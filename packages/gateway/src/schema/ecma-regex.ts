@@ -214,6 +214,8 @@ class Translator {
     while (this.peek() !== undefined && this.peek() !== '>') name += this.next();
     if (!this.eat('>')) throw syntax('an unterminated group name "(?<…"');
     if (!GROUP_NAME.test(name)) {
+      // Plain ASCII that is no identifier is invalid; `\u` escapes and non-ASCII names may be valid.
+      if (/^[ -[\]-~]*$/.test(name)) throw syntax(`an invalid group name ${JSON.stringify(name)}`);
       throw unsupported(`a group name ${JSON.stringify(name)} outside ASCII letters, digits, "_" and "$"`);
     }
     if (this.names.has(name)) throw syntax(`the group name "${name}" used twice`);

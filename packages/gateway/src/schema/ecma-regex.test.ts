@@ -194,6 +194,8 @@ const ATOMS = [
   '\\uD83D\\uDE00',
   '\\uD83D',
   '\\uDE00',
+  // Two lone halves in a row: never one astral character, however they are written for RE2.
+  '\\u{D83D}\\uDE00',
   '\\x41',
   '\\u00a0',
   '\\u2028',
@@ -243,6 +245,8 @@ const CLASS_ITEMS = [
   '\\u00a0',
   '\\uD800-\\uDFFF',
   '\\uD83D',
+  '\\u{D83D}\\uDE00',
+  '\\uDBFE-\\uDC01',
   '😀-😂',
   '\\u{1F600}',
   '\\t-\\r',

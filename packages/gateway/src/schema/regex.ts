@@ -1,15 +1,20 @@
 /**
  * ajv's regular-expression engine replaced by RE2 (re2js): linear-time matching, so no
- * `pattern` can backtrack catastrophically. Patterns RE2 cannot express (backreferences,
- * lookaround) fail to compile, and the schema is refused rather than run on a backtracking engine.
+ * `pattern` can backtrack catastrophically. The pattern keeps its ECMA-262 `u`-mode meaning
+ * (what ajv's default `new RegExp(p, "u")` would match): ecma-regex.ts translates it into RE2
+ * syntax with explicit code-point sets. Patterns that cannot keep that meaning (backreferences,
+ * lookaround, anything the translator does not understand) fail the compile, and the schema is
+ * refused rather than run on a backtracking engine or with a different meaning.
  */
 import { RE2JS } from 're2js';
+import { PatternProblem, translateEcmaPattern } from './ecma-regex.js';
 
 /** Thrown inside the worker while ajv compiles; mapped to `SCHEMA_PATTERN`. */
 export class PatternRefused extends Error {
+  /** `reason` completes the sentence `pattern "…" <reason>`. */
   constructor(
     readonly pattern: string,
-    reason: string,
+    readonly reason: string,
   ) {
     super(reason);
   }
@@ -20,15 +25,52 @@ export interface Re2Like {
   toString(): string;
 }
 
+const LINEAR = 'which cannot be checked in linear time with ECMA-262 meaning';
+
+/**
+ * Compiled patterns of this thread by source. Schemas repeat patterns, and a `patternProperties`
+ * key is compiled twice per schema (by ajv and by the unknown-argument rule). Refusals too.
+ */
+const compiledCache = new Map<string, Re2Like | PatternRefused>();
+const COMPILED_CACHE = 256;
+
 export function compileRe2(pattern: string): Re2Like {
+  let entry = compiledCache.get(pattern);
+  if (entry === undefined) {
+    try {
+      entry = compileUncached(pattern);
+    } catch (error) {
+      if (!(error instanceof PatternRefused)) throw error;
+      entry = error;
+    }
+    if (compiledCache.size >= COMPILED_CACHE) {
+      compiledCache.delete(compiledCache.keys().next().value as string);
+    }
+    compiledCache.set(pattern, entry);
+  }
+  if (entry instanceof PatternRefused) throw entry;
+  return entry;
+}
+
+function compileUncached(pattern: string): Re2Like {
+  let translated: string;
+  try {
+    translated = translateEcmaPattern(pattern);
+  } catch (error) {
+    if (!(error instanceof PatternProblem)) throw error;
+    throw new PatternRefused(
+      pattern,
+      error.kind === 'unsupported'
+        ? `uses ${error.detail}, ${LINEAR}`
+        : `is not a valid ECMA-262 regular expression (u flag): ${error.detail}`,
+    );
+  }
   let compiled: RE2JS;
   try {
-    // JSON Schema patterns are ECMA-262 syntax: translate the spellings RE2 writes differently
-    // (named groups, \u escapes, \c), then compile with RE2's own grammar.
-    compiled = RE2JS.compile(RE2JS.translateRegExp(pattern));
+    compiled = RE2JS.compile(translated);
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
-    throw new PatternRefused(pattern, why);
+    throw new PatternRefused(pattern, `is more than RE2 can compile (${why}), ${LINEAR}`);
   }
   return {
     test: (input: string) => compiled.test(input),
@@ -37,7 +79,17 @@ export function compileRe2(pattern: string): Re2Like {
   };
 }
 
-/** The `code.regExp` option of ajv. `code` only matters for standalone code, which is not used. */
-export const re2Engine = Object.assign((pattern: string, _flags: string) => compileRe2(pattern), {
-  code: 'ringfenceRe2',
-});
+/**
+ * The `code.regExp` option of ajv, which calls it with the flags of `new RegExp(p, flags)`. The
+ * translation is `u`-mode only; ajv passes "u" unless told otherwise, and anything else is refused.
+ * `code` only matters for standalone code, which is not used.
+ */
+export const re2Engine = Object.assign(
+  (pattern: string, flags: string) => {
+    if (flags !== 'u') {
+      throw new PatternRefused(pattern, `was requested with flags "${flags}"; only "u" is translated`);
+    }
+    return compileRe2(pattern);
+  },
+  { code: 'ringfenceRe2' },
+);

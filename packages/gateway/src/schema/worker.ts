@@ -72,7 +72,7 @@ function prepare(
     if (error instanceof PatternRefused) {
       return refuse(
         'SCHEMA_PATTERN',
-        `pattern ${JSON.stringify(error.pattern.slice(0, 80))} cannot run in linear time (${error.message})`,
+        `pattern ${JSON.stringify(error.pattern.slice(0, 80))} ${error.reason}`,
       );
     }
     if (error instanceof RangeError)

@@ -82,6 +82,8 @@ const REFS: Record<AuditType, Spec> = {
     is_error: BOOL,
     result: { check: isDigestOrNull, what: 'a sha256: digest or null' },
     reason: { ...TEXT, optional: true },
+    // Written only when something was dropped, so 0 is as malformed as a negative count.
+    dropped: { check: isSeq, what: 'a positive integer', optional: true },
   },
   'mcp.egress': {
     server: NAME,

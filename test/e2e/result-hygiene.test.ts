@@ -126,6 +126,23 @@ describe('result hygiene: a hostile server behind ringfence mcp serve (real SDK 
     });
   });
 
+  it('turns a file:///etc/passwd link into text and drops every _meta of a result the SDK itself would pass', async () => {
+    const served = await serve(home);
+    clients.push(served.client);
+    const result = await callRaw(served, 'hostile_links');
+    expect(result).toStrictEqual({
+      content: [
+        { type: 'text', text: 'see the link' },
+        {
+          type: 'text',
+          text: `ringfence: hostile/links linked a resource named "passwd" by a file: URI, which names a path on the server's side (inside its container, or on its own machine), not on this machine; the path is not shown. ${LINK_NOTE}`,
+        },
+      ],
+    });
+    // top: _meta, x-server-hint; the text's _meta; the link's _meta, and the link made text.
+    await expect.poll(async () => (await results()).at(-1)?.refs).toMatchObject({ tool: 'links', dropped: 5 });
+  });
+
   it('gives a client that negotiated 2025-03-26 no resource_link at all', async () => {
     const served = await serve(home, '2025-03-26');
     clients.push(served.client);
@@ -165,6 +182,6 @@ describe('result hygiene: a hostile server behind ringfence mcp serve (real SDK 
     const verified = await ringfence(['audit', 'verify', '--json'], { RINGFENCE_HOME: home });
     expect(verified.code, verified.stdout + verified.stderr).toBe(0);
     expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true });
-    expect((await results()).map((e) => e.refs.dropped)).toEqual([16, 15, undefined]);
+    expect((await results()).map((e) => e.refs.dropped)).toEqual([16, 5, 15, undefined]);
   });
 });

@@ -118,12 +118,14 @@ describe('result hygiene: a hostile server behind ringfence mcp serve (real SDK 
     // top: _meta, x-server-hint; text: _meta, x-tracking, annotations' _meta and x-color; the file
     // link: _meta, made text; the https link made text; the embedded resource: its _meta, the
     // contents' _meta and x-etag, its uri; the image: __proto__, constructor; the x-widget item.
-    await expect.poll(async () => (await results()).at(-1)?.refs).toMatchObject({
-      server: 'hostile',
-      tool: 'leak',
-      is_error: false,
-      dropped: 16,
-    });
+    await expect
+      .poll(async () => (await results()).at(-1)?.refs)
+      .toMatchObject({
+        server: 'hostile',
+        tool: 'leak',
+        is_error: false,
+        dropped: 16,
+      });
   });
 
   it('turns a file:///etc/passwd link into text and drops every _meta of a result the SDK itself would pass', async () => {
@@ -140,7 +142,9 @@ describe('result hygiene: a hostile server behind ringfence mcp serve (real SDK 
       ],
     });
     // top: _meta, x-server-hint; the text's _meta; the link's _meta, and the link made text.
-    await expect.poll(async () => (await results()).at(-1)?.refs).toMatchObject({ tool: 'links', dropped: 5 });
+    await expect
+      .poll(async () => (await results()).at(-1)?.refs)
+      .toMatchObject({ tool: 'links', dropped: 5 });
   });
 
   it('gives a client that negotiated 2025-03-26 no resource_link at all', async () => {
@@ -170,11 +174,13 @@ describe('result hygiene: a hostile server behind ringfence mcp serve (real SDK 
       ],
       isError: true,
     });
-    await expect.poll(async () => (await results()).at(-1)?.refs).toMatchObject({
-      tool: 'malformed',
-      is_error: true,
-      reason: 'result withheld: the server sent a malformed result (content[0].text must be a string)',
-    });
+    await expect
+      .poll(async () => (await results()).at(-1)?.refs)
+      .toMatchObject({
+        tool: 'malformed',
+        is_error: true,
+        reason: 'result withheld: the server sent a malformed result (content[0].text must be a string)',
+      });
   });
 
   it('leaves an audit chain that verifies', async () => {

@@ -320,6 +320,18 @@ describe('the call pipeline: forwarding', () => {
     expect(refs(h.written[1])).not.toHaveProperty('reason');
   });
 
+  it('withholds a result that links made larger than the cap', async () => {
+    const links = Array.from({ length: 10 }, () => ({ type: 'resource_link', uri: 'a:b', name: '' }));
+    expect(Buffer.byteLength(JSON.stringify({ content: links }))).toBeLessThan(1024);
+    const h = harness({ callTool: async () => ({ content: links }) });
+    const result = await runForward(h.deps, h.request({}));
+    expect(result.isError).toBe(true);
+    expect(text(result)).toMatch(
+      /^ringfence withheld the result of files\/read: the result is \d+ bytes once its links are shown as text, over the 1024-byte cap\./,
+    );
+    expect(String(refs(h.written[1])?.reason)).toMatch(/^result withheld: the result is \d+ bytes once/);
+  });
+
   it('writes no dropped count when nothing was dropped', async () => {
     const h = harness();
     await runForward(h.deps, h.request({}));

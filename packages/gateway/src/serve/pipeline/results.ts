@@ -66,7 +66,11 @@ export async function checkResult(
  * Sanitise, after the output schema: only what the MCP version negotiated with this client
  * defines goes on (`sanitise.ts`); a defined member of the wrong type withholds the result.
  */
-export function sanitise(request: ForwardedRequest, checked: ResultOutcome): ResultOutcome {
+export function sanitise(
+  deps: PipelineDeps,
+  request: ForwardedRequest,
+  checked: ResultOutcome,
+): ResultOutcome {
   if (checked.refused) return checked;
   const outcome = sanitiseResult(checked.reply, {
     protocolVersion: request.protocolVersion,
@@ -74,5 +78,16 @@ export function sanitise(request: ForwardedRequest, checked: ResultOutcome): Res
     label: requestLabel(request),
   });
   if (!outcome.ok) return withheld(request, `the server sent a malformed result (${outcome.problem})`);
+  // Links made text, replaced URIs and the note on dropped items can make a result of many tiny
+  // items several times larger than what was sent; the cap holds for what the client receives too.
+  if (outcome.dropped > 0) {
+    const size = Buffer.byteLength(JSON.stringify(outcome.reply));
+    if (size > deps.maxResultBytes) {
+      return withheld(
+        request,
+        `the result is ${size} bytes once its links are shown as text, over the ${deps.maxResultBytes}-byte cap`,
+      );
+    }
+  }
   return { reply: outcome.reply, dropped: outcome.dropped };
 }

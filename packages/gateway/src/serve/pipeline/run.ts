@@ -46,7 +46,7 @@ export async function runForward(deps: PipelineDeps, request: ForwardedRequest):
     );
   }
 
-  const checked = sanitise(request, await checkResult(deps, request, result));
+  const checked = sanitise(deps, request, await checkResult(deps, request, result));
   // The decision was made durable before forwarding; the result entry is deferred (it shares the
   // next call's write and fsync, or is written within 50 ms; the log keeps its order) and not
   // awaited, so neither this reply nor the next call waits for a second fsync.

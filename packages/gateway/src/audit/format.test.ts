@@ -109,6 +109,16 @@ describe('digests', () => {
     expect(contentDigest({ a: '\udc00' })).toBeNull();
   });
 
+  it('writes null for a value nested too deeply to canonicalise, instead of failing the entry', () => {
+    const deep = JSON.parse(`{"content":[],"_meta":${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}}`);
+    expect(contentDigest(deep)).toBeNull();
+    const prepared = prepareEntry(
+      { type: 'mcp.result', parentSeq: 1, refs: { server: 'gh', tool: 't', is_error: true, result: deep } },
+      's',
+    );
+    expect(prepared.fields).toMatchObject({ refs: { result: null } });
+  });
+
   it('prepares entries with digests in place of values and refuses bad input at once', () => {
     const prepared = prepareEntry(
       {

@@ -249,6 +249,11 @@ describe('the call pipeline: forwarding', () => {
       why: /structuredContent that is not an object/,
     },
     {
+      name: 'a result nested too deeply to serialise',
+      result: JSON.parse(`{"content":[],"_meta":${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}}`),
+      why: /: the server sent a result nested too deeply to check\. The call/,
+    },
+    {
       name: 'a result over the cap',
       result: { content: [{ type: 'text', text: 'z'.repeat(2000) }] },
       why: /over the 1024-byte cap/,

@@ -52,7 +52,14 @@ export async function checkResult(
   if (result.structuredContent !== undefined && !isPlainObject(result.structuredContent)) {
     return refuse('the server sent structuredContent that is not an object');
   }
-  const size = Buffer.byteLength(JSON.stringify(result));
+  let size: number;
+  try {
+    size = Buffer.byteLength(JSON.stringify(result));
+  } catch {
+    // Parsing JSON has no depth limit but serialising it does (the stack): a result a few
+    // thousand levels deep parses upstream and would otherwise throw here, and in the digest.
+    return refuse('the server sent a result nested too deeply to check');
+  }
   if (size > deps.maxResultBytes)
     return refuse(`the result is ${size} bytes, over the ${deps.maxResultBytes}-byte cap`);
   const { entry } = request;

@@ -40,7 +40,7 @@ export function describeAuditLine(line: AuditLogLine): string {
     }
     case 'mcp.result': {
       const r = entry.refs;
-      detail = `${r.server}/${r.tool}  ${r.is_error ? 'error' : 'ok'}  for #${entry.parent_seq}  result=${short(r.result)}`;
+      detail = `${r.server}/${r.tool}  ${r.is_error ? 'error' : 'ok'}  for #${entry.parent_seq}  result=${short(r.result)}${r.dropped ? `  dropped=${r.dropped}` : ''}`;
       break;
     }
     case 'mcp.egress': {

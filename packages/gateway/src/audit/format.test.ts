@@ -109,6 +109,16 @@ describe('digests', () => {
     expect(contentDigest({ a: '\udc00' })).toBeNull();
   });
 
+  it('writes null for a value nested too deeply to canonicalise, instead of failing the entry', () => {
+    const deep = JSON.parse(`{"content":[],"_meta":${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}}`);
+    expect(contentDigest(deep)).toBeNull();
+    const prepared = prepareEntry(
+      { type: 'mcp.result', parentSeq: 1, refs: { server: 'gh', tool: 't', is_error: true, result: deep } },
+      's',
+    );
+    expect(prepared.fields).toMatchObject({ refs: { result: null } });
+  });
+
   it('prepares entries with digests in place of values and refuses bad input at once', () => {
     const prepared = prepareEntry(
       {
@@ -127,6 +137,62 @@ describe('digests', () => {
     expect(() =>
       prepareEntry(
         { type: 'mcp.egress', refs: { server: 'gh', host: 'h', port: 70000, allowed: true, reason: '' } },
+        's',
+      ),
+    ).toThrow(expect.objectContaining({ code: 'AUDIT_INVALID_ENTRY' }));
+  });
+});
+
+describe('mcp.result dropped', () => {
+  const result = {
+    seq: 3,
+    ts: decision.ts,
+    type: 'mcp.result',
+    session: 's',
+    parent_seq: 2,
+    refs: { server: 'gh', tool: 't', is_error: false, result: null },
+    prev: AUDIT_GENESIS,
+  };
+  const withDropped = (dropped: unknown) => ({ ...result, refs: { ...result.refs, dropped } });
+
+  it('accepts an entry without it (written before it existed) and one with a count', () => {
+    expect(checkEntryShape(result)).toMatchObject({ ok: true });
+    expect(checkEntryShape(withDropped(1))).toMatchObject({ ok: true });
+    expect(checkEntryShape(withDropped(Number.MAX_SAFE_INTEGER))).toMatchObject({ ok: true });
+  });
+
+  it.each([0, -1, 1.5, '3', null, true, [1], 2 ** 53])('refuses dropped %j', (dropped) => {
+    const check = checkEntryShape(withDropped(dropped));
+    expect(check).toMatchObject({ ok: false, message: 'refs.dropped must be a positive integer' });
+  });
+
+  it('writes it last in refs, after reason, and the writer prepares it', () => {
+    const line = serializeEntry({
+      ...result,
+      refs: { dropped: 4, reason: 'r', result: null, is_error: true, tool: 't', server: 'gh' },
+    } as AuditEntry);
+    expect(line).toContain(
+      '"refs":{"server":"gh","tool":"t","is_error":true,"result":null,"reason":"r","dropped":4}',
+    );
+    const prepared = prepareEntry(
+      {
+        type: 'mcp.result',
+        parentSeq: 1,
+        refs: { server: 'gh', tool: 't', is_error: false, result: {}, dropped: 2 },
+      },
+      's',
+    );
+    expect(completeEntry(prepared, 2, decision.ts, AUDIT_GENESIS)).toMatchObject({
+      ok: true,
+      entry: { refs: { dropped: 2 } },
+    });
+    expect(() =>
+      prepareEntry(
+        {
+          type: 'mcp.result',
+          parentSeq: 1,
+          refs: { server: 'gh', tool: 't', is_error: false, result: {}, dropped: 0 },
+        },
         's',
       ),
     ).toThrow(expect.objectContaining({ code: 'AUDIT_INVALID_ENTRY' }));

@@ -18,13 +18,15 @@ export function hashLine(line: Uint8Array | string): AuditDigest {
 
 /**
  * Digest of the canonical JSON of an argument or result value. `null` when the value has no
- * canonical form (a lone surrogate in a string): the log says so instead of hashing a guess.
+ * canonical form (a lone surrogate in a string), or is nested too deeply to canonicalise (the
+ * stack runs out): the log says so instead of hashing a guess, and the entry is still written.
  */
 export function contentDigest(value: unknown): AuditDigest | null {
   try {
     return digestOf(value);
   } catch (error) {
     if (isRingfenceError(error) && error.code === 'CANONICAL_UNSUPPORTED_VALUE') return null;
+    if (error instanceof RangeError) return null;
     throw error;
   }
 }
@@ -82,6 +84,8 @@ const REFS: Record<AuditType, Spec> = {
     is_error: BOOL,
     result: { check: isDigestOrNull, what: 'a sha256: digest or null' },
     reason: { ...TEXT, optional: true },
+    // Written only when something was dropped, so 0 is as malformed as a negative count.
+    dropped: { check: isSeq, what: 'a positive integer', optional: true },
   },
   'mcp.egress': {
     server: NAME,

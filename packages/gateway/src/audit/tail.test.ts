@@ -103,6 +103,24 @@ describe('describeAuditLine', () => {
     expect(text[4]).toMatch(/mcp\.decision\s+expose\s+docs\/tool_4 {2}allowed {2}rule=pinned$/);
     expect(describeAuditLine({ raw: 'garbage' })).toContain('not an entry');
   });
+
+  it('names how much of a result was dropped, when anything was', () => {
+    const entry = {
+      seq: 3,
+      ts: '2026-11-29T00:00:00.000Z',
+      type: 'mcp.result',
+      session: 's',
+      parent_seq: 2,
+      refs: { server: 'gh', tool: 't', is_error: false, result: null, dropped: 7 },
+      prev: `sha256:${'0'.repeat(64)}`,
+    } as const;
+    expect(describeAuditLine({ raw: '', entry })).toMatch(
+      /gh\/t {2}ok {2}for #2 {2}result=no-digest {2}dropped=7$/,
+    );
+    expect(
+      describeAuditLine({ raw: '', entry: { ...entry, refs: { ...entry.refs, dropped: undefined } } }),
+    ).not.toContain('dropped');
+  });
 });
 
 describe('egressInputFromProxyLine', () => {

@@ -60,6 +60,12 @@ export interface ResultRefs {
   readonly result: AuditDigest | null;
   /** Why the result was not passed on (withheld by a check, or the upstream failed). */
   readonly reason?: string;
+  /**
+   * How many members and content items of the result the client did not receive as the server
+   * sent them (`_meta`, unknown members, content its MCP version lacks, links made text).
+   * Absent when nothing was dropped, and in entries written before it existed.
+   */
+  readonly dropped?: number;
 }
 
 export interface EgressRefs {

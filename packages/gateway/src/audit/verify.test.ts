@@ -44,6 +44,29 @@ describe('verifyAuditLog', () => {
     expect(all.map((l) => parse(l).seq)).toEqual(Array.from({ length: 500 }, (_, i) => i + 1));
   });
 
+  it('accepts result entries with and without dropped in one log, and refuses a malformed dropped at its line', async () => {
+    const log = await AuditLog.open({ path, session: 'sess-1' });
+    const decisionSeq = await log.append(sampleInput(1));
+    const refs = { server: 'github', tool: 'create_issue', is_error: false, result: { content: [] } };
+    await log.append({ type: 'mcp.result', parentSeq: decisionSeq, refs });
+    await log.append({ type: 'mcp.result', parentSeq: decisionSeq, refs: { ...refs, dropped: 3 } });
+    await log.append({ type: 'mcp.result', parentSeq: decisionSeq, refs });
+    await log.close();
+    expect(await verifyAuditLog(path)).toMatchObject({ ok: true, entries: 4 });
+    const all = await lines();
+    expect(parse(all[1]!).refs).not.toHaveProperty('dropped');
+    expect(parse(all[2]!).refs).toMatchObject({ dropped: 3 });
+
+    // A rewritten count with the chain recomputed after it: only the shape check can catch it.
+    for (const bad of ['0', '-3', '1.5', '"3"', 'null']) {
+      const forged = [...all];
+      forged[2] = forged[2]!.replace('"dropped":3', `"dropped":${bad}`);
+      forged[3] = forged[3]!.replace(parse(all[3]!).prev, hashLine(forged[2]!));
+      await save(forged);
+      await expectBrokenAt(3, 'AUDIT_BAD_SHAPE');
+    }
+  });
+
   it('treats an absent file and an empty file as an empty log', async () => {
     expect(await verifyAuditLog(path)).toEqual({
       ok: true,

@@ -2,6 +2,9 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
   ErrorCode,
+  type InitializeRequest,
+  InitializeRequestSchema,
+  type InitializeResult,
   ListToolsRequestSchema,
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -9,6 +12,30 @@ import type { Caller } from '../ports/caller.js';
 import type { Gateway } from './gateway.js';
 import { CallRefused } from './pipeline/index.js';
 import { SERVER_INFO } from './server-info.js';
+
+/**
+ * Keeps the protocol version this server answered the client's `initialize` with: it decides
+ * what a tool result may carry. The SDK's Server (1.x) chooses that version in its private
+ * `_oninitialize` and keeps no record of it, so its answer is wrapped here; if a later SDK moves
+ * it, this throws at construction (and the endpoint tests fail) rather than guess a version.
+ */
+function negotiatedVersion(server: Server): () => string | undefined {
+  const answer = (
+    server as unknown as { _oninitialize?: (r: InitializeRequest) => Promise<InitializeResult> }
+  )._oninitialize;
+  if (typeof answer !== 'function') {
+    throw new Error(
+      'ringfence: this MCP SDK no longer answers initialize where ringfence reads the negotiated version; the gateway cannot tell what results a client may receive.',
+    );
+  }
+  let version: string | undefined;
+  server.setRequestHandler(InitializeRequestSchema, async (request) => {
+    const result = await answer.call(server, request);
+    version = result.protocolVersion;
+    return result;
+  });
+  return () => version;
+}
 
 /**
  * One MCP server session facing one client, backed by the shared gateway. The client is told
@@ -23,6 +50,8 @@ export function createEndpointServer(
     instructions:
       'Tools are provided by third-party MCP servers run in isolation by ringfence. Each tool description names the server it comes from.',
   });
+
+  const protocolVersion = negotiatedVersion(server);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: gateway.listTools() as never[] }));
 
@@ -43,7 +72,7 @@ export function createEndpointServer(
         : {}),
     };
     try {
-      return await gateway.callTool(request.params.name, request.params.arguments, caller);
+      return await gateway.callTool(request.params.name, request.params.arguments, caller, protocolVersion());
     } catch (error) {
       if (error instanceof CallRefused) throw new McpError(ErrorCode.InvalidParams, error.message);
       throw error;

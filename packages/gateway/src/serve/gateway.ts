@@ -268,8 +268,16 @@ export class Gateway extends EventEmitter<{ catalogChanged: [] }> {
     return [...this.states.values()].flatMap((s) => s.catalog?.withheld ?? []);
   }
 
-  /** Run one call through the pipeline; refusals come back as error results that say why. */
-  async callTool(name: string, args: unknown, caller: Caller = {}): Promise<CallToolResult> {
+  /**
+   * Run one call through the pipeline; refusals come back as error results that say why.
+   * `protocolVersion` is what the endpoint negotiated with this client (undefined: none).
+   */
+  async callTool(
+    name: string,
+    args: unknown,
+    caller: Caller,
+    protocolVersion: string | undefined,
+  ): Promise<CallToolResult> {
     const found = lookup(this.catalog, name);
     if (!found.pass) throw new CallRefused('UNKNOWN_TOOL', `ringfence: ${found.what}`);
     const { entry } = found;
@@ -282,6 +290,7 @@ export class Gateway extends EventEmitter<{ catalogChanged: [] }> {
       caller,
       upstream: state?.status === 'running' ? upstream : undefined,
       unavailableReason: state && state.status !== 'running' ? state.reason : 'it is not running',
+      protocolVersion,
     });
   }
 

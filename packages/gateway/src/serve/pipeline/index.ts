@@ -1,6 +1,7 @@
 export { errorResult, recordDecision, recordResult, refuse } from './record.js';
-export { checkResult, upstreamErrorText } from './results.js';
+export { checkResult, sanitise, upstreamErrorText } from './results.js';
 export { runForward } from './run.js';
+export { effectiveVersion, sanitiseResult } from './sanitise.js';
 export { availability, inputSchema, lookup, PREVIEW_CHARS, rulesAndAsk, shapeAndSize } from './steps.js';
 export {
   CallRefused,

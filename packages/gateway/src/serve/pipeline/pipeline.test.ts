@@ -30,6 +30,7 @@ function harness(
     guard?: Partial<SchemaChecks>;
     callTool?: Upstream['callTool'];
     maxResultBytes?: number;
+    protocolVersion?: string;
   } = {},
 ) {
   const written: Written[] = [];
@@ -75,6 +76,7 @@ function harness(
     caller,
     upstream: available ? upstream : undefined,
     unavailableReason: 'its container exited with code 1',
+    protocolVersion: overrides.protocolVersion ?? '2025-11-25',
   });
   return { deps, request, written, calls, events };
 }
@@ -247,6 +249,11 @@ describe('the call pipeline: forwarding', () => {
       why: /structuredContent that is not an object/,
     },
     {
+      name: 'a result nested too deeply to serialise',
+      result: JSON.parse(`{"content":[],"_meta":${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}}`),
+      why: /: the server sent a result nested too deeply to check\. The call/,
+    },
+    {
       name: 'a result over the cap',
       result: { content: [{ type: 'text', text: 'z'.repeat(2000) }] },
       why: /over the 1024-byte cap/,
@@ -281,7 +288,98 @@ describe('the call pipeline: forwarding', () => {
       }),
     });
     const result = await runForward(h.deps, h.request({}));
-    expect(result).toEqual({ content: [{ type: 'text', text: 'no' }], isError: true });
+    expect(result).toStrictEqual({ content: [{ type: 'text', text: 'no' }], isError: true });
+    expect(refs(h.written[1])).toMatchObject({ is_error: true, dropped: 2 });
+  });
+
+  it('sanitises after the output schema: the schema sees what the server sent, the client gets it rebuilt', async () => {
+    const structured = { count: 1 };
+    const sent = {
+      content: [
+        { type: 'text', text: 'ok', _meta: { a: 1 } },
+        { type: 'resource_link', uri: 'file:///etc/passwd', name: 'passwd' },
+      ],
+      structuredContent: structured,
+      _meta: { trace: 'x' },
+      extra: true,
+    };
+    let checked: unknown;
+    const h = harness({
+      maxResultBytes: 10_000,
+      callTool: async () => sent,
+      guard: {
+        checkResult: async (_schema, value) => {
+          checked = value;
+          return { ok: true };
+        },
+      },
+    });
+    const result = await runForward(h.deps, h.request({}));
+    expect(checked).toBe(sent);
+    expect(result.structuredContent).toBe(structured);
+    expect(result.content).toHaveLength(2);
+    expect(result.content[0]).toStrictEqual({ type: 'text', text: 'ok' });
+    expect(JSON.stringify(result)).not.toMatch(/_meta|extra|file:\/|etc\/passwd/);
+    // _meta and extra at the top, _meta in the text, the link made text.
+    expect(refs(h.written[1])).toMatchObject({ is_error: false, result: sent, dropped: 4 });
+    expect(refs(h.written[1])).not.toHaveProperty('reason');
+  });
+
+  it('withholds a result that links made larger than the cap', async () => {
+    const links = Array.from({ length: 10 }, () => ({ type: 'resource_link', uri: 'a:b', name: '' }));
+    expect(Buffer.byteLength(JSON.stringify({ content: links }))).toBeLessThan(1024);
+    const h = harness({ callTool: async () => ({ content: links }) });
+    const result = await runForward(h.deps, h.request({}));
+    expect(result.isError).toBe(true);
+    expect(text(result)).toMatch(
+      /^ringfence withheld the result of files\/read: the result is \d+ bytes once its links are shown as text, over the 1024-byte cap\./,
+    );
+    expect(String(refs(h.written[1])?.reason)).toMatch(/^result withheld: the result is \d+ bytes once/);
+  });
+
+  it('writes no dropped count when nothing was dropped', async () => {
+    const h = harness();
+    await runForward(h.deps, h.request({}));
+    expect(refs(h.written[1])).not.toHaveProperty('dropped');
+  });
+
+  it('gives a client on an older protocol version only what its version defines', async () => {
+    const h = harness({
+      protocolVersion: '2024-11-05',
+      callTool: async () => ({
+        content: [{ type: 'audio', data: 'AAAA', mimeType: 'audio/wav' }],
+        structuredContent: { n: 1 },
+      }),
+    });
+    const result = await runForward(h.deps, h.request({}));
+    expect(result).toStrictEqual({
+      content: [
+        {
+          type: 'text',
+          text: 'ringfence: 1 content item(s) of files/read were not passed on: "audio" is not defined in MCP 2024-11-05, which this client uses.',
+        },
+      ],
+    });
+    expect(refs(h.written[1])).toMatchObject({ dropped: 2 });
+  });
+
+  it('withholds a result with a malformed content item and records why', async () => {
+    const h = harness({ callTool: async () => ({ content: [{ type: 'text', text: { html: '<b>' } }] }) });
+    const result = await runForward(h.deps, h.request({}));
+    expect(result).toStrictEqual({
+      content: [
+        {
+          type: 'text',
+          text: 'ringfence withheld the result of files/read: the server sent a malformed result (content[0].text must be a string). The call reached the server; its answer was not passed on.',
+        },
+      ],
+      isError: true,
+    });
+    expect(refs(h.written[1])).toMatchObject({
+      is_error: true,
+      reason: 'result withheld: the server sent a malformed result (content[0].text must be a string)',
+    });
+    expect(refs(h.written[1])).not.toHaveProperty('dropped');
   });
 });
 

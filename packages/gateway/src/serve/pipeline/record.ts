@@ -56,13 +56,14 @@ export async function refuse(
 
 /**
  * The one place a call's `mcp.result` entry is written, child of its decision. The digest is of
- * what the server sent, whether or not it was passed on; `reason` says why it was not.
+ * what the server sent, whether or not it was passed on; `reason` says why it was not, and
+ * `dropped` how many of its members and content items the sanitiser did not pass on.
  */
 export function recordResult(
   deps: PipelineDeps,
   request: ForwardedRequest,
   decisionSeq: number,
-  outcome: { result: unknown; isError: boolean; reason?: string },
+  outcome: { result: unknown; isError: boolean; reason?: string; dropped?: number },
   options: { defer?: boolean } = {},
 ): Promise<number> {
   return deps.audit.append(
@@ -76,6 +77,7 @@ export function recordResult(
         result: outcome.result,
         is_error: outcome.isError,
         ...(outcome.reason ? { reason: outcome.reason.slice(0, 1000) } : {}),
+        ...(outcome.dropped ? { dropped: outcome.dropped } : {}),
       },
     },
     options,

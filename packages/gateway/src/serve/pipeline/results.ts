@@ -1,6 +1,7 @@
 import type { CallToolResult } from '../../ports/caller.js';
 import { printable } from '../../text/printable.js';
 import { errorResult, requestLabel } from './record.js';
+import { sanitiseResult } from './sanitise.js';
 import { isPlainObject } from './steps.js';
 import type { ForwardedRequest, PipelineDeps } from './types.js';
 
@@ -15,21 +16,35 @@ export function upstreamErrorText(error: unknown): string {
   return typeof code === 'number' || typeof code === 'string' ? `[${code}] ${clipped}` : clipped;
 }
 
+/** What is left of a result after a check: the reply, why it was withheld, and what was dropped. */
+export interface ResultOutcome {
+  readonly reply: CallToolResult;
+  /** Why the server's answer was withheld (for the result entry); the reply then says so. */
+  readonly refused?: string;
+  /** Members and content items of the server's answer the client did not receive as sent. */
+  readonly dropped?: number;
+}
+
+function withheld(request: ForwardedRequest, why: string): ResultOutcome {
+  return {
+    reply: errorResult(
+      `ringfence withheld the result of ${requestLabel(request)}: ${why}. The call reached the server; its answer was not passed on.`,
+    ),
+    refused: why,
+  };
+}
+
 /**
  * Result checks: shape, size and the pinned output schema. On a refusal the call did reach the
- * server; what it answered is withheld and `refused` says why (for the result entry).
+ * server; what it answered is withheld and `refused` says why (for the result entry). What passes
+ * is still the server's object: `sanitise` rebuilds it next.
  */
 export async function checkResult(
   deps: PipelineDeps,
   request: ForwardedRequest,
   result: unknown,
-): Promise<{ reply: CallToolResult; refused?: string }> {
-  const refuse = (why: string) => ({
-    reply: errorResult(
-      `ringfence withheld the result of ${requestLabel(request)}: ${why}. The call reached the server; its answer was not passed on.`,
-    ),
-    refused: why,
-  });
+): Promise<ResultOutcome> {
+  const refuse = (why: string) => withheld(request, why);
   if (!isPlainObject(result) || !Array.isArray(result.content))
     return refuse('the server sent a malformed result');
   if (result.isError !== undefined && typeof result.isError !== 'boolean')
@@ -37,15 +52,49 @@ export async function checkResult(
   if (result.structuredContent !== undefined && !isPlainObject(result.structuredContent)) {
     return refuse('the server sent structuredContent that is not an object');
   }
-  const size = Buffer.byteLength(JSON.stringify(result));
+  let size: number;
+  try {
+    size = Buffer.byteLength(JSON.stringify(result));
+  } catch {
+    // Parsing JSON has no depth limit but serialising it does (the stack): a result a few
+    // thousand levels deep parses upstream and would otherwise throw here, and in the digest.
+    return refuse('the server sent a result nested too deeply to check');
+  }
   if (size > deps.maxResultBytes)
     return refuse(`the result is ${size} bytes, over the ${deps.maxResultBytes}-byte cap`);
   const { entry } = request;
   const verdict = await deps.guard.checkResult(entry.outputSchema, result, { key: entry.server });
   if (!verdict.ok)
     return refuse(`it does not match the tool's pinned output schema (${verdict.message ?? verdict.code})`);
-  const { _meta: _dropped, ...reply } = result;
-  // An error result was not checked against the output schema, so its structured part goes no further.
-  if (reply.isError === true) delete reply.structuredContent;
-  return { reply: reply as CallToolResult };
+  return { reply: result as CallToolResult };
+}
+
+/**
+ * Sanitise, after the output schema: only what the MCP version negotiated with this client
+ * defines goes on (`sanitise.ts`); a defined member of the wrong type withholds the result.
+ */
+export function sanitise(
+  deps: PipelineDeps,
+  request: ForwardedRequest,
+  checked: ResultOutcome,
+): ResultOutcome {
+  if (checked.refused) return checked;
+  const outcome = sanitiseResult(checked.reply, {
+    protocolVersion: request.protocolVersion,
+    server: request.entry.server,
+    label: requestLabel(request),
+  });
+  if (!outcome.ok) return withheld(request, `the server sent a malformed result (${outcome.problem})`);
+  // Links made text, replaced URIs and the note on dropped items can make a result of many tiny
+  // items several times larger than what was sent; the cap holds for what the client receives too.
+  if (outcome.dropped > 0) {
+    const size = Buffer.byteLength(JSON.stringify(outcome.reply));
+    if (size > deps.maxResultBytes) {
+      return withheld(
+        request,
+        `the result is ${size} bytes once its links are shown as text, over the ${deps.maxResultBytes}-byte cap`,
+      );
+    }
+  }
+  return { reply: outcome.reply, dropped: outcome.dropped };
 }

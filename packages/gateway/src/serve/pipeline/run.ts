@@ -1,12 +1,13 @@
 import type { CallToolResult } from '../../ports/caller.js';
 import { errorResult, recordDecision, recordResult, refuse, requestLabel } from './record.js';
-import { checkResult, upstreamErrorText } from './results.js';
+import { checkResult, sanitise, upstreamErrorText } from './results.js';
 import { availability, inputSchema, rulesAndAsk, shapeAndSize } from './steps.js';
 import type { ForwardedRequest, PipelineDeps } from './types.js';
 
 /**
  * One forwarded request through its steps: shape and size → rules and ask → input schema →
- * availability → (decision entry, durable) → forward → result checks → (result entry) → reply.
+ * availability → (decision entry, durable) → forward → result checks → sanitise → (result entry)
+ * → reply.
  * The catalog lookup ran before (`lookup`): the request names a listed tool. Every refusal is an
  * error result that says what happened and what to do; nothing refused reaches the upstream.
  */
@@ -45,7 +46,7 @@ export async function runForward(deps: PipelineDeps, request: ForwardedRequest):
     );
   }
 
-  const checked = await checkResult(deps, request, result);
+  const checked = sanitise(deps, request, await checkResult(deps, request, result));
   // The decision was made durable before forwarding; the result entry is deferred (it shares the
   // next call's write and fsync, or is written within 50 ms; the log keeps its order) and not
   // awaited, so neither this reply nor the next call waits for a second fsync.
@@ -57,6 +58,7 @@ export async function runForward(deps: PipelineDeps, request: ForwardedRequest):
       result,
       isError: checked.reply.isError === true,
       ...(checked.refused ? { reason: `result withheld: ${checked.refused}` } : {}),
+      ...(checked.dropped ? { dropped: checked.dropped } : {}),
     },
     { defer: true },
   ).catch((error: unknown) =>

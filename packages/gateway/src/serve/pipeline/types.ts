@@ -21,6 +21,11 @@ export interface ForwardedRequest {
   /** Undefined when the server is not running; `unavailableReason` then says why. */
   readonly upstream: Upstream | undefined;
   readonly unavailableReason: string;
+  /**
+   * The MCP version negotiated with this client: it decides what a result may carry. Undefined
+   * when the client never initialised; the oldest version's members then apply.
+   */
+  readonly protocolVersion: string | undefined;
 }
 
 /** What every request's checks share: one per gateway. */

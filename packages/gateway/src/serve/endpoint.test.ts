@@ -1,0 +1,148 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { PinStore } from '../pins/store.js';
+import type { AuditSink } from '../ports/audit.js';
+import type { SchemaChecks } from '../ports/schema.js';
+import type { ToolListing, Upstream } from '../ports/upstream.js';
+import { createEndpointServer } from './endpoint.js';
+import { Gateway } from './gateway.js';
+
+const ok = async () => ({ ok: true });
+const guard: SchemaChecks = { prepare: ok, checkArguments: ok, checkResult: ok };
+
+/** A server answering every call with members and content types only newer MCP versions define. */
+const ANSWER = {
+  content: [
+    { type: 'text', text: 'hello', _meta: { trace: 1 } },
+    { type: 'audio', data: 'AAAA', mimeType: 'audio/wav' },
+    { type: 'resource_link', uri: 'file:///etc/passwd', name: 'passwd' },
+  ],
+  structuredContent: { n: 1 },
+  _meta: { trace: 2 },
+};
+
+class HostileUpstream implements Upstream {
+  readonly name = 'files';
+  readonly destination = 'remote fake';
+  async start() {}
+  async listTools(): Promise<ToolListing> {
+    return { tools: [{ name: 'read', description: 'read', inputSchema: { type: 'object' } }], problems: [] };
+  }
+  async callTool() {
+    return structuredClone(ANSWER);
+  }
+  onToolsChanged() {}
+  onClosed() {}
+  async close() {}
+}
+
+let home: string;
+let dropped: unknown[];
+beforeEach(async () => {
+  home = await mkdtemp(join(tmpdir(), 'rf-endpoint-'));
+  dropped = [];
+});
+afterEach(() => rm(home, { recursive: true, force: true }));
+
+async function gateway(): Promise<Gateway> {
+  const audit: AuditSink = {
+    append: async (input) => {
+      if (input.type === 'mcp.result') dropped.push(input.refs.dropped);
+      return 1;
+    },
+  };
+  const g = new Gateway({
+    servers: [{ name: 'files', transport: 'http', url: 'https://example.invalid/mcp' }],
+    pins: new PinStore(home),
+    guard,
+    audit,
+    createUpstream: () => new HostileUpstream(),
+    log: () => {},
+    session: 'test',
+  });
+  await g.start();
+  return g;
+}
+
+/**
+ * The SDK's client, asking for `requested` in its initialize (the SDK always asks for its latest),
+ * and keeping every message exactly as it arrived, before the client's own schema strips anything.
+ */
+async function connect(g: Gateway, requested?: string) {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  if (requested) {
+    const send = clientSide.send.bind(clientSide);
+    clientSide.send = (message: JSONRPCMessage, options) =>
+      send(
+        'method' in message && message.method === 'initialize'
+          ? { ...message, params: { ...message.params, protocolVersion: requested } }
+          : message,
+        options,
+      );
+  }
+  await createEndpointServer(g).connect(serverSide);
+  const client = new Client({ name: 'endpoint-test', version: '1.0.0' });
+  await client.connect(clientSide);
+  const raw: JSONRPCMessage[] = [];
+  const deliver = clientSide.onmessage!;
+  clientSide.onmessage = (message, extra) => {
+    raw.push(message);
+    deliver(message, extra);
+  };
+  return { client, raw };
+}
+
+async function call(requested?: string) {
+  const g = await gateway();
+  const { client, raw } = await connect(g, requested);
+  await client.listTools();
+  await client.callTool({ name: 'files_read', arguments: {} });
+  await client.close();
+  await g.close();
+  const answer = raw.find((m) => 'result' in m && 'content' in (m.result as object)) as { result: unknown };
+  return answer.result as { content: { type: string; text?: string }[]; structuredContent?: unknown };
+}
+
+describe('the endpoint: results follow the protocol version negotiated with this client', () => {
+  it('a client on the latest version gets audio and structuredContent, never _meta or a file: link', async () => {
+    const result = await call();
+    expect(result.content.map((c) => c.type)).toEqual(['text', 'audio', 'text']);
+    expect(result.structuredContent).toEqual({ n: 1 });
+    expect(JSON.stringify(result)).not.toMatch(/_meta|file:\/|etc\/passwd/);
+    expect(dropped).toEqual([3]);
+  });
+
+  it('a 2025-03-26 client gets no resource_link and no structuredContent', async () => {
+    const result = await call('2025-03-26');
+    expect(result).toStrictEqual({
+      content: [
+        { type: 'text', text: 'hello' },
+        { type: 'audio', data: 'AAAA', mimeType: 'audio/wav' },
+        {
+          type: 'text',
+          text: 'ringfence: 1 content item(s) of files/read were not passed on: "resource_link" is not defined in MCP 2025-03-26, which this client uses.',
+        },
+      ],
+    });
+    expect(dropped).toEqual([4]);
+  });
+
+  it('a 2024-11-05 client gets no audio either', async () => {
+    const result = await call('2024-11-05');
+    expect(result.content.map((c) => c.type)).toEqual(['text', 'text']);
+    expect(result.content[1]?.text).toContain('"audio" is not defined in MCP 2024-11-05');
+    expect(dropped).toEqual([5]);
+  });
+
+  it('a client asking for a version the SDK does not speak is answered, and served, with the latest', async () => {
+    expect(LATEST_PROTOCOL_VERSION >= '2025-06-18').toBe(true);
+    const result = await call('1999-01-01');
+    expect(result.content.map((c) => c.type)).toEqual(['text', 'audio', 'text']);
+  });
+});

@@ -1,0 +1,297 @@
+import { createHash } from 'node:crypto';
+import type { CallToolResult } from '../../ports/caller.js';
+import { printable } from '../../text/printable.js';
+
+/**
+ * The result sanitiser: a `CallToolResult` is rebuilt from what the MCP specification defines for
+ * the protocol version negotiated with the client, never copied. Anything else a server sends
+ * (`_meta` at any level, unknown members, content types the client's version lacks) is dropped and
+ * counted; a defined member of the wrong type makes the whole result malformed. Links are never
+ * passed as links: the gateway serves no server resources yet, and a `file:` URI names a path on
+ * the server's side that a client would read on its own host.
+ *
+ * Versions are the spec's dated names (`YYYY-MM-DD`), so their order is their string order.
+ */
+
+export const OLDEST_VERSION = '2024-11-05';
+const AUDIO_SINCE = '2025-03-26';
+const V2025_06 = '2025-06-18';
+const V2025_11 = '2025-11-25';
+
+/** The version whose members apply: a client that never said one gets the oldest, smallest set. */
+export function effectiveVersion(negotiated: string | undefined): string {
+  return typeof negotiated === 'string' &&
+    /^\d{4}-\d{2}-\d{2}$/.test(negotiated) &&
+    negotiated > OLDEST_VERSION
+    ? negotiated
+    : OLDEST_VERSION;
+}
+
+type Checked = { readonly value: unknown; readonly dropped: number } | { readonly problem: string };
+type Check = (value: unknown, at: string, version: string) => Checked;
+interface Member {
+  readonly check: Check;
+  readonly required?: boolean;
+  /** The first version that defines the member; before it the member is dropped like an unknown one. */
+  readonly since?: string;
+}
+type Spec = Readonly<Record<string, Member>>;
+
+const ok = (value: unknown, dropped = 0): Checked => ({ value, dropped });
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const string: Check = (v, at) => (typeof v === 'string' ? ok(v) : { problem: `${at} must be a string` });
+
+/** The SDK's own test (`atob`), so nothing passed here fails the client's base64 check. */
+const base64: Check = (v, at) => {
+  if (typeof v !== 'string') return { problem: `${at} must be a base64 string` };
+  try {
+    atob(v);
+    return ok(v);
+  } catch {
+    return { problem: `${at} must be base64` };
+  }
+};
+
+const unitNumber: Check = (v, at) =>
+  typeof v === 'number' && v >= 0 && v <= 1 ? ok(v) : { problem: `${at} must be a number from 0 to 1` };
+
+const size: Check = (v, at) =>
+  Number.isSafeInteger(v) && (v as number) >= 0
+    ? ok(v)
+    : { problem: `${at} must be a whole number of bytes` };
+
+const audience: Check = (v, at) =>
+  Array.isArray(v) && v.every((role) => role === 'user' || role === 'assistant')
+    ? ok([...v])
+    : { problem: `${at} must be a list of "user" and "assistant"` };
+
+const ISO_TIME =
+  /^(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
+/** ISO 8601 with seconds and an offset, a real calendar day: what the client's SDK accepts. */
+const isoTime: Check = (v, at) => {
+  const m = typeof v === 'string' ? ISO_TIME.exec(v) : null;
+  const day = m ? new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))).getUTCDate() : 0;
+  return m && day === Number(m[3]) ? ok(v) : { problem: `${at} must be an ISO 8601 time with an offset` };
+};
+
+/**
+ * Copies only the members `spec` defines for `version`, each checked; every other own member is
+ * counted as dropped. Keys written come from `spec`, never from the source, so a member named
+ * `__proto__` or `constructor` is just another unknown member.
+ */
+function pick(source: unknown, spec: Spec, at: string, version: string): Checked {
+  if (!isObject(source)) return { problem: `${at} must be an object` };
+  const out: Record<string, unknown> = {};
+  let dropped = 0;
+  for (const key of Object.keys(source)) {
+    const member = Object.hasOwn(spec, key) ? spec[key] : undefined;
+    if (!member || (member.since !== undefined && version < member.since)) {
+      dropped += 1;
+      continue;
+    }
+    const checked = member.check(source[key], `${at}.${key}`, version);
+    if ('problem' in checked) return checked;
+    out[key] = checked.value;
+    dropped += checked.dropped;
+  }
+  for (const [key, member] of Object.entries(spec)) {
+    if (member.required && !Object.hasOwn(out, key)) return { problem: `${at} has no ${key}` };
+  }
+  return ok(out, dropped);
+}
+
+const nested =
+  (spec: Spec): Check =>
+  (v, at, version) =>
+    pick(v, spec, at, version);
+
+const ANNOTATIONS: Spec = {
+  audience: { check: audience },
+  priority: { check: unitNumber },
+  lastModified: { check: isoTime, since: V2025_06 },
+};
+const annotations: Member = { check: nested(ANNOTATIONS) };
+
+const RESOURCE_CONTENTS: Spec = {
+  uri: { check: string, required: true },
+  mimeType: { check: string },
+  text: { check: string },
+  blob: { check: base64 },
+};
+
+const icons: Check = (v, at) => {
+  if (!Array.isArray(v)) return { problem: `${at} must be a list` };
+  const bad = v.findIndex((icon) => !isObject(icon) || typeof icon.src !== 'string');
+  return bad < 0 ? ok(v) : { problem: `${at}[${bad}] must be an object with a string src` };
+};
+
+/** `type` was read to choose the spec, so it is already what the spec is for. */
+const TYPE: Member = { check: (v) => ok(v), required: true };
+const MEDIA: Spec = {
+  type: TYPE,
+  data: { check: base64, required: true },
+  mimeType: { check: string, required: true },
+  annotations,
+};
+
+/** The content types of a tool result, and the first version that defines each. */
+const CONTENT: Readonly<Record<string, { readonly since?: string; readonly spec: Spec }>> = {
+  text: { spec: { type: TYPE, text: { check: string, required: true }, annotations } },
+  image: { spec: MEDIA },
+  audio: { since: AUDIO_SINCE, spec: MEDIA },
+  resource_link: {
+    since: V2025_06,
+    spec: {
+      type: TYPE,
+      uri: { check: string, required: true },
+      name: { check: string, required: true },
+      title: { check: string },
+      description: { check: string },
+      mimeType: { check: string },
+      size: { check: size },
+      annotations,
+      icons: { check: icons, since: V2025_11 },
+    },
+  },
+  resource: {
+    spec: {
+      type: TYPE,
+      resource: { check: nested(RESOURCE_CONTENTS), required: true },
+      annotations,
+    },
+  },
+};
+
+const quoted = (text: string, max: number) =>
+  JSON.stringify(printable(text.length > max ? `${text.slice(0, max)}…` : text));
+
+/** The scheme of a URI as RFC 3986 spells it, lower-cased; undefined when there is none. */
+function schemeOf(uri: string): string | undefined {
+  return /^([A-Za-z][A-Za-z0-9+.-]{0,31}):/.exec(uri.trim())?.[1]?.toLowerCase();
+}
+
+/**
+ * A link as inert text. Only an http(s) URL is shown (as text, normalised by the URL parser and
+ * quoted); any other URI names something on the server's side: a `file:` path inside its
+ * container or on its machine, or a scheme only it (or a local application) resolves, so the
+ * client is told which scheme it was and never given the rest.
+ */
+export function linkText(label: string, link: { uri: string; name: string }): string {
+  const scheme = schemeOf(link.uri);
+  let where: string;
+  if (scheme === 'http' || scheme === 'https') {
+    let href = '';
+    try {
+      href = new URL(link.uri.trim()).href;
+    } catch {
+      href = '';
+    }
+    where = href ? `at ${quoted(href, 300)} (shown as text, not as a link)` : 'by a URI that does not parse';
+  } else if (scheme === 'file') {
+    where =
+      "by a file: URI, which names a path on the server's side (inside its container, or on its own machine), not on this machine; the path is not shown";
+  } else if (scheme) {
+    where = `by a ${scheme}: URI, which only that server or an application on its side resolves; it is not shown`;
+  } else {
+    where = 'by a URI without a scheme; it is not shown';
+  }
+  return `ringfence: ${label} linked a resource named ${quoted(link.name, 200)} ${where}. Resources of the servers behind ringfence are not served through it yet.`;
+}
+
+/** The URI an embedded resource is given instead of its own: stable per resource, openable nowhere. */
+export function embeddedUri(server: string, uri: string): string {
+  return `ringfence:embedded/${server}/${createHash('sha256').update(uri).digest('hex').slice(0, 32)}`;
+}
+
+export type Sanitised =
+  | { readonly ok: true; readonly reply: CallToolResult; readonly dropped: number }
+  | { readonly ok: false; readonly problem: string };
+
+export interface SanitiseContext {
+  /** The version negotiated with the client; undefined when it never initialised. */
+  readonly protocolVersion: string | undefined;
+  readonly server: string;
+  /** SERVER/TOOL, for the text that replaces a link. */
+  readonly label: string;
+}
+
+/**
+ * Rebuilds a result that passed the shape, size and output-schema checks. `structuredContent` is
+ * passed as the very object the output schema checked, or not at all: before 2025-06-18, and on
+ * an error result (never checked), it is dropped.
+ */
+export function sanitiseResult(result: Record<string, unknown>, context: SanitiseContext): Sanitised {
+  const version = effectiveVersion(context.protocolVersion);
+  const own = (key: string) => (Object.hasOwn(result, key) ? result[key] : undefined);
+  const isError = own('isError');
+  const structured = own('structuredContent');
+  if (isError !== undefined && typeof isError !== 'boolean')
+    return { ok: false, problem: 'isError must be true or false' };
+  if (structured !== undefined && !isObject(structured))
+    return { ok: false, problem: 'structuredContent must be an object' };
+  let dropped = 0;
+  for (const key of Object.keys(result)) {
+    if (key !== 'content' && key !== 'isError' && key !== 'structuredContent') dropped += 1;
+  }
+  const reply: CallToolResult = { content: [] };
+  if (structured !== undefined) {
+    if (version >= V2025_06 && isError !== true) reply.structuredContent = structured;
+    else dropped += 1;
+  }
+  if (isError !== undefined) reply.isError = isError;
+
+  const source = own('content');
+  if (!Array.isArray(source)) return { ok: false, problem: 'the result has no content list' };
+  const content: unknown[] = [];
+  const skipped = new Map<string, string>();
+  let skippedItems = 0;
+  let moreTypes = false;
+  for (const [index, item] of source.entries()) {
+    const at = `content[${index}]`;
+    const type = isObject(item) && Object.hasOwn(item, 'type') ? item.type : undefined;
+    if (typeof type !== 'string') return { ok: false, problem: `${at} has no type` };
+    const known = Object.hasOwn(CONTENT, type) ? CONTENT[type] : undefined;
+    if (!known || (known.since !== undefined && version < known.since)) {
+      dropped += 1;
+      skippedItems += 1;
+      if (skipped.size >= 5 && !skipped.has(type)) moreTypes = true;
+      if (skipped.size < 5 && !skipped.has(type)) {
+        skipped.set(
+          type,
+          known
+            ? `${quoted(type, 40)} is not defined in MCP ${version}, which this client uses`
+            : `${quoted(type, 40)} is not an MCP content type`,
+        );
+      }
+      continue;
+    }
+    const checked = pick(item, known.spec, at, version);
+    if ('problem' in checked) return { ok: false, problem: checked.problem };
+    dropped += checked.dropped;
+    const clean = checked.value as Record<string, unknown>;
+    if (type === 'resource_link') {
+      content.push({ type: 'text', text: linkText(context.label, clean as { uri: string; name: string }) });
+      dropped += 1;
+    } else if (type === 'resource') {
+      const inner = clean.resource as Record<string, unknown>;
+      if (Object.hasOwn(inner, 'text') === Object.hasOwn(inner, 'blob')) {
+        return { ok: false, problem: `${at}.resource must carry exactly one of text and blob` };
+      }
+      inner.uri = embeddedUri(context.server, inner.uri as string);
+      dropped += 1;
+      content.push(clean);
+    } else {
+      content.push(clean);
+    }
+  }
+  if (skipped.size > 0) {
+    content.push({
+      type: 'text',
+      text: `ringfence: ${skippedItems} content item(s) of ${context.label} were not passed on: ${[...skipped.values()].join('; ')}${moreTypes ? '; and items of other types' : ''}.`,
+    });
+  }
+  reply.content = content;
+  return { ok: true, reply, dropped };
+}

@@ -19,9 +19,10 @@ const prose = (text: string) => rendered(text, 'line');
 export function describeAuditLine(line: AuditLogLine): string {
   const entry = line.entry;
   if (!entry) return `     ?  (not an entry of a known shape)  ${prose(clip(line.raw, 120))}`;
-  const who = [entry.agent && `agent=${name(entry.agent)}`, entry.scope && `scope=${name(entry.scope)}`].filter(
-    Boolean,
-  );
+  const who = [
+    entry.agent && `agent=${name(entry.agent)}`,
+    entry.scope && `scope=${name(entry.scope)}`,
+  ].filter(Boolean);
   let detail: string;
   switch (entry.type) {
     case 'gateway.start': {

@@ -112,7 +112,15 @@ describe('describeAuditLine', () => {
     const log = await AuditLog.open({ path, session: 'hostile' });
     await log.append({
       type: 'mcp.decision',
-      refs: { phase: 'call', server: 'evil', tool, allowed: false, rule: 'deny-all', reason: `why\n${fake}`, arguments: {} },
+      refs: {
+        phase: 'call',
+        server: 'evil',
+        tool,
+        allowed: false,
+        rule: 'deny-all',
+        reason: `why\n${fake}`,
+        arguments: {},
+      },
     });
     await log.append({
       type: 'mcp.egress',

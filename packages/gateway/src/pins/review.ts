@@ -13,7 +13,14 @@ import {
   resolvePointer,
 } from '@ringfence/policy';
 import { resolveHome } from '../home/home.js';
-import { clip, type Rendered, renderJsonText, rendered, renderUntrusted, visiblePart } from '../text/render.js';
+import {
+  clip,
+  type Rendered,
+  rendered,
+  renderJsonText,
+  renderUntrusted,
+  visiblePart,
+} from '../text/render.js';
 import { approvePending, type DefinitionDiff, diffPending, PinError } from './reconcile.js';
 import type { PinStore } from './store.js';
 
@@ -56,7 +63,9 @@ export function formatDiff(
   diff: DefinitionDiff,
   options: { full?: boolean; before?: unknown } = {},
 ): string {
-  const lines = [`${server}/${rendered(diff.tool, 'name')}  (${diff.kind === 'new' ? 'new tool' : 'changed'})`];
+  const lines = [
+    `${server}/${rendered(diff.tool, 'name')}  (${diff.kind === 'new' ? 'new tool' : 'changed'})`,
+  ];
   if (diff.oldDigest) lines.push(`  pinned:  ${diff.oldDigest}`);
   lines.push(`  pending: ${diff.newDigest}`);
   if (diff.kind === 'changed' && diff.oldDescription !== diff.newDescription) {
@@ -122,8 +131,7 @@ export function formatPendingReview(review: PendingReview, options: { full?: boo
   if (pending.length === 0) return [`Nothing pending for ${server}.`];
   return [
     ...pending.map(
-      (diff) =>
-        `${formatDiff(server, diff, { full: options.full, before: review.pinned.get(diff.tool) })}\n`,
+      (diff) => `${formatDiff(server, diff, { full: options.full, before: review.pinned.get(diff.tool) })}\n`,
     ),
     `Approve with: ringfence mcp pins approve ${server} [TOOL…]`,
   ];
@@ -153,8 +161,7 @@ export async function reviewApproval(
 /** Approval accepts the whole pending definition, so the whole definition is what is shown. */
 export function formatApprovalReview(review: PendingReview): string[] {
   return review.pending.map(
-    (diff) =>
-      `${formatDiff(review.server, diff, { full: true, before: review.pinned.get(diff.tool) })}\n`,
+    (diff) => `${formatDiff(review.server, diff, { full: true, before: review.pinned.get(diff.tool) })}\n`,
   );
 }
 

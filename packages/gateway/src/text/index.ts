@@ -5,11 +5,11 @@ export {
   escapedCharacterCount,
   escapeOf,
   isShownEscaped,
+  type Rendered,
   type RenderMode,
   type RenderOptions,
-  type Rendered,
-  renderJsonText,
   rendered,
+  renderJsonText,
   renderUntrusted,
   visiblePart,
 } from './render.js';

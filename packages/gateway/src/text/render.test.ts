@@ -21,7 +21,9 @@ const FORBIDDEN =
   /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\p{Variation_Selector}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2800]/u;
 const forbiddenIn = (text: string, mode: RenderMode): string[] =>
   Array.from(text).filter(
-    (ch) => (FORBIDDEN.test(ch) && !(mode === 'block' && (ch === '\n' || ch === '\t'))) || (mode === 'name' && ch === ' '),
+    (ch) =>
+      (FORBIDDEN.test(ch) && !(mode === 'block' && (ch === '\n' || ch === '\t'))) ||
+      (mode === 'name' && ch === ' '),
   );
 
 /** Every code point of a property, generated over the whole code space. */
@@ -150,7 +152,8 @@ function random(seed: number) {
 describe('renderUntrusted', () => {
   it('escapes every format (Cf) character of the whole code space, in every mode', () => {
     expect(CF.length).toBeGreaterThan(150);
-    for (const cp of CF) for (const mode of MODES) expect(isShownEscaped(cp, mode), cp.toString(16)).toBe(true);
+    for (const cp of CF)
+      for (const mode of MODES) expect(isShownEscaped(cp, mode), cp.toString(16)).toBe(true);
   });
 
   it('escapes every code point of the hidden classes, and leaves letters, marks, symbols and digits alone', () => {
@@ -167,7 +170,10 @@ describe('renderUntrusted', () => {
   });
 
   it('shows escapes as \\u{HEX} and counts them', () => {
-    expect(renderUntrusted('ok\u001b[8mhidden\u202e')).toEqual({ text: 'ok\\u{1B}[8mhidden\\u{202E}', escaped: 2 });
+    expect(renderUntrusted('ok\u001b[8mhidden\u202e')).toEqual({
+      text: 'ok\\u{1B}[8mhidden\\u{202E}',
+      escaped: 2,
+    });
     expect(renderUntrusted(`x${TAG('AB')}`)).toEqual({ text: 'x\\u{E0041}\\u{E0042}', escaped: 2 });
     expect(renderUntrusted('\ud800x')).toEqual({ text: '\\u{D800}x', escaped: 1 });
     expect(renderUntrusted('a\nb\tc')).toEqual({ text: 'a\nb\tc', escaped: 0 });
@@ -195,7 +201,8 @@ describe('renderUntrusted', () => {
       for (const input of inputs) {
         const { text, escaped } = renderUntrusted(input, { mode });
         const earlier = seen.get(text);
-        if (earlier !== undefined) throw new Error(`${JSON.stringify(earlier)} and ${JSON.stringify(input)} render the same`);
+        if (earlier !== undefined)
+          throw new Error(`${JSON.stringify(earlier)} and ${JSON.stringify(input)} render the same`);
         seen.set(text, input);
         expect(forbiddenIn(text, mode)).toEqual([]);
         expect(decode(text)).toBe(input);
@@ -205,7 +212,28 @@ describe('renderUntrusted', () => {
   });
 
   it('fuzz: random strings of backslashes, braces, hex, hidden characters and halves decode back', () => {
-    const alphabet = ['\\', '\\', 'u', '{', '}', 'E', '0', '4', '1', 'a', ' ', '\n', '\u001b', '\u200b', '\u{e0041}', '\ud800', '\udc00', '\u202e', '\ufe0f', '\u00a0'];
+    const alphabet = [
+      '\\',
+      '\\',
+      'u',
+      '{',
+      '}',
+      'E',
+      '0',
+      '4',
+      '1',
+      'a',
+      ' ',
+      '\n',
+      '\u001b',
+      '\u200b',
+      '\u{e0041}',
+      '\ud800',
+      '\udc00',
+      '\u202e',
+      '\ufe0f',
+      '\u00a0',
+    ];
     const next = random(11);
     for (let n = 0; n < 20_000; n++) {
       let input = '';

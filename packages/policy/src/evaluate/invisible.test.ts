@@ -66,8 +66,9 @@ describe('refusing invisible characters in arguments', () => {
     expect(decideCall(policy, { server: 'files', tool: 't' }).refuseInvisible).toBe('rule');
     expect(
       decideCall(
-        signedAndVerified(SOURCE.replace('refuse_invisible_arguments: true', 'refuse_invisible_arguments: false'))
-          .policy,
+        signedAndVerified(
+          SOURCE.replace('refuse_invisible_arguments: true', 'refuse_invisible_arguments: false'),
+        ).policy,
         { server: 'other', tool: 't' },
       ),
     ).not.toHaveProperty('refuseInvisible');
@@ -76,7 +77,12 @@ describe('refusing invisible characters in arguments', () => {
   it('the schema stays strict: booleans only, and no look-alike names', () => {
     type Loose = Record<string, unknown> & { rules: Record<string, unknown>[] };
     const changes: [string, (p: Loose) => void, string, string][] = [
-      ['a string', (p) => (p.refuse_invisible_arguments = 'yes'), 'refuse_invisible_arguments: true', 'refuse_invisible_arguments: "yes"'],
+      [
+        'a string',
+        (p) => (p.refuse_invisible_arguments = 'yes'),
+        'refuse_invisible_arguments: true',
+        'refuse_invisible_arguments: "yes"',
+      ],
       [
         'a misspelling',
         (p) => {
@@ -86,7 +92,12 @@ describe('refusing invisible characters in arguments', () => {
         'refuse_invisible_arguments: true',
         'refuse_invisible_args: true',
       ],
-      ['a number in a rule', (p) => (p.rules[1]!.refuse_invisible = 1), 'refuse_invisible: true', 'refuse_invisible: 1'],
+      [
+        'a number in a rule',
+        (p) => (p.rules[1]!.refuse_invisible = 1),
+        'refuse_invisible: true',
+        'refuse_invisible: 1',
+      ],
       [
         'a misspelling in a rule',
         (p) => {
@@ -126,6 +137,8 @@ describe('refusing invisible characters in arguments', () => {
     expect(lines.join('\n')).toContain(
       '1. chat-emoji: allow when server=chat and tool=send, letting arguments with invisible characters through',
     );
-    expect(lines.join('\n')).toContain('2. strict-ask: ask when server=files, refusing arguments with invisible characters');
+    expect(lines.join('\n')).toContain(
+      '2. strict-ask: ask when server=files, refusing arguments with invisible characters',
+    );
   });
 });

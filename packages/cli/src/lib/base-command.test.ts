@@ -174,7 +174,9 @@ describe('what a command prints cannot carry raw escapes or invisible characters
   });
 
   it("mcp serve's report lines: one line each, whatever the server put in them", async () => {
-    const { stderr } = await captured(async () => reportLine(`ringfence: withheld s/${HOSTILE}\nringfence: fake line`));
+    const { stderr } = await captured(async () =>
+      reportLine(`ringfence: withheld s/${HOSTILE}\nringfence: fake line`),
+    );
     expect(stderr).toBe(
       'ringfence: withheld s/name\\u{1B}[2K\\u{D}\\u{1B}]52;c;ZXZpbA==\\u{7}\\u{202E}\\u{E0041}\\u{200B}\\u{85}\\u{A}ringfence: fake line\n',
     );

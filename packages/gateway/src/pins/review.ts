@@ -15,6 +15,7 @@ import {
 import { resolveHome } from '../home/home.js';
 import {
   clip,
+  escapedCharacterCount,
   type Rendered,
   rendered,
   renderJsonText,
@@ -102,7 +103,13 @@ export function formatDiff(
     const whole = renderJsonText(JSON.stringify(diff.pendingDefinition, null, 2));
     lines.push('  the whole pending definition (what approving accepts):');
     lines.push(indent(whole.text, '    '));
-    lines.push(...escapedNote('the whole definition', whole));
+    // Controls are JSON's own escapes here (\r, \u001b), the rest ours: count them all.
+    lines.push(
+      ...escapedNote('the whole definition', {
+        ...whole,
+        escaped: escapedCharacterCount(diff.pendingDefinition),
+      }),
+    );
   }
   return lines.join('\n');
 }

@@ -80,7 +80,8 @@ export default class McpLs extends RingfenceCommand {
           `${rendered(row.name, 'name')}  ${row.transport}  ${rendered(row.target, 'name')}${row.egress ? `  egress ${rendered(row.egress, 'line')}` : ''}  ${pinned}`,
         );
         // A server's own stderr: its lines are kept, each marked as its, and nothing in them is raw.
-        if (flags.logs && row.stderr) this.log(rendered(row.stderr).replace(/^/gm, '    | ').trimEnd());
+        if (flags.logs && row.stderr)
+          this.log(rendered(row.stderr.replace(/\n+$/, '')).replace(/^/gm, '    | '));
       }
     }
     return { policy, servers: rows };

@@ -102,6 +102,12 @@ describe('untrusted text at a terminal and in approvals', () => {
       expect.stringMatching(/^ringfence: serving 0 tool\(s\) from 2 server\(s\), 4 withheld/),
     ]);
     expect(ERROR_TEXT).toContain(PAYLOAD.secret);
+    // mcp tools lists the same withheld tools, each on its line, nothing raw.
+    const tools = await ringfence(['mcp', 'tools'], env());
+    expect(hiddenIn(tools.stdout + tools.stderr)).toEqual([]);
+    expect(tools.stdout).toContain(
+      'withheld  hostile/notes\\u{A}ringfence:\\u{20}withheld\\u{20}nothing;\\u{20}all\\u{20}tools\\u{20}approved: its definition changed',
+    );
   });
 
   it('mcp pins diff at a terminal: the invisible change is shown, counted and called what it is', async () => {

@@ -3,6 +3,7 @@ import { RegistrationError } from '@ringfence/gateway/registration';
 import { StoreError } from '@ringfence/gateway/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { describeFailure, REPORT_LINE, RingfenceCommand } from './base-command.js';
+import { reportLine } from './serving.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 
@@ -107,5 +108,77 @@ describe('RingfenceCommand', () => {
       error: { code: 'REGISTRATION_USAGE', message: 'one source', exit: 2 },
     });
     expect(process.exitCode).toBe(2);
+  });
+});
+
+/** What a command writes to stdout and stderr while `run` runs. */
+async function captured(run: () => Promise<unknown>): Promise<{ stdout: string; stderr: string }> {
+  const out = process.stdout.write;
+  const err = process.stderr.write;
+  let stdout = '';
+  let stderr = '';
+  process.stdout.write = ((chunk: string) => {
+    stdout += chunk;
+    return true;
+  }) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: string) => {
+    stderr += chunk;
+    return true;
+  }) as typeof process.stderr.write;
+  try {
+    await run().catch(() => {});
+  } finally {
+    process.stdout.write = out;
+    process.stderr.write = err;
+  }
+  return { stdout, stderr };
+}
+
+const HOSTILE = 'name\u001b[2K\r\u001b]52;c;ZXZpbA==\u0007\u202e\u{e0041}\u200b\u0085';
+const RAW = /[\u001b\r\u0007\u202e\u200b\u0085\u{e0000}-\u{e007f}]/u;
+
+describe('what a command prints cannot carry raw escapes or invisible characters', () => {
+  it('log and logToStderr show them escaped, keep newlines, and leave rendered text as it is', async () => {
+    class Printing extends RingfenceCommand {
+      async run(): Promise<void> {
+        await this.parse(Printing);
+        this.log(`a\n${HOSTILE}`);
+        this.log('already \\u{1B} rendered and C:\\path');
+        this.logToStderr(HOSTILE);
+      }
+    }
+    const { stdout, stderr } = await captured(() => Printing.run([], root));
+    expect(stdout).toBe(
+      'a\nname\\u{1B}[2K\\u{D}\\u{1B}]52;c;ZXZpbA==\\u{7}\\u{202E}\\u{E0041}\\u{200B}\\u{85}\nalready \\u{1B} rendered and C:\\path\n',
+    );
+    expect(stderr).not.toMatch(RAW);
+    expect(stderr).toContain('\\u{E0041}');
+  });
+
+  it('--json writes the same values with those characters as \\u escapes', async () => {
+    class Listing extends RingfenceCommand {
+      static override enableJsonFlag = true;
+      async run(): Promise<{ tool: string }> {
+        await this.parse(Listing);
+        return { tool: HOSTILE };
+      }
+    }
+    const { stdout } = await captured(() => Listing.run(['--json'], root));
+    expect(stdout).not.toMatch(RAW);
+    expect(stdout).toContain('\\udb40\\udc41');
+    expect(JSON.parse(stdout)).toEqual({ tool: HOSTILE });
+  });
+
+  it('a failure message quoting server text is shown escaped', async () => {
+    expect((await outcome(new StoreError('STORE_CORRUPT', `bad ${HOSTILE}`))).message).not.toMatch(RAW);
+  });
+
+  it("mcp serve's report lines: one line each, whatever the server put in them", async () => {
+    const { stderr } = await captured(async () =>
+      reportLine(`ringfence: withheld s/${HOSTILE}\nringfence: fake line`),
+    );
+    expect(stderr).toBe(
+      'ringfence: withheld s/name\\u{1B}[2K\\u{D}\\u{1B}]52;c;ZXZpbA==\\u{7}\\u{202E}\\u{E0041}\\u{200B}\\u{85}\\u{A}ringfence: fake line\n',
+    );
   });
 });

@@ -1,4 +1,6 @@
-import { Command, Errors } from '@oclif/core';
+import { format } from 'node:util';
+import { Command, Errors, ux } from '@oclif/core';
+import { renderUntrusted, stringifyForTerminal } from '@ringfence/gateway/text';
 import { isRingfenceError } from '@ringfence/policy';
 
 /**
@@ -41,10 +43,38 @@ const isOclifError = (error: unknown): boolean =>
   error instanceof Errors.CLIError || (typeof error === 'object' && error !== null && 'oclif' in error);
 
 /**
+ * The last guard before a terminal. Commands render what a server chose field by field
+ * (`renderUntrusted`), which leaves nothing this would change; whatever a command missed (a
+ * message quoting a file, a name in an error) still reaches the terminal with every control,
+ * format or invisible character shown as \u{…}. Newlines and tabs stay: a command's own
+ * multi-line blocks are kept.
+ */
+export function terminalText(text: string): string {
+  return renderUntrusted(text, { keepBackslashes: true }).text;
+}
+
+/**
  * Every ringfence command: `run` throws, and this one `catch` turns what it threw into the
  * message and the exit code, never a stack trace. Commands keep no try/catch of their own.
+ * Everything it prints passes `terminalText`, and `--json` output is written with
+ * `stringifyForTerminal`, so neither can carry a raw escape sequence or invisible character.
  */
 export abstract class RingfenceCommand extends Command {
+  override log(message = '', ...args: unknown[]): void {
+    super.log(terminalText(args.length > 0 ? format(message, ...args) : String(message)));
+  }
+
+  override logToStderr(message = '', ...args: unknown[]): void {
+    super.logToStderr(terminalText(args.length > 0 ? format(message, ...args) : String(message)));
+  }
+
+  /** The same value as oclif's, with what a terminal would hide or obey written as `\uXXXX`. */
+  override logJson(json: unknown): void {
+    ux.stdout(
+      ux.colorizeJson(stringifyForTerminal(json, 2), { pretty: false, theme: this.config.theme?.json }),
+    );
+  }
+
   protected override async catch(error: Error & { exitCode?: number }): Promise<unknown> {
     if (isOclifError(error)) return super.catch(error);
     const failure = describeFailure(error);
@@ -67,7 +97,7 @@ export abstract class RingfenceCommand extends Command {
 
   /** The error oclif prints and exits with; `mcp serve` reports on its own stderr lines instead. */
   protected failureError(failure: Failure): Error {
-    return new Errors.CLIError(failure.message, {
+    return new Errors.CLIError(terminalText(failure.message), {
       exit: failure.exit,
       ...(failure.code ? { code: failure.code } : {}),
     });

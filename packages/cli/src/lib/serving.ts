@@ -4,13 +4,19 @@ import { policyView } from '@ringfence/gateway/policy-view';
 import { LOCAL_ONLY, type PolicyView } from '@ringfence/gateway/ports';
 import { createContainerRuntime, type WorkspaceRoot } from '@ringfence/gateway/runtime';
 import { SchemaGuard } from '@ringfence/gateway/schema';
+import { renderUntrusted } from '@ringfence/gateway/text';
 import { upstreamFactory } from '@ringfence/gateway/upstream';
 import { loadInstalledPolicy } from '@ringfence/policy';
 import { CliError } from './errors.js';
 
-/** stderr only: stdout of `mcp serve` belongs to the protocol. */
+/**
+ * stderr only: stdout of `mcp serve` belongs to the protocol. The gateway's report lines carry
+ * what servers chose (tool names, reasons, error text, stderr tails) as it came; here, where they
+ * reach a person, each becomes exactly one line with every control, format and invisible
+ * character shown as \u{…}, so a server can neither add a line of its own nor hide one.
+ */
 export const reportLine = (line: string): void => {
-  process.stderr.write(`${line}\n`);
+  process.stderr.write(`${renderUntrusted(line, { mode: 'line' }).text}\n`);
 };
 
 /**

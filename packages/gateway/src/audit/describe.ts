@@ -1,6 +1,16 @@
+import { clip, rendered } from '../text/render.js';
 import type { AuditLogLine } from './tail.js';
 
 const short = (digest: string | null) => (digest ? `${digest.slice(0, 19)}…` : 'no-digest');
+
+/**
+ * Every field of an entry may hold what a server chose (a tool name, a host, a reason that quotes
+ * it), and anyone who can write the file chose all of it: names are rendered so that they hold no
+ * space, newline or terminal escape, and free text on one line. A tool named "x\n… allowed …" then
+ * cannot print a second, made-up entry, nor hide the real one.
+ */
+const name = (text: string | number | undefined) => rendered(String(text ?? ''), 'name');
+const prose = (text: string) => rendered(text, 'line');
 
 /**
  * One human line per entry: seq, time, type, then what matters for that type (server/tool,
@@ -8,17 +18,20 @@ const short = (digest: string | null) => (digest ? `${digest.slice(0, 19)}…` :
  */
 export function describeAuditLine(line: AuditLogLine): string {
   const entry = line.entry;
-  if (!entry) return `     ?  (not an entry of a known shape)  ${line.raw.slice(0, 120)}`;
-  const who = [entry.agent && `agent=${entry.agent}`, entry.scope && `scope=${entry.scope}`].filter(Boolean);
+  if (!entry) return `     ?  (not an entry of a known shape)  ${prose(clip(line.raw, 120))}`;
+  const who = [
+    entry.agent && `agent=${name(entry.agent)}`,
+    entry.scope && `scope=${name(entry.scope)}`,
+  ].filter(Boolean);
   let detail: string;
   switch (entry.type) {
     case 'gateway.start': {
       const { pid, version, policy } = entry.refs;
       detail = [
-        `session=${entry.session}`,
+        `session=${name(entry.session)}`,
         `pid=${pid}`,
-        version && `version=${version}`,
-        policy && `policy=${policy.name}`,
+        version && `version=${name(version)}`,
+        policy && `policy=${name(policy.name)}`,
       ]
         .filter(Boolean)
         .join(' ');
@@ -28,10 +41,10 @@ export function describeAuditLine(line: AuditLogLine): string {
       const r = entry.refs;
       detail = [
         r.phase.padEnd(6),
-        `${r.server}/${r.tool}`,
+        `${name(r.server)}/${name(r.tool)}`,
         r.allowed ? 'allowed' : 'REFUSED',
-        `rule=${r.rule}`,
-        r.reason && `(${r.reason})`,
+        `rule=${name(r.rule)}`,
+        r.reason && `(${prose(r.reason)})`,
         r.phase === 'call' && `args=${short(r.arguments ?? null)}`,
       ]
         .filter(Boolean)
@@ -40,22 +53,22 @@ export function describeAuditLine(line: AuditLogLine): string {
     }
     case 'mcp.result': {
       const r = entry.refs;
-      detail = `${r.server}/${r.tool}  ${r.is_error ? 'error' : 'ok'}  for #${entry.parent_seq}  result=${short(r.result)}${r.dropped ? `  dropped=${r.dropped}` : ''}`;
+      detail = `${name(r.server)}/${name(r.tool)}  ${r.is_error ? 'error' : 'ok'}  for #${entry.parent_seq}  result=${short(r.result)}${r.dropped ? `  dropped=${r.dropped}` : ''}`;
       break;
     }
     case 'mcp.egress': {
       const r = entry.refs;
       detail = [
-        r.server,
-        `${r.host}:${r.port}`,
+        name(r.server),
+        `${name(r.host)}:${r.port}`,
         r.allowed ? 'allowed' : 'REFUSED',
         r.status !== undefined && String(r.status),
-        r.reason,
+        prose(r.reason),
       ]
         .filter(Boolean)
         .join('  ');
       break;
     }
   }
-  return [String(entry.seq).padStart(6), entry.ts, entry.type.padEnd(13), detail, ...who].join('  ');
+  return [String(entry.seq).padStart(6), name(entry.ts), entry.type.padEnd(13), detail, ...who].join('  ');
 }

@@ -121,6 +121,43 @@ describe('describeAuditLine', () => {
       describeAuditLine({ raw: '', entry: { ...entry, refs: { ...entry.refs, dropped: undefined } } }),
     ).not.toContain('dropped');
   });
+
+  it('cannot be made to show a made-up entry or hide a real one; the file still verifies', async () => {
+    // A refused call to a tool whose name carries a newline, a fake "allowed" entry, and escapes
+    // that erase the real line (CR, ESC[2K), hide what follows (ESC[8m) and set the clipboard.
+    const fake = '\n     9  2026-01-01T00:00:00.000Z  mcp.decision   call    github/read  allowed  rule=ok';
+    const tool = `x\r\u001b[2K\u001b[8m${fake}\u001b]52;c;ZXZpbA==\u0007\u{e0041}\u200b`;
+    const log = await AuditLog.open({ path, session: 'hostile' });
+    await log.append({
+      type: 'mcp.decision',
+      refs: {
+        phase: 'call',
+        server: 'evil',
+        tool,
+        allowed: false,
+        rule: 'deny-all',
+        reason: `why\n${fake}`,
+        arguments: {},
+      },
+    });
+    await log.append({
+      type: 'mcp.egress',
+      refs: { server: 'evil', host: 'a b\u202e', port: 443, allowed: false, reason: 'not\rallowed' },
+    });
+    await log.close();
+    expect((await verifyAuditLog(path)).ok).toBe(true);
+    const [decision, egress] = (await readAuditTail(path, { count: 2 })).lines.map(describeAuditLine);
+    expect(decision).toContain('REFUSED');
+    expect(decision).toContain(
+      'evil/x\\u{D}\\u{1B}[2K\\u{1B}[8m\\u{A}\\u{20}\\u{20}\\u{20}\\u{20}\\u{20}9\\u{20}\\u{20}',
+    );
+    expect(decision).toContain('\\u{1B}]52;c;ZXZpbA==\\u{7}\\u{E0041}\\u{200B}');
+    expect(decision).toContain('(why\\u{A}\\u{A}     9  2026');
+    expect(egress).toContain('a\\u{20}b\\u{202E}:443  REFUSED');
+    expect(egress).toContain('not\\u{D}allowed');
+    for (const line of [decision!, egress!])
+      expect(line).not.toMatch(/[\n\r\u001b\u0007\u200b\u202e\u{e0000}-\u{e007f}]/u);
+  });
 });
 
 describe('egressInputFromProxyLine', () => {

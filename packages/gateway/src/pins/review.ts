@@ -1,7 +1,9 @@
 /**
  * What a person reviewing pins is shown, and the checks around approving: `ringfence mcp pins
  * show|diff|approve|reset` only parse their arguments, ask, and print what this returns.
- * Everything a server wrote is made printable before it reaches a terminal.
+ * Everything a server wrote goes through the one renderer (text/render.ts) before it reaches a
+ * terminal, and a review says how many characters it shows escaped, so two definitions that
+ * differ only in characters a person cannot see never look the same.
  */
 import {
   type LoadInstalledOptions,
@@ -11,7 +13,15 @@ import {
   resolvePointer,
 } from '@ringfence/policy';
 import { resolveHome } from '../home/home.js';
-import { printable } from '../text/printable.js';
+import {
+  clip,
+  escapedCharacterCount,
+  type Rendered,
+  rendered,
+  renderJsonText,
+  renderUntrusted,
+  visiblePart,
+} from '../text/render.js';
 import { approvePending, type DefinitionDiff, diffPending, PinError } from './reconcile.js';
 import type { PinStore } from './store.js';
 
@@ -23,15 +33,26 @@ const indent = (text: string, prefix: string) =>
     .map((line) => `${prefix}${line}`)
     .join('\n');
 
-const clip = (text: string, max = 200) =>
-  text.length > max ? `${text.slice(0, max)}… (${text.length} characters)` : text;
-
 const valueAt = (document: unknown, pointer: string) => {
   const value = resolvePointer(document, pointer);
   return value === MISSING ? undefined : value;
 };
 
-const shown = (value: unknown) => (value === undefined ? '(absent)' : printable(clip(JSON.stringify(value))));
+const shown = (value: unknown) =>
+  value === undefined ? '(absent)' : renderJsonText(clip(JSON.stringify(value), 200)).text;
+
+/** The note under a rendered text that holds escapes: how many, and how to read them. */
+const escapedNote = (what: string, text: Rendered) =>
+  text.escaped > 0
+    ? [
+        `  ${what} contains ${text.escaped} invisible or control character(s), shown escaped as \\u{HEX} (docs/untrusted-text.md)`,
+      ]
+    : [];
+
+function descriptionLines(label: string, description: string | undefined, prefix: string): string[] {
+  const text = renderUntrusted(description ?? '(none)');
+  return [`  ${label}:`, indent(text.text, prefix), ...escapedNote(label, text)];
+}
 
 /**
  * A reviewer's view of one pending definition: old and new description, every other part that
@@ -43,24 +64,34 @@ export function formatDiff(
   diff: DefinitionDiff,
   options: { full?: boolean; before?: unknown } = {},
 ): string {
-  const lines = [`${server}/${printable(diff.tool)}  (${diff.kind === 'new' ? 'new tool' : 'changed'})`];
+  const lines = [
+    `${server}/${rendered(diff.tool, 'name')}  (${diff.kind === 'new' ? 'new tool' : 'changed'})`,
+  ];
   if (diff.oldDigest) lines.push(`  pinned:  ${diff.oldDigest}`);
   lines.push(`  pending: ${diff.newDigest}`);
   if (diff.kind === 'changed' && diff.oldDescription !== diff.newDescription) {
-    lines.push('  description before:', indent(printable(diff.oldDescription ?? '(none)'), '  - '));
-    lines.push('  description after:', indent(printable(diff.newDescription ?? '(none)'), '  + '));
+    lines.push(
+      ...descriptionLines('description before', diff.oldDescription, '  - '),
+      ...descriptionLines('description after', diff.newDescription, '  + '),
+    );
+    if (visiblePart(diff.oldDescription ?? '') === visiblePart(diff.newDescription ?? ''))
+      lines.push(
+        '  the descriptions differ only in invisible or control characters: compare the escapes above',
+      );
   } else if (diff.kind === 'new') {
-    lines.push('  description:', indent(printable(diff.newDescription ?? '(none)'), '  + '));
+    lines.push(...descriptionLines('description', diff.newDescription, '  + '));
   } else {
     lines.push('  description: unchanged');
   }
   if (diff.kind === 'changed') {
     lines.push(
-      diff.movedFields.length > 0 ? `  also moved: ${diff.movedFields.join(', ')}` : '  nothing else moved',
+      diff.movedFields.length > 0
+        ? `  also moved: ${diff.movedFields.map((field) => rendered(field, 'name')).join(', ')}`
+        : '  nothing else moved',
     );
     for (const path of diff.movedPaths) {
       lines.push(
-        `    ${printable(path)}: ${shown(valueAt(options.before, path))} → ${shown(valueAt(diff.pendingDefinition, path))}`,
+        `    ${rendered(path, 'name')}: ${shown(valueAt(options.before, path))} → ${shown(valueAt(diff.pendingDefinition, path))}`,
       );
     }
     if (diff.morePaths > 0)
@@ -69,8 +100,16 @@ export function formatDiff(
       );
   }
   if (options.full || diff.kind === 'new') {
+    const whole = renderJsonText(JSON.stringify(diff.pendingDefinition, null, 2));
     lines.push('  the whole pending definition (what approving accepts):');
-    lines.push(indent(printable(JSON.stringify(diff.pendingDefinition, null, 2)), '    '));
+    lines.push(indent(whole.text, '    '));
+    // Controls are JSON's own escapes here (\r, \u001b), the rest ours: count them all.
+    lines.push(
+      ...escapedNote('the whole definition', {
+        ...whole,
+        escaped: escapedCharacterCount(diff.pendingDefinition),
+      }),
+    );
   }
   return lines.join('\n');
 }
@@ -207,16 +246,14 @@ export function formatShownPins(servers: readonly ShownPins[]): string[] {
   if (servers.length === 0) return ['No pins yet.'];
   const lines: string[] = [];
   for (const s of servers) {
-    lines.push(`${s.server}: ${s.pinned.length} pinned, ${s.pending.length} pending`);
-    for (const p of s.pinned)
-      lines.push(
-        printable(`  ${p.tool}  ${p.digest}  ${(p.description ?? '').split('\n')[0]?.slice(0, 80)}`),
-      );
+    lines.push(`${rendered(s.server, 'name')}: ${s.pinned.length} pinned, ${s.pending.length} pending`);
+    for (const p of s.pinned) {
+      const summary = clip((p.description ?? '').split('\n')[0] ?? '', 80);
+      lines.push(`  ${rendered(p.tool, 'name')}  ${p.digest}  ${rendered(summary, 'line')}`);
+    }
     for (const p of s.pending)
       lines.push(
-        printable(
-          `  ! ${p.tool}  ${p.digest}  ${p.kind}, withheld since ${p.seen_at} (ringfence mcp pins diff ${s.server})`,
-        ),
+        `  ! ${rendered(p.tool, 'name')}  ${p.digest}  ${rendered(p.kind, 'name')}, withheld since ${rendered(p.seen_at, 'name')} (ringfence mcp pins diff ${s.server})`,
       );
   }
   return lines;

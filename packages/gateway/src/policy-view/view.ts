@@ -69,7 +69,12 @@ export function policyView(verified: VerifiedPolicy): PolicyView {
     defaultEgress: policy.default_egress ?? 'deny',
     decideCall: (call) => {
       const decision = decideCall(policy, call);
-      return { action: decision.action, rule: decision.rule ?? 'default_action', reason: decision.reason };
+      return {
+        action: decision.action,
+        rule: decision.rule ?? 'default_action',
+        reason: decision.reason,
+        ...(decision.refuseInvisible ? { refuseInvisible: decision.refuseInvisible } : {}),
+      };
     },
   };
 }

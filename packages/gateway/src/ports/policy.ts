@@ -35,7 +35,16 @@ export interface PolicyView {
     agent?: string;
     scope?: string;
     arguments: Record<string, unknown>;
-  }): { action: 'allow' | 'deny' | 'ask'; rule: string; reason: string };
+  }): {
+    action: 'allow' | 'deny' | 'ask';
+    rule: string;
+    reason: string;
+    /**
+     * Present when arguments holding characters people are shown escaped must be refused: by the
+     * deciding rule's `refuse_invisible`, or by the policy's `refuse_invisible_arguments`.
+     */
+    refuseInvisible?: 'rule' | 'policy';
+  };
 }
 
 export const LOCAL_ONLY: PolicyView = {

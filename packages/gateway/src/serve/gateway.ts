@@ -24,7 +24,11 @@ export interface GatewayOptions {
   readonly guard: SchemaChecks;
   readonly audit: AuditSink;
   readonly createUpstream: (config: ServerConfig) => Upstream;
-  /** A report line for people: stderr, never stdout. */
+  /**
+   * A report line for people: stderr, never stdout. Lines carry what servers chose (names,
+   * reasons, error text) as it came: the sink renders each with `renderUntrusted(line, {mode:
+   * 'line'})` where it reaches a person (the CLI's `reportLine`), once.
+   */
   readonly log: (line: string) => void;
   readonly session: string;
   readonly policy?: PolicyView;

@@ -16,6 +16,7 @@ export interface ServeOptions {
   readonly guard: SchemaChecks;
   readonly audit: AuditSink;
   readonly createUpstream: (config: ServerConfig) => Upstream;
+  /** Report lines for people, with server text as it came: see `GatewayOptions.log`. */
   readonly log: (line: string) => void;
   readonly session?: string;
   readonly policy?: PolicyView;

@@ -1,1 +1,15 @@
+export { stringifyForTerminal, terminalSafeJson } from './json.js';
 export { printable } from './printable.js';
+export {
+  clip,
+  escapedCharacterCount,
+  escapeOf,
+  isShownEscaped,
+  type Rendered,
+  type RenderMode,
+  type RenderOptions,
+  rendered,
+  renderJsonText,
+  renderUntrusted,
+  visiblePart,
+} from './render.js';

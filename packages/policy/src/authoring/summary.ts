@@ -44,6 +44,10 @@ export function summarizePolicy(verified: VerifiedPolicy, now: number): string[]
     );
     if (entry.read_only_tools?.length) lines.push(`    read-only tools  ${entry.read_only_tools.join(', ')}`);
   }
+  lines.push(
+    '',
+    `Arguments with invisible characters: ${policy.refuse_invisible_arguments ? 'refused (refuse_invisible_arguments), unless the deciding rule lets them through' : 'shown escaped; refused only by rules that say refuse_invisible'}`,
+  );
   lines.push('', 'Call rules (first match wins):');
   for (const [i, rule] of (policy.rules ?? []).entries()) lines.push(`  ${i + 1}. ${describeRule(rule)}`);
   lines.push(`  otherwise: ${policy.default_action}`);
@@ -57,7 +61,13 @@ function describeRule(rule: Rule): string {
     .map((key) => `${key}=${match[key]}`);
   const conditions = (rule.when ?? []).map(describeCondition);
   const when = [...parts, ...conditions].join(' and ');
-  return `${rule.id}: ${rule.action}${when ? ` when ${when}` : ' (every call)'}${rule.reason ? ` (${rule.reason})` : ''}`;
+  const invisible =
+    rule.refuse_invisible === undefined
+      ? ''
+      : rule.refuse_invisible
+        ? ', refusing arguments with invisible characters'
+        : ', letting arguments with invisible characters through';
+  return `${rule.id}: ${rule.action}${when ? ` when ${when}` : ' (every call)'}${invisible}${rule.reason ? ` (${rule.reason})` : ''}`;
 }
 
 function describeCondition(condition: Condition): string {

@@ -139,6 +139,18 @@ export interface CallDecision {
   action: Action;
   rule: string | null;
   reason: string;
+  /**
+   * Present when arguments holding invisible characters must be refused, naming the setting that
+   * says so: the deciding rule's `refuse_invisible`, or the policy's `refuse_invisible_arguments`.
+   * The gateway, which owns what "invisible" means, does the refusing.
+   */
+  refuseInvisible?: 'rule' | 'policy';
+}
+
+/** Whose setting refuses invisible characters in this call's arguments, if any: the rule's wins. */
+function invisibleSetting(policy: Policy, rule: Rule | undefined): CallDecision['refuseInvisible'] {
+  if (rule?.refuse_invisible !== undefined) return rule.refuse_invisible ? 'rule' : undefined;
+  return policy.refuse_invisible_arguments === true ? 'policy' : undefined;
 }
 
 /**
@@ -149,10 +161,22 @@ export interface CallDecision {
 export function decideCall(policy: Policy, call: CallContext): CallDecision {
   for (const rule of policy.rules ?? []) {
     if (ruleMatches(rule, call)) {
-      return { action: rule.action, rule: rule.id, reason: rule.reason ?? `rule ${rule.id}` };
+      const refuseInvisible = invisibleSetting(policy, rule);
+      return {
+        action: rule.action,
+        rule: rule.id,
+        reason: rule.reason ?? `rule ${rule.id}`,
+        ...(refuseInvisible ? { refuseInvisible } : {}),
+      };
     }
   }
-  return { action: policy.default_action, rule: null, reason: `default_action of policy ${policy.name}` };
+  const refuseInvisible = invisibleSetting(policy, undefined);
+  return {
+    action: policy.default_action,
+    rule: null,
+    reason: `default_action of policy ${policy.name}`,
+    ...(refuseInvisible ? { refuseInvisible } : {}),
+  };
 }
 
 /** Whether one rule applies to a call (exported for explaining decisions). */

@@ -36,6 +36,11 @@ export const POLICY_SCHEMA = {
     },
     mcp: { type: 'array', maxItems: 10000, items: { $ref: '#/$defs/server' } },
     default_action: { $ref: '#/$defs/action' },
+    refuse_invisible_arguments: {
+      description:
+        "Refuse every call whose arguments hold a character people are shown escaped: control characters but newline and tab, format characters (zero-width, bidi, TAG), variation selectors, spaces other than U+0020, private-use and unassigned code points (docs/untrusted-text.md). A rule's refuse_invisible overrides it for the calls that rule decides. Default false.",
+      type: 'boolean',
+    },
     rules: { type: 'array', maxItems: 10000, items: { $ref: '#/$defs/rule' } },
   },
   $defs: {
@@ -117,6 +122,11 @@ export const POLICY_SCHEMA = {
         when: { type: 'array', maxItems: 64, items: { $ref: '#/$defs/condition' } },
         action: { $ref: '#/$defs/action' },
         reason: { type: 'string', maxLength: 1000 },
+        refuse_invisible: {
+          description:
+            "For the calls this rule decides: true refuses arguments holding invisible characters, false lets them through even under refuse_invisible_arguments. Absent: the policy's refuse_invisible_arguments.",
+          type: 'boolean',
+        },
       },
     },
     pointer: {

@@ -34,6 +34,8 @@ export interface Rule {
   when?: Condition[];
   action: Action;
   reason?: string;
+  /** For the calls this rule decides, overrides `refuse_invisible_arguments` (true refuses, false lets through). */
+  refuse_invisible?: boolean;
 }
 
 /** A policy payload after verification and schema validation. */
@@ -48,5 +50,7 @@ export interface Policy {
   allowed_mcp?: string[];
   mcp?: PolicyServer[];
   default_action: Action;
+  /** Refuse calls whose arguments hold invisible characters, unless the deciding rule says otherwise. */
+  refuse_invisible_arguments?: boolean;
   rules?: Rule[];
 }

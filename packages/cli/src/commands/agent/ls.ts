@@ -1,5 +1,6 @@
 import { type AgentRecord, AgentStore } from '@ringfence/gateway/agents';
 import { resolveHome } from '@ringfence/gateway/home';
+import { rendered } from '@ringfence/gateway/text';
 import { RingfenceCommand } from '../../lib/base-command.js';
 
 export default class AgentLs extends RingfenceCommand {
@@ -12,7 +13,10 @@ export default class AgentLs extends RingfenceCommand {
     const shown = agents.map(({ name, scope, created_at }) => ({ name, scope, created_at }));
     if (!this.jsonEnabled()) {
       if (shown.length === 0) this.log('No agents. Add one with: ringfence agent add NAME --scope SCOPE');
-      for (const a of shown) this.log(`${a.name}  scope=${a.scope}  created ${a.created_at}`);
+      for (const a of shown)
+        this.log(
+          `${rendered(a.name, 'name')}  scope=${rendered(a.scope, 'name')}  created ${rendered(a.created_at, 'name')}`,
+        );
     }
     return { agents: shown };
   }

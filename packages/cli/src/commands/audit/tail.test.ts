@@ -77,6 +77,24 @@ describe('ringfence audit tail', () => {
     expect(all.trimEnd().split('\n')).toEqual(stored);
   });
 
+  it('a tool name made to forge or hide entries is escaped, in lines and in --json', async () => {
+    const log = await AuditLog.open({ path, session: 'tail-test' });
+    const tool = `x\r\u001b[2K\n    99  2026-01-01T00:00:00.000Z  mcp.decision   call    github/read  allowed${String.fromCodePoint(0xe0041)}\u2028`;
+    await log.append({
+      type: 'mcp.decision',
+      refs: { phase: 'call', server: 'evil', tool, allowed: false, rule: 'deny', arguments: {} },
+    });
+    await log.close();
+    const { stdout } = await runCommand(['audit', 'tail'], { root });
+    expect(stdout.trimEnd().split('\n')).toHaveLength(1);
+    expect(stdout).toContain('evil/x\\u{D}\\u{1B}[2K\\u{A}\\u{20}\\u{20}\\u{20}\\u{20}99');
+    expect(stdout).toContain('allowed\\u{E0041}\\u{2028}  REFUSED');
+    const { stdout: json } = await runCommand(['audit', 'tail', '--json'], { root });
+    expect(json).not.toMatch(/[\r\u001b\u2028\u{e0041}]/u);
+    expect(json).toContain('allowed\\udb40\\udc41\\u2028');
+    expect(JSON.parse(json)).toEqual(JSON.parse((await readFile(path, 'utf8')).trimEnd()));
+  });
+
   it('says on stderr when there is no log, exit 0; a bad --type is a usage error (2)', async () => {
     const { stdout, stderr } = await runCommand(['audit', 'tail'], { root });
     expect(stdout).toBe('');

@@ -7,6 +7,7 @@ import {
   followAuditLog,
   readAuditTail,
 } from '@ringfence/gateway/audit';
+import { terminalSafeJson } from '@ringfence/gateway/text';
 import { RingfenceCommand } from '../../lib/base-command.js';
 
 export default class AuditTail extends RingfenceCommand {
@@ -25,7 +26,10 @@ export default class AuditTail extends RingfenceCommand {
       char: 'f',
       description: 'Keep printing entries as they are appended (Ctrl-C stops).',
     }),
-    json: Flags.boolean({ description: 'Print the raw JSON lines as stored (JSON Lines).' }),
+    json: Flags.boolean({
+      description:
+        'Print the JSON lines as stored (JSON Lines); characters a terminal would hide or obey are printed as JSON \\u escapes.',
+    }),
     type: Flags.string({ description: 'Only entries of this type.', options: [...AUDIT_TYPES] }),
     file: Flags.string({
       description: 'Log file to read (default: audit.jsonl in RINGFENCE_HOME, ~/.ringfence).',
@@ -37,7 +41,10 @@ export default class AuditTail extends RingfenceCommand {
     const { flags } = await this.parse(AuditTail);
     const path = flags.file ?? defaultAuditPath();
     const tail = await readAuditTail(path, { count: flags.lines, type: flags.type });
-    const print = (line: AuditLogLine) => this.log(flags.json ? line.raw : describeAuditLine(line));
+    // --json: the stored values; a line holding characters a terminal would hide or obey is printed
+    // with those as JSON \u escapes (same values, other bytes: `audit verify` reads the file itself).
+    const print = (line: AuditLogLine) =>
+      this.log(flags.json ? terminalSafeJson(line.raw) : describeAuditLine(line));
     if (!tail.exists && !flags.follow)
       this.logToStderr(`No audit log at ${path} yet: nothing has been logged.`);
     for (const line of tail.lines) print(line);

@@ -5,7 +5,7 @@ import { describePolicy } from '@ringfence/gateway/doctor';
 import { resolveHome } from '@ringfence/gateway/home';
 import { PinStore } from '@ringfence/gateway/pins';
 import { stderrLogPath } from '@ringfence/gateway/runtime';
-import { printable } from '@ringfence/gateway/text';
+import { rendered } from '@ringfence/gateway/text';
 import { loadInstalledPolicy } from '@ringfence/policy';
 import { RingfenceCommand } from '../../lib/base-command.js';
 
@@ -68,7 +68,7 @@ export default class McpLs extends RingfenceCommand {
         ? describePolicy(installed)
         : 'none installed (local rules only)';
     if (!this.jsonEnabled()) {
-      this.log(`organisation policy: ${policy}`);
+      this.log(`organisation policy: ${rendered(policy, 'line')}`);
       if (rows.length === 0)
         this.log('No servers registered. Add one with: ringfence mcp add NAME --url URL');
       for (const row of rows) {
@@ -77,9 +77,11 @@ export default class McpLs extends RingfenceCommand {
         const pinned =
           row.pinned === 0 && row.withheld === 0 ? 'not seen yet' : `${row.pinned} pinned${pending}`;
         this.log(
-          `${row.name}  ${row.transport}  ${row.target}${row.egress ? `  egress ${row.egress}` : ''}  ${pinned}`,
+          `${rendered(row.name, 'name')}  ${row.transport}  ${rendered(row.target, 'name')}${row.egress ? `  egress ${rendered(row.egress, 'line')}` : ''}  ${pinned}`,
         );
-        if (flags.logs && row.stderr) this.log(printable(row.stderr).replace(/^/gm, '    | ').trimEnd());
+        // A server's own stderr: its lines are kept, each marked as its, and nothing in them is raw.
+        if (flags.logs && row.stderr)
+          this.log(rendered(row.stderr.replace(/\n+$/, '')).replace(/^/gm, '    | '));
       }
     }
     return { policy, servers: rows };

@@ -1,7 +1,7 @@
 import { Errors, Flags } from '@oclif/core';
 import { AgentError, AgentStore } from '@ringfence/gateway/agents';
 import { newSessionId, runGateway } from '@ringfence/gateway/serve';
-import { type Failure, RingfenceCommand } from '../../lib/base-command.js';
+import { type Failure, REPORT_LINE, RingfenceCommand } from '../../lib/base-command.js';
 import { reportLine, type ServingDeps, servingDeps } from '../../lib/serving.js';
 
 export default class McpServe extends RingfenceCommand {
@@ -85,7 +85,12 @@ export default class McpServe extends RingfenceCommand {
 
   /** Like every other report of `mcp serve`, a failure is a `ringfence:` line on stderr. */
   protected override failureError(failure: Failure): Error {
-    reportLine(`ringfence: ${failure.message}`);
+    // One report line per line ringfence meant; a newline inside the message (server text) stays escaped.
+    const unforeseen = failure.message.endsWith(`\n${REPORT_LINE}`);
+    reportLine(
+      `ringfence: ${unforeseen ? failure.message.slice(0, -REPORT_LINE.length - 1) : failure.message}`,
+    );
+    if (unforeseen) reportLine(`ringfence: ${REPORT_LINE}`);
     return new Errors.ExitError(failure.exit);
   }
 }

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { newSessionId, runGateway, type WithheldEntry } from '@ringfence/gateway/serve';
-import { printable } from '@ringfence/gateway/text';
+import { clip, rendered } from '@ringfence/gateway/text';
 import { RingfenceCommand } from '../../lib/base-command.js';
 import { servingDeps } from '../../lib/serving.js';
 
@@ -38,11 +38,13 @@ export default class McpTools extends RingfenceCommand {
       const withheld = running.gateway.withheld().filter((w) => w.kind !== 'filtered');
       await running.close();
       if (!this.jsonEnabled()) {
-        for (const tool of tools)
-          this.log(printable(`${tool.name}  ${tool.description.split('\n')[0]?.slice(0, 100)}`));
+        for (const tool of tools) {
+          const summary = clip(tool.description.split('\n')[0] ?? '', 100);
+          this.log(`${rendered(tool.name, 'name')}  ${rendered(summary, 'line')}`);
+        }
         for (const w of withheld)
           this.log(
-            printable(`withheld  ${w.server}/${w.tool}: ${w.reason}${w.digest ? ` (${w.digest})` : ''}`),
+            `withheld  ${rendered(w.server, 'name')}/${rendered(w.tool, 'name')}: ${rendered(w.reason, 'line')}${w.digest ? ` (${w.digest})` : ''}`,
           );
         if (tools.length === 0 && withheld.length === 0) this.log('No tools.');
       }

@@ -37,7 +37,7 @@ async function run(args: string[]) {
 
 const p = (name: string) => join(dir, name);
 
-async function setup() {
+async function setup(source = SOURCE) {
   for (const name of ['root', 'pol', 'pol2'])
     expect((await run(['policy', 'keygen', '--out', p(`keys/${name}`)])).exit).toBe(0);
   const init = await run([
@@ -60,7 +60,7 @@ async function setup() {
     p('root.json'),
   ]);
   expect(init.exit).toBe(0);
-  await writeFile(p('policy.yaml'), SOURCE);
+  await writeFile(p('policy.yaml'), source);
   expect(
     (await run(['policy', 'sign', p('policy.yaml'), '--key', p('keys/pol.key'), '--out', p('policy.json')]))
       .exit,
@@ -207,6 +207,24 @@ describe('ringfence policy', () => {
     const wrongRoot = await run(['policy', 'show', p('policy.json'), '--root', p('policy.json')]);
     expect(wrongRoot.exit).toBe(1);
     expect(wrongRoot.stdout).not.toContain('cli-test');
+  });
+
+  it("show renders the author's free text: a reason cannot add a line or hide the rest", async () => {
+    await setup(
+      SOURCE.replace(
+        '    action: deny\n',
+        '    action: deny\n    reason: "fine\\n  otherwise: deny\\e[8m\\u202e"\n  - id: agent\n    match: {agent: "ci\\u200bbot"}\n    action: allow\n',
+      ),
+    );
+    const shown = await run(['policy', 'show', p('policy.json'), '--root', p('root.json')]);
+    expect(shown.exit).toBe(0);
+    expect(shown.stdout).toContain('(fine\\u{A}  otherwise: deny\\u{1B}[8m\\u{202E})');
+    expect(shown.stdout).toContain('2. agent: allow when agent=ci\\u{200B}bot');
+    expect(shown.stdout.split('\n').filter((line) => line.includes('otherwise: '))).toHaveLength(2);
+    expect(shown.stdout.split('\n').filter((line) => line.startsWith('  otherwise: '))).toEqual([
+      '  otherwise: allow',
+    ]);
+    expect(shown.stdout).not.toMatch(/[\u001b\u200b\u202e]/);
   });
 
   it('co-signing with sign adds a signature to meet a threshold', async () => {

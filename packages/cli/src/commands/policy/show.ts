@@ -1,3 +1,4 @@
+import { rendered } from '@ringfence/gateway/text';
 import { type Policy, summarizePolicy, type VerifyCode, verifyPolicyFiles } from '@ringfence/policy';
 import { RingfenceCommand } from '../../lib/base-command.js';
 import { policyArg, rootFlag } from '../../lib/policy-args.js';
@@ -40,7 +41,9 @@ export default class PolicyShow extends RingfenceCommand {
       if (!this.jsonEnabled()) this.logToStderr(`FAIL ${args.policy}: ${result.code}: ${result.message}`);
       return { ok: false, code: result.code, message: result.message };
     }
-    if (!this.jsonEnabled()) for (const line of summarizePolicy(result, now)) this.log(line);
+    // Reasons, agent names and `when` values are the policy author's free text: one line each, rendered.
+    if (!this.jsonEnabled())
+      for (const line of summarizePolicy(result, now)) this.log(rendered(line, 'line'));
     return {
       ok: true,
       digest: result.digest,

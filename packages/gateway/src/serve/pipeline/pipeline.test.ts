@@ -82,6 +82,10 @@ function harness(
 }
 
 const text = (result: { content: unknown[] }) => (result.content[0] as { text: string }).text;
+/** ASCII hidden as Unicode TAG characters: invisible at a terminal, there for the server. */
+const tags = (ascii: string) =>
+  Array.from(ascii, (c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join('');
+const ALLOW = { action: 'allow', rule: 'allow-all', reason: 'r' } as const;
 const decisions = (written: Written[]) => written.filter((w) => w.input.type === 'mcp.decision');
 const refs = (w: Written | undefined) => (w?.input as { refs?: Record<string, unknown> } | undefined)?.refs;
 
@@ -133,6 +137,38 @@ describe('the call pipeline: every refusal writes one decision entry and never r
       caller: { ask: async () => 'accept' },
       rule: 'ask-me',
       reply: /too long \(over 2000 characters\) to show them whole/,
+    },
+    {
+      name: 'an ask whose arguments are short but too long once their invisible characters are shown',
+      setup: {
+        maxResultBytes: 10_000,
+        policy: { decideCall: () => ({ action: 'ask', rule: 'ask-me', reason: 'sensitive' }) },
+      },
+      // 300 TAG characters: 600 UTF-16 units, 2,700 characters as the person would read them.
+      args: { path: tags('x'.repeat(300)) },
+      caller: { ask: async () => 'accept' },
+      rule: 'ask-me',
+      reply: /too long \(over 2000 characters\) to show them whole/,
+    },
+    {
+      name: 'arguments with invisible characters, under refuse_invisible_arguments',
+      setup: { policy: { decideCall: () => ({ ...ALLOW, refuseInvisible: 'policy' }) } },
+      args: { q: `weather in Paris${tags('key=sk-123')}` },
+      rule: 'allow-all',
+      reply:
+        /^ringfence refused files\/read: the arguments hold 10 invisible or control character\(s\) .* and the organisation policy \(refuse_invisible_arguments\) refuses such arguments; nothing was sent\. Send the arguments without those characters; if they are needed, ask your policy admin\.$/,
+    },
+    {
+      name: "an invisible character in a key, under a rule's refuse_invisible, before anyone is asked",
+      setup: {
+        policy: {
+          decideCall: () => ({ action: 'ask', rule: 'ask-me', reason: 'r', refuseInvisible: 'rule' }),
+        },
+      },
+      args: { 'path\u200b': 'a', mode: 'x\ry' },
+      caller: { ask: async () => 'accept' },
+      rule: 'ask-me',
+      reply: /hold 2 invisible or control character\(s\) .*policy rule "ask-me" \(refuse_invisible\) refuses/,
     },
     {
       name: 'an ask the person declines',
@@ -221,6 +257,53 @@ describe('the call pipeline: forwarding', () => {
     expect(question).toContain('{"a":1,"b":"two');
     expect(question).not.toContain('\u001b');
     expect(refs(h.written[0])).toMatchObject({ allowed: true, rule: 'ask-me' });
+  });
+
+  it('shows the person every character that will leave, and how many were invisible', async () => {
+    let question = '';
+    const h = harness({
+      policy: { decideCall: () => ({ action: 'ask', rule: 'ask-me', reason: 'sensitive\n\u001b[8m' }) },
+    });
+    const args = { city: `Paris${tags('key=sk-1')}\u200b`, 'a\u202eb': '\\u{E0041}' };
+    const result = await runForward(
+      h.deps,
+      h.request(args, {
+        ask: async (q) => {
+          question = q;
+          return 'accept';
+        },
+      }),
+    );
+    expect(result.isError).toBeUndefined();
+    expect(h.calls).toEqual([args]);
+    expect(question).toContain(
+      'Rule "ask-me": sensitive\\u{A}\\u{1B}[8m. They hold 10 invisible or control character(s), each shown as \\u{HEX}: all of it goes to the server.',
+    );
+    expect(question).toContain(
+      'Arguments: {"a\\u{202E}b":"\\\\u{E0041}","city":"Paris\\u{E006B}\\u{E0065}\\u{E0079}\\u{E003D}\\u{E0073}\\u{E006B}\\u{E002D}\\u{E0031}\\u{200B}"}',
+    );
+    expect(question).not.toMatch(/[\u{e0000}-\u{e007f}\u200b\u202e\n\u001b]/u);
+  });
+
+  it('forwards arguments with newlines and tabs only, and any arguments when no setting refuses', async () => {
+    const refusing = harness({ policy: { decideCall: () => ({ ...ALLOW, refuseInvisible: 'policy' }) } });
+    const plain = await runForward(
+      refusing.deps,
+      refusing.request({ text: 'line one\n\tline two — ünïcode' }),
+    );
+    expect(plain.isError).toBeUndefined();
+    const open = harness({ policy: { decideCall: () => ALLOW } });
+    const hidden = await runForward(open.deps, open.request({ text: `x${tags('y')}` }));
+    expect(hidden.isError).toBeUndefined();
+    // A deny says why it denied, whatever the arguments hold.
+    const deny = harness({
+      policy: {
+        decideCall: () => ({ action: 'deny', rule: 'no', reason: 'off', refuseInvisible: 'policy' }),
+      },
+    });
+    expect(text(await runForward(deny.deps, deny.request({ q: '\u200b' })))).toMatch(
+      /off \(policy rule "no"\)/,
+    );
   });
 
   it('records an upstream failure as an error result with only a capped, printable message', async () => {

@@ -265,7 +265,7 @@ describe('sanitiseResult: links are never passed as links', () => {
         run({ content: [{ type: 'resource_link', uri: 'mem://x', name: `a\u202eb"\n${'n'.repeat(300)}` }] }),
       ).reply.content[0] as { text: string }
     ).text;
-    expect(text).toContain(String.raw`named "a\\u202eb\"\n`);
+    expect(text).toContain(String.raw`named "a\\u{202E}b\"\n`);
     expect(text).not.toMatch(/[\u202e\n]/);
     expect(text).toContain('n…"');
   });

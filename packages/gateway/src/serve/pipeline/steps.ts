@@ -1,7 +1,6 @@
 import { canonicalize } from '@ringfence/policy';
-import { printable } from '../../text/printable.js';
+import { escapedCharacterCount, rendered, renderJsonText } from '../../text/render.js';
 import type { CatalogEntry } from '../catalog.js';
-import { requestLabel } from './record.js';
 import { type ForwardedRequest, PASS, type PipelineDeps, type Refusal, type StepOutcome } from './types.js';
 
 /** The most a person is asked to read; longer arguments are refused rather than shown cut. */
@@ -56,15 +55,35 @@ export function shapeAndSize(deps: PipelineDeps, request: ForwardedRequest): Ste
   return PASS;
 }
 
-/** Arguments for a person, in canonical (sorted) order, whole; undefined when too long to show. */
+/**
+ * Arguments for a person: canonical (sorted) JSON, whole, every character they could not see shown
+ * as \u{…}; undefined when what they would read is too long to show.
+ */
 function preview(args: Record<string, unknown>): string | undefined {
-  let text: string;
+  let json: string;
   try {
-    text = canonicalize(args);
+    json = canonicalize(args);
   } catch {
     return undefined;
   }
-  return text.length > PREVIEW_CHARS ? undefined : printable(text);
+  const { text } = renderJsonText(json);
+  return text.length > PREVIEW_CHARS ? undefined : text;
+}
+
+/** The question `ask` puts to a person: all of it rendered, and how many characters are escaped. */
+function question(
+  request: ForwardedRequest,
+  decision: { rule: string; reason: string },
+  shown: string,
+  hidden: number,
+): string {
+  const { entry } = request;
+  const where = rendered(request.upstream?.destination ?? 'unavailable', 'line');
+  const escapes =
+    hidden > 0
+      ? ` They hold ${hidden} invisible or control character(s), each shown as \\u{HEX}: all of it goes to the server.`
+      : '';
+  return `Allow ${rendered(entry.server, 'name')}/${rendered(entry.tool, 'name')}? Arguments go to ${rendered(entry.server, 'name')} (${where}). Rule "${rendered(decision.rule, 'name')}": ${rendered(decision.reason, 'line')}.${escapes} Arguments: ${shown}`;
 }
 
 /**
@@ -95,6 +114,21 @@ export async function rulesAndAsk(
   if (decision.action === 'deny') {
     return refusal('POLICY_DENIED', decision.reason, `${decision.reason} (policy rule "${decision.rule}").`);
   }
+  const hidden = escapedCharacterCount(args);
+  if (decision.refuseInvisible && hidden > 0) {
+    const setting =
+      decision.refuseInvisible === 'rule'
+        ? `policy rule "${decision.rule}" (refuse_invisible)`
+        : 'the organisation policy (refuse_invisible_arguments)';
+    return {
+      ...refusal(
+        'INVISIBLE_ARGUMENTS',
+        `the arguments hold ${hidden} invisible or control character(s), refused by ${setting}`,
+        `the arguments hold ${hidden} invisible or control character(s) (zero-width, bidirectional, Unicode TAG, control or other characters a person cannot see), and ${setting} refuses such arguments; nothing was sent.`,
+      ),
+      next: 'Send the arguments without those characters; if they are needed, ask your policy admin.',
+    };
+  }
   if (decision.action === 'ask') {
     if (!caller.ask) {
       return refusal(
@@ -112,9 +146,7 @@ export async function rulesAndAsk(
       );
     }
     const answer = await caller
-      .ask(
-        `Allow ${requestLabel(request)}? Arguments go to ${entry.server} (${request.upstream?.destination ?? 'unavailable'}). Rule "${decision.rule}": ${decision.reason}. Arguments: ${shown}`,
-      )
+      .ask(question(request, decision, shown, hidden))
       .catch(() => 'cancel' as const);
     if (answer !== 'accept') {
       return refusal(

@@ -7,6 +7,7 @@ import {
   PinStore,
   reviewApproval,
 } from '@ringfence/gateway/pins';
+import { rendered } from '@ringfence/gateway/text';
 import { RingfenceCommand } from '../../../lib/base-command.js';
 import { confirm, requireTerminal } from '../../../lib/terminal.js';
 
@@ -41,7 +42,7 @@ export default class PinsApprove extends RingfenceCommand {
     }
     const approved = await approveReviewed(store, review);
     this.log(
-      `Approved ${approved.join(', ')}. A running gateway exposes them after its next re-list or restart.`,
+      `Approved ${approved.map((tool) => rendered(tool, 'name')).join(', ')}. A running gateway exposes them after its next re-list or restart.`,
     );
   }
 }

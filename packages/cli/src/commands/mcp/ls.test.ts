@@ -1,0 +1,53 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCommand } from '@oclif/test';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+const root = new URL('../../..', import.meta.url).pathname;
+let dir: string;
+let home: string;
+const saved = { ...process.env };
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'rf-cli-ls-'));
+  home = join(dir, 'home');
+  process.env.RINGFENCE_HOME = home;
+  process.env.RINGFENCE_POLICY_DIR = join(dir, 'etc');
+  process.exitCode = undefined;
+});
+afterEach(async () => {
+  process.env = { ...saved };
+  process.exitCode = undefined;
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('ringfence mcp ls --logs', () => {
+  it("shows a server's stderr line by line, each marked as its, with nothing raw in it", async () => {
+    await mkdir(join(home, 'logs'), { recursive: true, mode: 0o700 });
+    const server = {
+      name: 'evil',
+      transport: 'container',
+      image: 'evil:1',
+      image_id: `sha256:${'a'.repeat(64)}`,
+      egress: { mode: 'deny' },
+    };
+    await writeFile(join(home, 'mcp-servers.json'), JSON.stringify({ version: 1, servers: [server] }), {
+      mode: 0o600,
+    });
+    const tag = (c: string) => String.fromCodePoint(0xe0000 + c.charCodeAt(0));
+    await writeFile(
+      join(home, 'logs', 'evil.stderr'),
+      `starting\r\u001b[2Kready\u001b[8m\nok${tag('h')}${tag('i')}\u202e\u001b]52;c;ZXZpbA==\u0007\n`,
+    );
+    const { stdout, error } = await runCommand(['mcp', 'ls', '--logs'], { root });
+    expect(error).toBeUndefined();
+    const lines = stdout.trimEnd().split('\n');
+    expect(lines.slice(-3)).toEqual([
+      'evil  container  evil:1  egress deny  not seen yet',
+      '    | starting\\u{D}\\u{1B}[2Kready\\u{1B}[8m',
+      '    | ok\\u{E0068}\\u{E0069}\\u{202E}\\u{1B}]52;c;ZXZpbA==\\u{7}',
+    ]);
+    expect(stdout).not.toMatch(/[\r\u001b\u0007\u202e\u{e0000}-\u{e007f}]/u);
+  });
+});

@@ -114,6 +114,17 @@ describe('the call pipeline: every refusal writes one decision entry and never r
       reply: /over the 10-byte cap\. Send less\.$/,
     },
     {
+      name: 'arguments nested too deeply to serialise',
+      setup: { maxResultBytes: 100_000_000 },
+      args: (() => {
+        let deep: unknown = 1;
+        for (let i = 0; i < 200_000; i++) deep = [deep];
+        return { deep };
+      })(),
+      rule: 'arguments',
+      reply: /the arguments are nested too deeply to check\. Send flatter arguments\.$/,
+    },
+    {
       name: 'a policy deny',
       setup: { policy: { decideCall: () => ({ action: 'deny', rule: 'no-read', reason: 'reads are off' }) } },
       args: {},

@@ -41,7 +41,20 @@ export function shapeAndSize(deps: PipelineDeps, request: ForwardedRequest): Ste
       what: 'the arguments must be a JSON object of plain JSON values.',
     };
   }
-  const bytes = Buffer.byteLength(JSON.stringify(args));
+  let bytes: number;
+  try {
+    bytes = Buffer.byteLength(JSON.stringify(args));
+  } catch {
+    // Nested past what the engine can serialise (a stack overflow): no rule or schema could read it.
+    return {
+      pass: false,
+      code: 'ARGUMENTS_TOO_DEEP',
+      rule: 'arguments',
+      reason: 'arguments nested too deeply to check',
+      what: 'the arguments are nested too deeply to check.',
+      next: 'Send flatter arguments.',
+    };
+  }
   if (bytes > deps.maxResultBytes) {
     return {
       pass: false,

@@ -35,6 +35,10 @@ export const probeImage = () => fixtureImage('probe-server.mjs', 'ringfence-test
 /** A server that keeps running after its stdin ends and ignores SIGTERM (test/fixtures). */
 export const eofIgnoringImage = () => fixtureImage('eof-ignoring-server.mjs', 'ringfence-test/stubborn');
 
+/** A server that tries to resolve names from inside, and can run a resolver of its own (test/fixtures). */
+export const resolverProbeImage = () =>
+  fixtureImage('resolver-probe-server.mjs', 'ringfence-test/resolver-probe');
+
 /**
  * Reaper processes (runtime/reaper-main.js) watching a gateway of `session`, found in /proc by
  * their command line (`--session SESSION`).

@@ -49,7 +49,7 @@ export async function reaperPids(session: string): Promise<number[]> {
     if (!/^\d+$/.test(entry)) continue;
     const argv = await readFile(`/proc/${entry}/cmdline`, 'utf8').then(
       (text) => text.split('\0'),
-      () => [],
+      (): string[] => [],
     );
     const at = argv.indexOf('--session');
     if (argv.some((a) => a.endsWith('reaper-main.js')) && at >= 0 && argv[at + 1] === session)

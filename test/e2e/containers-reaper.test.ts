@@ -21,6 +21,11 @@ import { connectStdio, firstText, freshHome, type ServedClient } from '../helper
  */
 const REAP_BOUND_MS = 2000;
 
+const sorted = async (objects: Promise<{ containers: string[]; networks: string[] }>) => {
+  const { containers, networks } = await objects;
+  return { containers: containers.sort(), networks: networks.sort() };
+};
+
 const containersOf = async (session: string) =>
   (await docker.listContainers({ all: true, filters: { label: [`ringfence.session=${session}`] } })).map(
     (c) => c.Names[0]!.replace(/^\//, ''),
@@ -90,7 +95,7 @@ describe('the reaper: a killed gateway takes its containers with it', () => {
   });
 
   it(`kill -9 of the gateway's process group: its containers are gone within ${REAP_BOUND_MS} ms, its networks soon after; the other gateway is untouched`, async () => {
-    const before = await managedObjects(sessions.b);
+    const before = await sorted(managedObjects(sessions.b));
     const killedAt = Date.now();
     process.kill(-a.pid, 'SIGKILL');
     await expect.poll(() => containersOf(sessions.a), { timeout: REAP_BOUND_MS, interval: 100 }).toEqual([]);
@@ -106,7 +111,7 @@ describe('the reaper: a killed gateway takes its containers with it', () => {
       ),
     );
 
-    expect(await managedObjects(sessions.b)).toEqual(before);
+    expect(await sorted(managedObjects(sessions.b))).toEqual(before);
     const still = await b.client.callTool({ name: 'probe_probe', arguments: {} });
     expect(still.isError).toBeFalsy();
     expect(await reaperPids(sessions.b)).toHaveLength(1);

@@ -103,18 +103,23 @@ export async function startReaper(options: {
   const lifeline = child.stdin as Socket;
   // Nothing is ever written: an error here only means the reaper is gone, which `exit` reports.
   lifeline.on('error', () => {});
+  const exited = (code: number | null, signal: NodeJS.Signals | null) =>
+    new Error(`it exited (${signal ?? `code ${code}`})`);
+  let earlyExit: ((code: number | null, signal: NodeJS.Signals | null) => void) | undefined;
   try {
     await new Promise<void>((resolve, reject) => {
+      const timeoutMs = options.readyTimeoutMs ?? 15_000;
       const timer = setTimeout(
-        () => reject(new Error(`it did not answer within ${options.readyTimeoutMs ?? 15_000} ms`)),
-        options.readyTimeoutMs ?? 15_000,
+        () => reject(new Error(`it did not answer within ${timeoutMs} ms`)),
+        timeoutMs,
       );
       const fail = (error: Error) => {
         clearTimeout(timer);
         reject(error);
       };
+      earlyExit = (code, signal) => fail(exited(code, signal));
       child.once('error', fail);
-      child.once('exit', (code, signal) => fail(new Error(`it exited (${signal ?? `code ${code}`})`)));
+      child.once('exit', earlyExit);
       createInterface({ input: child.stdout! }).on('line', (line) => {
         if (line !== READY_LINE) return;
         clearTimeout(timer);
@@ -131,8 +136,8 @@ export async function startReaper(options: {
     }
     throw error;
   }
-  child.removeAllListeners('exit');
-  child.once('exit', (code, signal) => options.onUnexpectedExit(`it exited (${signal ?? `code ${code}`})`));
+  if (earlyExit) child.off('exit', earlyExit);
+  child.once('exit', (code, signal) => options.onUnexpectedExit(exited(code, signal).message));
   child.stdout!.destroy();
   // Neither the child nor its pipe may keep this process alive: the gateway exits when its
   // client leaves, and that exit is what closes the pipe.

@@ -79,15 +79,16 @@ describe('the reaper: a killed gateway takes its containers with it', () => {
   it('serves the stubborn server, with one reaper per gateway in a session of its own', async () => {
     for (const client of [a.client, b.client]) {
       const result = await client.callTool({ name: 'stubborn_still_here', arguments: {} });
-      expect(firstText(result)).toMatch(/^still here/);
+      expect(firstText(result), firstText(result)).toMatch(/^still here/);
     }
     const labels = (await docker.getContainer(`ringfence-mcp-stubborn-${sessions.a}`).inspect()).Config
       .Labels;
     expect(Number(labels['ringfence.pid'])).toBe(a.pid);
     for (const session of [sessions.a, sessions.b]) {
-      expect((await managedObjects(session)).containers).toHaveLength(3);
+      const objects = await managedObjects(session);
+      expect(objects.containers, JSON.stringify(objects)).toHaveLength(3);
       const pids = await reaperPids(session);
-      expect(pids).toHaveLength(1);
+      expect(pids, `reapers of ${session}`).toHaveLength(1);
       const stat = await readFile(`/proc/${pids[0]}/stat`, 'utf8');
       // Field 6, the session id, is the reaper's own pid: a kill of the gateway's group misses it.
       expect(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3]).toBe(String(pids[0]));

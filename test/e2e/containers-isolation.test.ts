@@ -170,7 +170,10 @@ describe('a contained server, seen from inside its container', () => {
       ]!;
       expect((await probe('net', { connect: `${IPAddress}:8080` })).connect).toMatch(/^error/);
     }
-    expect((await probe('net')).env.HTTP_PROXY).toBe('http://egress:3128');
+    // The proxy by address: the server needs no resolver to reach it (containers-dns.test.ts).
+    const sidecar = await docker.getContainer(`ringfence-egress-net-${session}`).inspect();
+    const proxy = sidecar.NetworkSettings.Networks[`ringfence-mcp-net-${session}-in`]!.IPAddress;
+    expect((await probe('net')).env.HTTP_PROXY).toBe(`http://${proxy}:3128`);
   });
 
   it('with egress allow: no route to services on the host, through the internal network or the default bridge', async () => {

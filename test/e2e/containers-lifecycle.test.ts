@@ -4,6 +4,7 @@ import {
   docker,
   managedObjects,
   probeImage,
+  reaperPids,
   removeTestContainers,
   uniqueName,
 } from '../helpers/containers.js';
@@ -89,13 +90,17 @@ describe('container lifecycle: concurrent start, failures, sweep of dead gateway
     expect(other.isError).toBeFalsy();
   });
 
-  it('SIGKILL a gateway: the next one sweeps its leftovers and leaves a live gateway alone', async () => {
+  it('SIGKILL a gateway and its reaper: the next one sweeps its leftovers and leaves a live gateway alone', async () => {
     const a = clients[0]!;
     const b = await serve(sessions.b);
     expect((await b.client.listTools()).tools).toHaveLength(5);
     const pid = Number(
       (await docker.getContainer(`ringfence-mcp-p2-${sessions.a}`).inspect()).Config.Labels['ringfence.pid'],
     );
+    // The reaper is the first line (containers-reaper.test.ts); without it, the sweep is the second.
+    const reapers = await reaperPids(sessions.a);
+    expect(reapers).toHaveLength(1);
+    for (const reaper of reapers) process.kill(reaper, 'SIGKILL');
     process.kill(pid, 'SIGKILL');
     await a.close().catch(() => {});
     expect((await managedObjects(sessions.a)).containers.length).toBeGreaterThan(0);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
 import { PassThrough } from 'node:stream';
 import { buildContextImage, buildNodeBaseImage } from '@ringfence/gateway/images';
 import { createDockerClient } from '@ringfence/gateway/runtime';
@@ -14,24 +15,47 @@ export function nodeBase(): Promise<string> {
   return baseRef;
 }
 
-/** The probe server (test/fixtures/probe-server.mjs) on the Node base image, non-root. */
-export async function probeImage(): Promise<string> {
+/** A fixture server (a file in test/fixtures/) on the Node base image, non-root. */
+async function fixtureImage(file: string, repository: string): Promise<string> {
   const base = await nodeBase();
   const built = await buildContextImage(docker, {
-    repository: 'ringfence-test/probe',
+    repository,
     context: {
-      dockerfile: `FROM ${base}\nCOPY probe-server.mjs /app/probe-server.mjs\nUSER 65532:65532\nENTRYPOINT ["node","/app/probe-server.mjs"]\n`,
-      files: [
-        {
-          path: 'probe-server.mjs',
-          mode: 0o644,
-          source: { hostPath: `${repoRoot}test/fixtures/probe-server.mjs` },
-        },
-      ],
+      dockerfile: `FROM ${base}\nCOPY ${file} /app/${file}\nUSER 65532:65532\nENTRYPOINT ["node","/app/${file}"]\n`,
+      files: [{ path: file, mode: 0o644, source: { hostPath: `${repoRoot}test/fixtures/${file}` } }],
     },
     labels: { [TEST_LABEL]: '1' },
   });
   return built.ref;
+}
+
+/** The probe server (test/fixtures/probe-server.mjs): the hostile server looking around. */
+export const probeImage = () => fixtureImage('probe-server.mjs', 'ringfence-test/probe');
+
+/** A server that keeps running after its stdin ends and ignores SIGTERM (test/fixtures). */
+export const eofIgnoringImage = () => fixtureImage('eof-ignoring-server.mjs', 'ringfence-test/stubborn');
+
+/** A server that tries to resolve names from inside, and can run a resolver of its own (test/fixtures). */
+export const resolverProbeImage = () =>
+  fixtureImage('resolver-probe-server.mjs', 'ringfence-test/resolver-probe');
+
+/**
+ * Reaper processes (runtime/reaper-main.js) watching a gateway of `session`, found in /proc by
+ * their command line (`--session SESSION`).
+ */
+export async function reaperPids(session: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const argv = await readFile(`/proc/${entry}/cmdline`, 'utf8').then(
+      (text) => text.split('\0'),
+      (): string[] => [],
+    );
+    const at = argv.indexOf('--session');
+    if (argv.some((a) => a.endsWith('reaper-main.js')) && at >= 0 && argv[at + 1] === session)
+      pids.push(Number(entry));
+  }
+  return pids;
 }
 
 /** An internal network of our own for origin containers to start on (no route anywhere). */

@@ -4,7 +4,7 @@ import { formatCheckLines } from '../lib/format.js';
 
 export default class Doctor extends RingfenceCommand {
   static override description =
-    'Check this machine: Node.js, the container engine, RINGFENCE_HOME permissions, the installed organisation policy and offline images.';
+    'Check this machine: Node.js, the container engine (and whether it has CVE-2024-29018), RINGFENCE_HOME permissions, the installed organisation policy and offline images.';
 
   static override examples = ['<%= config.bin %> doctor', '<%= config.bin %> doctor --json'];
 

@@ -5,7 +5,8 @@ import type Docker from 'dockerode';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GatewayError } from '../errors.js';
 import { inspectHome } from '../home/home.js';
-import { checkNode, type DoctorEnvironment, runDoctor } from './doctor.js';
+import { checkEngineDns, checkNode, type DoctorEnvironment, runDoctor } from './doctor.js';
+import { internalDnsVerdict } from './engine-dns.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -55,6 +56,7 @@ describe('runDoctor', () => {
     expect(report.checks.map((c) => [c.id, c.status])).toEqual([
       ['node', 'ok'],
       ['engine', 'ok'],
+      ['engine-dns', 'ok'],
       ['home', 'ok'],
       ['policy', 'ok'],
       ['images', 'ok'],
@@ -186,5 +188,55 @@ describe('checkNode', () => {
     ['18.20.0', 'fail'],
   ])('%s → %s', (version, status) => {
     expect(checkNode(version).status).toBe(status);
+  });
+});
+
+describe('CVE-2024-29018 (DNS forwarded from internal networks)', () => {
+  it.each([
+    ['20.10.24+dfsg1', 'affected'],
+    ['23.0.10', 'affected'],
+    ['23.0.11', 'fixed'],
+    ['24.0.7-0ubuntu4', 'affected'],
+    ['24.0.99', 'affected'],
+    ['25.0.4', 'affected'],
+    ['25.0.5', 'fixed'],
+    ['25.1.0', 'fixed'],
+    ['26.0.0', 'affected'],
+    ['26.0.1', 'affected'],
+    ['26.0.2', 'fixed'],
+    ['26.1.0', 'fixed'],
+    ['28.0.0', 'fixed'],
+    ['v19.03.15', 'affected'],
+    ['master-dockerproject-2024', 'unknown'],
+  ])('docker %s → %s', (version, verdict) => {
+    expect(internalDnsVerdict({ kind: 'docker', version })).toBe(verdict);
+  });
+
+  it('podman is not affected', () => {
+    expect(internalDnsVerdict({ kind: 'podman', version: '4.3.1' })).toBe('not-docker');
+    expect(checkEngineDns({ kind: 'podman', version: '4.3.1' }).status).toBe('ok');
+  });
+
+  it('warns on an affected engine, saying what to upgrade to and what ringfence does meanwhile', async () => {
+    const report = await runDoctor(
+      environment({
+        engine: async () => ({
+          endpoint: { host: 'unix:///fake.sock', source: 'DOCKER_HOST', options: {} },
+          info: { kind: 'docker', version: '25.0.3', apiVersion: '1.44' },
+          docker: fakeDocker,
+        }),
+      }),
+    );
+    // A warning, not a failure: the gateway still runs on such an engine.
+    expect(report.ok).toBe(true);
+    const check = report.checks.find((c) => c.id === 'engine-dns');
+    expect(check).toMatchObject({ status: 'warn', required: false });
+    expect(check?.summary).toContain('docker 25.0.3');
+    expect(check?.fix).toContain('Docker 26.0.2 or newer (25.0.5 or 23.0.11 on those release lines)');
+    expect(check?.fix).toContain('servers with an egress allowlist no resolver');
+    expect(checkEngineDns({ kind: 'docker', version: 'dev' })).toMatchObject({
+      status: 'warn',
+      fix: expect.stringContaining('docker version'),
+    });
   });
 });

@@ -9,11 +9,12 @@ import {
   probeEngine,
   resolveEngineEndpoint,
 } from '../runtime/engine.js';
+import { CVE_2024_29018_FIXED, internalDnsVerdict } from './engine-dns.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 
 export interface DoctorCheck {
-  readonly id: 'node' | 'engine' | 'home' | 'policy' | 'images';
+  readonly id: 'node' | 'engine' | 'engine-dns' | 'home' | 'policy' | 'images';
   readonly title: string;
   readonly status: CheckStatus;
   /** A failed required check makes `ringfence doctor` exit 1. */
@@ -135,6 +136,33 @@ export function describePolicy(verified: {
   return `${verified.policy.name} version ${verified.policy.version}, expires ${new Date(verified.expiresAt).toISOString()} (in ${days} days), signed by ${verified.signers.map((k) => k.slice(0, 12)).join(', ')}`;
 }
 
+/**
+ * CVE-2024-29018 (docs/containers.md, "DNS"): whether this engine forwards DNS queries from
+ * internal networks to the host's resolver, what to do, and what ringfence does meanwhile.
+ */
+export function checkEngineDns(info: Pick<EngineInfo, 'kind' | 'version'>): DoctorCheck {
+  const base = { id: 'engine-dns', title: 'Engine DNS (CVE-2024-29018)', required: false } as const;
+  const verdict = internalDnsVerdict(info);
+  if (verdict === 'not-docker')
+    return { ...base, status: 'ok', summary: `${info.kind} ${info.version} is not affected` };
+  if (verdict === 'fixed') return { ...base, status: 'ok', summary: `docker ${info.version} has the fix` };
+  const upgrade = `Upgrade the engine to Docker ${CVE_2024_29018_FIXED[0]} or newer (${CVE_2024_29018_FIXED.slice(1).join(' or ')} on those release lines).`;
+  if (verdict === 'unknown') {
+    return {
+      ...base,
+      status: 'warn',
+      summary: `cannot tell from the engine version "${info.version}" whether it has the fix`,
+      fix: `Check with: docker version. ${upgrade}`,
+    };
+  }
+  return {
+    ...base,
+    status: 'warn',
+    summary: `docker ${info.version} has it: when the host's resolver is on loopback (systemd-resolved, dnsmasq), it forwards lookups from internal networks to it, so a container with no route out can still send data out in DNS queries`,
+    fix: `${upgrade} Until then ringfence gives servers with an egress allowlist no resolver but their own container, so their lookups cannot leave; other containers on internal networks of this engine stay exposed.`,
+  };
+}
+
 /** Run every check; the engine is asked once, and the image check only when it answered. */
 export async function runDoctor(env: DoctorEnvironment = systemDoctorEnvironment()): Promise<DoctorReport> {
   const checks: DoctorCheck[] = [checkNode(env.nodeVersion)];
@@ -149,6 +177,7 @@ export async function runDoctor(env: DoctorEnvironment = systemDoctorEnvironment
       status: 'ok',
       summary: `${engine.info.kind} ${engine.info.version} (API ${engine.info.apiVersion}) at ${engine.endpoint.host}`,
     });
+    checks.push(checkEngineDns(engine.info));
   } catch (error) {
     checks.push({
       id: 'engine',

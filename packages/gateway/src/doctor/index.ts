@@ -1,5 +1,6 @@
 export {
   type CheckStatus,
+  checkEngineDns,
   checkHome,
   checkNode,
   checkPolicyInstalled,
@@ -11,3 +12,4 @@ export {
   runDoctor,
   systemDoctorEnvironment,
 } from './doctor.js';
+export { CVE_2024_29018_FIXED, type InternalDnsVerdict, internalDnsVerdict } from './engine-dns.js';

@@ -9,7 +9,7 @@ import type { ContainedServer, ContainedStdio } from '../ports/upstream.js';
 import { attachStdio, removeContainer } from './attach.js';
 import { serverContainerSpec } from './container-spec.js';
 import { checkImage } from './image-check.js';
-import { resolveMounts, type WorkspaceRoot } from './mounts.js';
+import { resolveMounts, verifyMounts, type WorkspaceRoot } from './mounts.js';
 import { createServerNetworks, removeNetworks } from './networks.js';
 import { type RunningSidecar, startSidecar } from './sidecar.js';
 import { StderrTail } from './stderr-tail.js';
@@ -25,6 +25,18 @@ export interface ContainerDeps {
   readonly onEgressLine: (server: string, line: string) => void;
   /** Checked again at every start: allowed images and the egress ceiling. */
   readonly policy?: PolicyView;
+  readonly hooks?: StartHooks;
+}
+
+/**
+ * Tests only (never set by the CLI): run at a given moment of a start, so a test can change the
+ * world exactly there (swap a mounted folder for a link) instead of racing for it.
+ */
+export interface StartHooks {
+  /** After the mounts were resolved, before anything is created. */
+  readonly afterMountsResolved?: () => Promise<void>;
+  /** After the server container was created and attached, before the mounts are checked again. */
+  readonly afterCreate?: () => Promise<void>;
 }
 
 /** Where a server's last stderr (8 KiB, env values redacted) is kept for `ringfence mcp ls`. */
@@ -52,6 +64,7 @@ export class DockerContainedServer implements ContainedServer {
     const { docker, session } = this.deps;
     const image = await checkImage(docker, this.config, this.deps.policy);
     const mounts = resolveMounts(this.config.mounts ?? [], this.deps.workspaceRoots, this.deps.home);
+    await this.deps.hooks?.afterMountsResolved?.();
     if (this.config.egress.mode === 'allow' && !this.deps.sidecarImage) {
       throw new UpstreamError(
         'SIDECAR_IMAGE_MISSING',
@@ -73,18 +86,25 @@ export class DockerContainedServer implements ContainedServer {
       await this.stopIfStopping();
     }
     this.container = await docker.createContainer(
-      serverContainerSpec(
-        this.config,
+      serverContainerSpec(this.config, {
         session,
-        networks.serverNetwork,
+        network: networks.serverNetwork,
         mounts,
-        undefined,
-        Object.keys(image.Config?.Volumes ?? {}),
-      ),
+        imageVolumes: Object.keys(image.Config?.Volumes ?? {}),
+        ...(this.sidecar ? { proxyAddress: this.sidecar.address } : {}),
+      }),
     );
     await this.stopIfStopping();
     const streams = await attachStdio(docker, this.container);
     streams.stderr.on('data', (chunk: Buffer) => this.tail.push(chunk));
+    await this.deps.hooks?.afterCreate?.();
+    // Last thing before start, to leave the least time for a swap (docs/containers.md, "Mounts").
+    try {
+      verifyMounts(mounts);
+    } catch (error) {
+      await this.stop();
+      throw error;
+    }
     await this.container.start();
     this.watchExit(this.container);
     return { stdout: streams.stdout, stdin: streams.stdin };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ContainerServerConfig } from '../config/servers.js';
-import { serverContainerSpec, serverEnvironment } from './container-spec.js';
+import { type ResolvedMount, SERVER_DNS, serverContainerSpec, serverEnvironment } from './container-spec.js';
 
 const config: ContainerServerConfig = {
   name: 'files',
@@ -10,10 +10,11 @@ const config: ContainerServerConfig = {
   egress: { mode: 'allow', hosts: ['api.example.com'] },
   env: { TOKEN: 'x' },
 };
+const base = { session: 'sess', network: 'net-in', mounts: [], proxyAddress: '10.1.2.3' };
 
 describe('serverContainerSpec', () => {
   it('runs the recorded image ID with every hardening flag, and a tmpfs over each image VOLUME', () => {
-    const spec = serverContainerSpec(config, 'sess', 'net-in', [], undefined, ['/data', '/tmp']);
+    const spec = serverContainerSpec(config, { ...base, imageVolumes: ['/data', '/tmp'] });
     expect(spec.Image).toBe(config.image_id);
     expect(spec.HostConfig).toMatchObject({
       ReadonlyRootfs: true,
@@ -31,25 +32,42 @@ describe('serverContainerSpec', () => {
   });
 
   it('runs a server with a writable mount as the invoking user, but never as root', () => {
-    const mount = [{ source: '/w/out', target: '/workspace/out', readOnly: false }];
-    expect(serverContainerSpec(config, 's', 'n', mount, { uid: 1000, gid: 1000 }).User).toBe('1000:1000');
-    expect(serverContainerSpec(config, 's', 'n', mount, { uid: 0, gid: 0 }).User).toBeUndefined();
-    expect(
-      serverContainerSpec(config, 's', 'n', [{ ...mount[0]!, readOnly: true }], { uid: 1000, gid: 1000 })
-        .User,
-    ).toBeUndefined();
+    const mounts: ResolvedMount[] = [
+      {
+        requested: 'out',
+        source: '/w/out',
+        target: '/workspace/out',
+        readOnly: false,
+        identity: { dev: 1n, ino: 2n },
+      },
+    ];
+    const as = (user: { uid: number; gid: number }, m = mounts) =>
+      serverContainerSpec(config, { ...base, mounts: m, user }).User;
+    expect(as({ uid: 1000, gid: 1000 })).toBe('1000:1000');
+    expect(as({ uid: 0, gid: 0 })).toBeUndefined();
+    expect(as({ uid: 1000, gid: 1000 }, [{ ...mounts[0]!, readOnly: true }])).toBeUndefined();
   });
 
-  it('gives only the declared env, HOME and the proxy variables', () => {
-    expect(serverEnvironment(config)).toEqual([
+  it('gives only the declared env, HOME and the proxy variables, naming the sidecar by address', () => {
+    expect(serverEnvironment(config, '10.1.2.3')).toEqual([
       'TOKEN=x',
       'HOME=/tmp',
-      'HTTP_PROXY=http://egress:3128',
-      'HTTPS_PROXY=http://egress:3128',
-      'http_proxy=http://egress:3128',
-      'https_proxy=http://egress:3128',
+      'HTTP_PROXY=http://10.1.2.3:3128',
+      'HTTPS_PROXY=http://10.1.2.3:3128',
+      'http_proxy=http://10.1.2.3:3128',
+      'https_proxy=http://10.1.2.3:3128',
       'NO_PROXY=localhost,127.0.0.1,::1',
       'no_proxy=localhost,127.0.0.1,::1',
     ]);
+    expect(() => serverEnvironment(config)).toThrow(/needs its sidecar's address/);
+  });
+
+  it('gives an allow server no resolver but its own loopback, and the proxy in /etc/hosts', () => {
+    const spec = serverContainerSpec(config, base);
+    expect(spec.HostConfig?.Dns).toEqual([SERVER_DNS]);
+    expect(spec.HostConfig?.ExtraHosts).toEqual(['egress:10.1.2.3']);
+    const deny = serverContainerSpec({ ...config, egress: { mode: 'deny' } }, { ...base, network: 'none' });
+    expect(deny.HostConfig?.Dns).toBeUndefined();
+    expect(deny.NetworkDisabled).toBe(true);
   });
 });

@@ -1,7 +1,8 @@
-export { DockerContainedServer, stderrLogPath } from './contained-server.js';
+export { DockerContainedServer, type StartHooks, stderrLogPath } from './contained-server.js';
 export {
   DEFAULT_LIMITS,
   hardenedHostConfig,
+  SERVER_DNS,
   serverContainerSpec,
   serverEnvironment,
 } from './container-spec.js';
@@ -14,9 +15,18 @@ export {
   resolveEngineEndpoint,
 } from './engine.js';
 export { checkImage, imageIdentity } from './image-check.js';
-export { containerName, LABEL, networkName, sidecarName } from './labels.js';
-export { MountError, resolveMounts, type WorkspaceRoot } from './mounts.js';
+export {
+  containerName,
+  currentOwner,
+  LABEL,
+  networkName,
+  type Owner,
+  ownedBy,
+  sidecarName,
+} from './labels.js';
+export { MountError, resolveMounts, verifyMounts, type WorkspaceRoot } from './mounts.js';
 export { ownerIsAlive, processStartTime } from './process-identity.js';
+export { REAPER_MAIN, reaperLogPath } from './reaper.js';
 export { type ContainerRuntime, createContainerRuntime } from './runtime.js';
 export { StderrTail } from './stderr-tail.js';
 export { type SweepReport, sweepDeadGateways } from './sweep.js';

@@ -12,20 +12,46 @@ export const LABEL = {
 
 const HOST = hostIdentity();
 
+/** The gateway process that owns an object, exactly as its labels name it. */
+export interface Owner {
+  readonly session: string;
+  readonly pid: number;
+  /** Empty where /proc does not tell start times. */
+  readonly pidStart: string;
+  readonly host: string;
+}
+
+/** This process as the owner of what it creates for `session`. */
+export function currentOwner(session: string): Owner {
+  return { session, pid: process.pid, pidStart: processStartTime(process.pid) ?? '', host: HOST };
+}
+
+/** Whether an object's labels name exactly this owner (session, pid, its start time and host). */
+export function ownedBy(labels: Record<string, string> | undefined, owner: Owner): boolean {
+  return (
+    labels?.[LABEL.managed] === '1' &&
+    labels[LABEL.session] === owner.session &&
+    labels[LABEL.pid] === String(owner.pid) &&
+    (labels[LABEL.pidStart] ?? '') === owner.pidStart &&
+    labels[LABEL.host] === owner.host
+  );
+}
+
 /** Labels naming this gateway process as the owner of an object. */
 export function ownerLabels(
   server: string,
   session: string,
   role: 'server' | 'sidecar' | 'network',
 ): Record<string, string> {
+  const owner = currentOwner(session);
   return {
     [LABEL.managed]: '1',
     [LABEL.server]: server,
     [LABEL.session]: session,
-    [LABEL.pid]: String(process.pid),
-    [LABEL.pidStart]: processStartTime(process.pid) ?? '',
+    [LABEL.pid]: String(owner.pid),
+    [LABEL.pidStart]: owner.pidStart,
     [LABEL.role]: role,
-    [LABEL.host]: HOST,
+    [LABEL.host]: owner.host,
   };
 }
 

@@ -62,9 +62,11 @@ export async function createServerNetworks(
 
 /**
  * Remove our networks; anything still attached to them (a container someone connected by hand)
- * is disconnected first, so a session never leaves a network behind.
+ * is disconnected first, so a session never leaves a network behind. Returns those this call
+ * removed (one already gone is not an error).
  */
-export async function removeNetworks(docker: Docker, names: readonly string[]): Promise<void> {
+export async function removeNetworks(docker: Docker, names: readonly string[]): Promise<string[]> {
+  const removed: string[] = [];
   for (const name of names) {
     const network = docker.getNetwork(name);
     try {
@@ -73,8 +75,10 @@ export async function removeNetworks(docker: Docker, names: readonly string[]): 
         await network.disconnect({ Container: id, Force: true }).catch(() => {});
       }
       await network.remove();
+      removed.push(name);
     } catch (error) {
       if ((error as { statusCode?: number }).statusCode !== 404) throw error;
     }
   }
+  return removed;
 }

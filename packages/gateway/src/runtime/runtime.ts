@@ -3,10 +3,12 @@ import { findSidecarImage } from '../images/sidecar.js';
 import type { AuditSink } from '../ports/audit.js';
 import type { PolicyView } from '../ports/policy.js';
 import type { ContainerLauncher } from '../ports/upstream.js';
-import { DockerContainedServer } from './contained-server.js';
+import { DockerContainedServer, type StartHooks } from './contained-server.js';
 import { EgressAuditor } from './egress-audit.js';
 import { createDockerClient, probeEngine, resolveEngineEndpoint } from './engine.js';
+import { currentOwner } from './labels.js';
 import type { WorkspaceRoot } from './mounts.js';
+import { reaperLogPath, startReaper } from './reaper.js';
 import { sweepDeadGateways } from './sweep.js';
 
 export type ContainerRuntime =
@@ -21,7 +23,8 @@ export type ContainerRuntime =
   | { readonly available: false; readonly reason: string };
 
 /**
- * Connect to the engine, sweep what dead gateways left behind, and run contained servers.
+ * Connect to the engine, start this gateway's reaper (which removes what it owns once it ends,
+ * even by SIGKILL), sweep what dead gateways left behind, and run contained servers.
  * No engine: contained servers are unavailable (with the reason), remote servers still work.
  */
 export async function createContainerRuntime(options: {
@@ -32,6 +35,8 @@ export async function createContainerRuntime(options: {
   workspaceRoots: readonly WorkspaceRoot[];
   policy?: PolicyView;
   env?: NodeJS.ProcessEnv;
+  /** Tests only: run between the steps of a server's start, to change the world at that moment. */
+  testHooks?: StartHooks;
 }): Promise<ContainerRuntime> {
   let docker: Docker;
   try {
@@ -41,6 +46,19 @@ export async function createContainerRuntime(options: {
   } catch (error) {
     return { available: false, reason: (error as Error).message };
   }
+  const reaper = startReaper({
+    home: options.home,
+    owner: currentOwner(options.session),
+    env: options.env ?? process.env,
+    onUnexpectedExit: (reason) =>
+      options.log(
+        `ringfence: the reaper of this gateway stopped (${reason}); if the gateway is killed now, its containers stay until the next gateway starts. Its log: ${reaperLogPath(options.home)}`,
+      ),
+  }).catch((error: unknown) =>
+    options.log(
+      `ringfence: the reaper could not start (${(error as Error).message}); if this gateway is killed, its containers stay until the next gateway starts. Its log: ${reaperLogPath(options.home)}`,
+    ),
+  );
   const swept = await sweepDeadGateways(docker).catch((error: unknown) => ({
     containers: [],
     networks: [],
@@ -59,6 +77,8 @@ export async function createContainerRuntime(options: {
       .catch((error: unknown) => options.log(`ringfence: audit: ${(error as Error).message}`));
   });
   const onEgressLine = (server: string, line: string) => egress.line(server, line);
+  // No container before the reaper watches (or is known not to).
+  await reaper;
   return {
     available: true,
     docker,
@@ -72,6 +92,7 @@ export async function createContainerRuntime(options: {
         sidecarImage,
         onEgressLine,
         ...(options.policy ? { policy: options.policy } : {}),
+        ...(options.testHooks ? { hooks: options.testHooks } : {}),
       }),
   };
 }

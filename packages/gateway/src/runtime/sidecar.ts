@@ -10,6 +10,8 @@ import { StderrTail } from './stderr-tail.js';
 
 export interface RunningSidecar {
   readonly container: Docker.Container;
+  /** Its address on the server's internal network: where the server finds the proxy. */
+  readonly address: string;
   stop(): Promise<void>;
   stderr(): string;
 }
@@ -98,8 +100,12 @@ export async function startSidecar(
     ready.catch(() => {});
     await container.start();
     await ready;
+    const networks = (await container.inspect()).NetworkSettings.Networks ?? {};
+    const address = networks[options.inner]?.IPAddress;
+    if (!address) throw new Error(`the egress sidecar has no address on ${options.inner}`);
     return {
       container,
+      address,
       stderr: () => tail.text(),
       stop: async () => {
         streams.stdin.end();

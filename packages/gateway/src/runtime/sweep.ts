@@ -1,5 +1,6 @@
 import type Docker from 'dockerode';
 import { LABEL } from './labels.js';
+import { removeNetworks } from './networks.js';
 import { hostIdentity, ownerIsAlive } from './process-identity.js';
 
 export interface SweepReport {
@@ -21,6 +22,48 @@ function deadOwner(
   return !ownerIsAlive(pid, start, probe);
 }
 
+const statusOf = (error: unknown) => (error as { statusCode?: number }).statusCode;
+
+/**
+ * Remove the containers, then the networks, labelled `ringfence.managed=1` (and `labels`, an
+ * engine-side pre-filter) that `select` picks by their labels. Containers go in parallel and by
+ * force (a server that ignores the end of its input is killed); networks go last, anything still
+ * attached to them disconnected first. Failures are collected, not thrown, and an object already
+ * gone is not a failure: the sweep and a reaper may race for the same leftovers.
+ */
+export async function removeManaged(
+  docker: Docker,
+  select: (labels: Record<string, string> | undefined) => boolean,
+  labels: readonly string[] = [],
+): Promise<SweepReport> {
+  const report: SweepReport = { containers: [], networks: [], errors: [] };
+  const filters = { label: [`${LABEL.managed}=1`, ...labels] };
+  const containers = await docker.listContainers({ all: true, filters });
+  await Promise.all(
+    containers
+      .filter((c) => select(c.Labels))
+      .map(async (c) => {
+        try {
+          await docker.getContainer(c.Id).remove({ force: true, v: true });
+          report.containers.push(c.Names?.[0]?.replace(/^\//, '') ?? c.Id);
+        } catch (error) {
+          // 404: already gone; 409: its removal is already in progress.
+          const status = statusOf(error);
+          if (status !== 404 && status !== 409) report.errors.push(`${c.Id}: ${(error as Error).message}`);
+        }
+      }),
+  );
+  const networks = await docker.listNetworks({ filters });
+  for (const network of networks.filter((n) => select(n.Labels))) {
+    try {
+      if ((await removeNetworks(docker, [network.Id])).length > 0) report.networks.push(network.Name);
+    } catch (error) {
+      report.errors.push(`${network.Name}: ${(error as Error).message}`);
+    }
+  }
+  return report;
+}
+
 /**
  * Remove containers, then networks, labelled `ringfence.managed=1` whose owner process (pid and
  * start time) no longer runs on this host. Objects of live gateways and unlabelled objects are
@@ -31,31 +74,5 @@ export async function sweepDeadGateways(
   options: { probe?: (pid: number) => string | undefined; host?: string } = {},
 ): Promise<SweepReport> {
   const host = options.host ?? hostIdentity();
-  const report: SweepReport = { containers: [], networks: [], errors: [] };
-  const filters = { label: [`${LABEL.managed}=1`] };
-  const containers = await docker.listContainers({ all: true, filters });
-  await Promise.all(
-    containers
-      .filter((c) => deadOwner(c.Labels, host, options.probe))
-      .map(async (c) => {
-        try {
-          await docker.getContainer(c.Id).remove({ force: true, v: true });
-          report.containers.push(c.Names?.[0]?.replace(/^\//, '') ?? c.Id);
-        } catch (error) {
-          if ((error as { statusCode?: number }).statusCode !== 404)
-            report.errors.push(`${c.Id}: ${(error as Error).message}`);
-        }
-      }),
-  );
-  const networks = await docker.listNetworks({ filters });
-  for (const network of networks.filter((n) => deadOwner(n.Labels, host, options.probe))) {
-    try {
-      await docker.getNetwork(network.Id).remove();
-      report.networks.push(network.Name);
-    } catch (error) {
-      if ((error as { statusCode?: number }).statusCode !== 404)
-        report.errors.push(`${network.Name}: ${(error as Error).message}`);
-    }
-  }
-  return report;
+  return removeManaged(docker, (labels) => deadOwner(labels, host, options.probe));
 }

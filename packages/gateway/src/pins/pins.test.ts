@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fingerprintTool, type PinnableTool } from './fingerprint.js';
+import { fingerprintTool, type PinnableDefinition } from './fingerprint.js';
 import { approvePending, diffPending, reconcileAndRecord, resetPins } from './reconcile.js';
 import { PinStore } from './store.js';
 
@@ -17,10 +17,10 @@ const tool = (overrides: Record<string, unknown> = {}) => ({
   ...overrides,
 });
 
-function pinnable(raw: unknown): PinnableTool {
+function pinnable(raw: unknown): PinnableDefinition {
   const result = fingerprintTool(raw);
   if (!result.ok) throw new Error(result.reason);
-  return result.tool;
+  return result.pinnable;
 }
 
 describe('fingerprintTool', () => {
@@ -118,7 +118,7 @@ describe('pins', () => {
       const outcome = await reconcileAndRecord(store, 'docs', [changed, added]);
       expect(outcome.firstSight).toBe(false);
       expect(outcome.exposed).toEqual([]);
-      expect(outcome.withheld.map((w) => [w.tool.name, w.kind])).toEqual([
+      expect(outcome.withheld.map((w) => [w.pinnable.name, w.kind])).toEqual([
         ['search', 'changed'],
         ['exfiltrate', 'new'],
       ]);
@@ -142,11 +142,11 @@ describe('pins', () => {
     await reconcileAndRecord(store, 'docs', [shown]);
     const later = pinnable(tool({ description: 'v3 — worse' }));
     await reconcileAndRecord(store, 'docs', [later]);
-    await expect(approvePending(store, 'docs', new Map([['search', shown.digest]]))).rejects.toMatchObject({
+    await expect(approvePending(store, 'docs', [{ kind: 'tool', name: 'search', digest: shown.digest }])).rejects.toMatchObject({
       code: 'PIN_MOVED',
     });
     expect((await store.server('docs'))?.tools.search?.digest).toBe(pinnable(tool()).digest);
-    await approvePending(store, 'docs', new Map([['search', later.digest]]));
+    await approvePending(store, 'docs', [{ kind: 'tool', name: 'search', digest: later.digest }]);
     const outcome = await reconcileAndRecord(store, 'docs', [later]);
     expect(outcome.exposed.map((t) => t.digest)).toEqual([later.digest]);
   });
@@ -154,7 +154,7 @@ describe('pins', () => {
   it('refuses to approve a tool with nothing pending', async () => {
     await reconcileAndRecord(store, 'docs', [pinnable(tool())]);
     await expect(
-      approvePending(store, 'docs', new Map([['search', pinnable(tool()).digest]])),
+      approvePending(store, 'docs', [{ kind: 'tool', name: 'search', digest: pinnable(tool()).digest }]),
     ).rejects.toMatchObject({
       code: 'PIN_NOTHING_PENDING',
     });
@@ -170,12 +170,12 @@ describe('pins', () => {
     const good = pinnable(tool());
     const org = new Map([['search', good.digest]]);
     const outcome = await reconcileAndRecord(store, 'docs', [good, pinnable(tool({ name: 'new' }))], {
-      orgPins: org,
+      orgPins: { tool: org },
     });
     expect(outcome.exposed.map((t) => t.name)).toEqual(['search']);
-    expect(outcome.withheld.map((w) => [w.tool.name, w.kind])).toEqual([['new', 'org']]);
+    expect(outcome.withheld.map((w) => [w.pinnable.name, w.kind])).toEqual([['new', 'org']]);
     const changed = await reconcileAndRecord(store, 'docs', [pinnable(tool({ description: 'x' }))], {
-      orgPins: org,
+      orgPins: { tool: org },
     });
     expect(changed.withheld.map((w) => w.kind)).toEqual(['org']);
     await expect(readFile(store.path)).rejects.toMatchObject({ code: 'ENOENT' });

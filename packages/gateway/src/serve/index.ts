@@ -1,13 +1,39 @@
-export { descriptionPrefix, EXPOSED_TOOL_NAME, exposedToolName, presentTool } from '../catalog/present.js';
+export {
+  descriptionPrefix,
+  EXPOSED_NAME,
+  exposedName,
+  type Naming,
+  PREFIXED,
+  presentPrompt,
+  presentTool,
+} from '../catalog/present.js';
 export {
   buildServerCatalog,
   type CatalogEntry,
+  type PromptArgument,
+  type PromptEntry,
   type ServerCatalog,
   type WithheldEntry,
   withheldLine,
 } from './catalog.js';
-export { createEndpointServer } from './endpoint.js';
-export { Gateway, type GatewayOptions, type ServerState } from './gateway.js';
+export { createEndpointServer, rpcError } from './endpoint.js';
+export { Gateway, type GatewayOptions, type OfferedCapabilities, type ServerState } from './gateway.js';
+export {
+  checkPromptCompletion,
+  cleanCompletion,
+  COMPLETION_MAX_VALUES,
+  COMPLETION_VALUE_MAX,
+  type CompletionAnswer,
+} from './completion.js';
+export {
+  DEFAULT_LOG_RATE,
+  LOG_LEVELS,
+  type LogRateOptions,
+  LogRateLimit,
+  LogRelay,
+  type RelayedLog,
+  relayedLog,
+} from './log-relay.js';
 export {
   generateToken,
   type Identity,
@@ -19,5 +45,5 @@ export {
   tokensEqual,
 } from './http.js';
 export * from './pipeline/index.js';
-export { newSessionId, type RunningGateway, runGateway, type ServeOptions } from './run.js';
+export { newSessionId, type RunningGateway, runGateway, type ServeOptions, selectServers } from './run.js';
 export { SERVER_INFO } from './server-info.js';

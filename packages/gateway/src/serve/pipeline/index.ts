@@ -1,4 +1,5 @@
-export { errorResult, recordDecision, recordResult, refuse } from './record.js';
+export { errorResult, recordDecision, recordResult, refuse, requestLabel, requestName } from './record.js';
+export { checkPromptResult, promptArguments } from './prompts.js';
 export { checkResult, upstreamErrorText } from './results.js';
 export { runForward } from './run.js';
 export { availability, inputSchema, lookup, PREVIEW_CHARS, rulesAndAsk, shapeAndSize } from './steps.js';
@@ -7,7 +8,10 @@ export {
   type ForwardedRequest,
   PASS,
   type PipelineDeps,
+  type PromptGetRequest,
+  type PromptResult,
   type Refusal,
   type RefusalCode,
   type StepOutcome,
+  type ToolCallRequest,
 } from './types.js';

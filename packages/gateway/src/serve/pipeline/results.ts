@@ -2,7 +2,7 @@ import type { CallToolResult } from '../../ports/caller.js';
 import { printable } from '../../text/printable.js';
 import { errorResult, requestLabel } from './record.js';
 import { isPlainObject } from './steps.js';
-import type { ForwardedRequest, PipelineDeps } from './types.js';
+import type { PipelineDeps, ToolCallRequest } from './types.js';
 
 const ERROR_TEXT_MAX = 300;
 
@@ -21,7 +21,7 @@ export function upstreamErrorText(error: unknown): string {
  */
 export async function checkResult(
   deps: PipelineDeps,
-  request: ForwardedRequest,
+  request: ToolCallRequest,
   result: unknown,
 ): Promise<{ reply: CallToolResult; refused?: string }> {
   const refuse = (why: string) => ({

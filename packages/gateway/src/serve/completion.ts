@@ -1,0 +1,86 @@
+import type { PolicyView } from '../ports/policy.js';
+import { printable } from '../text/printable.js';
+import type { PromptEntry } from './catalog.js';
+import { isPlainObject } from './pipeline/steps.js';
+
+/** MCP's own limit on the values of one completion. */
+export const COMPLETION_MAX_VALUES = 100;
+/** Completions are shown to people as they type: longer values are cut. */
+export const COMPLETION_VALUE_MAX = 200;
+
+export interface CompletionAnswer {
+  completion: { values: string[]; total?: number; hasMore?: boolean };
+}
+
+export const NO_COMPLETION: CompletionAnswer = { completion: { values: [] } };
+
+/** What a client's `completion/complete` asks about a prompt, once checked. */
+export interface PromptCompletion {
+  readonly argument: { name: string; value: string };
+  readonly context: Record<string, string> | undefined;
+}
+
+/**
+ * Checks a `completion/complete` for an exposed prompt: the argument must be one the pinned
+ * prompt declares, values strings, and the organisation policy must allow requesting that prompt
+ * with those arguments (an `ask` rule refuses: nobody is asked at every keystroke). Returns the
+ * refusal text, or what to forward.
+ */
+export function checkPromptCompletion(
+  entry: PromptEntry,
+  params: { argument?: unknown; context?: unknown },
+  policy: PolicyView,
+  who: { agent?: string; scope?: string },
+): PromptCompletion | string {
+  const { argument, context } = params;
+  if (!isPlainObject(argument) || typeof argument.name !== 'string' || typeof argument.value !== 'string')
+    return 'the argument to complete must have a string name and value.';
+  const declared = new Set(entry.arguments.map((a) => a.name));
+  if (!declared.has(argument.name))
+    return `the prompt does not declare an argument ${JSON.stringify(argument.name)}; nothing was asked.`;
+  let known: Record<string, string> | undefined;
+  if (context !== undefined) {
+    const args = isPlainObject(context) ? context.arguments : undefined;
+    if (args !== undefined && !isPlainObject(args)) return 'context.arguments must be an object of strings.';
+    for (const [name, value] of Object.entries(args ?? {})) {
+      if (!declared.has(name) || typeof value !== 'string')
+        return `context argument ${JSON.stringify(name)} is not a declared string argument of the prompt.`;
+    }
+    known = (args ?? {}) as Record<string, string>;
+  }
+  const decision = policy.decideCall({
+    server: entry.server,
+    prompt: entry.prompt,
+    ...(who.agent ? { agent: who.agent } : {}),
+    ...(who.scope ? { scope: who.scope } : {}),
+    arguments: { ...known, [argument.name]: argument.value },
+  });
+  if (decision.action !== 'allow') {
+    return `policy rule "${decision.rule}" does not allow this prompt to be completed (${decision.action}: ${decision.reason}).`;
+  }
+  return { argument: { name: argument.name, value: argument.value }, context: known };
+}
+
+/**
+ * A server's completion answer as a client may show it: at most 100 values, each a string cut
+ * to 200 characters and made printable; `total` and `hasMore` only when well-formed.
+ */
+export function cleanCompletion(result: unknown): CompletionAnswer | string {
+  const completion = isPlainObject(result) ? result.completion : undefined;
+  if (!isPlainObject(completion) || !Array.isArray(completion.values))
+    return 'the server sent a malformed completion';
+  if (!completion.values.every((v) => typeof v === 'string'))
+    return 'the server sent completion values that are not strings';
+  const values = (completion.values as string[])
+    .slice(0, COMPLETION_MAX_VALUES)
+    .map((v) => printable(v.length > COMPLETION_VALUE_MAX ? `${v.slice(0, COMPLETION_VALUE_MAX)}…` : v));
+  const { total, hasMore } = completion;
+  const cut = completion.values.length > COMPLETION_MAX_VALUES;
+  return {
+    completion: {
+      values,
+      ...(Number.isSafeInteger(total) && (total as number) >= 0 ? { total: total as number } : {}),
+      ...(typeof hasMore === 'boolean' || cut ? { hasMore: cut || hasMore === true } : {}),
+    },
+  };
+}

@@ -48,7 +48,7 @@ const driftyServed = {
 const digest = (tool: unknown) => {
   const result = fingerprintTool(tool);
   if (!result.ok) throw new Error(result.reason);
-  return result.tool.digest;
+  return result.pinnable.digest;
 };
 
 interface AuditLine {

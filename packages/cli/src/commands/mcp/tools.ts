@@ -10,14 +10,17 @@ interface ToolRow {
   description: string;
 }
 
+/** The first line of a description, shortened for one line of output. */
+const firstLine = (text: string) => text.split('\n')[0]?.slice(0, 100);
+
 export default class McpTools extends RingfenceCommand {
   static override description =
-    'Start every registered server as `mcp serve` would, and list the tools a client would see and the ones withheld (with why).';
+    'Start every registered server as `mcp serve` would, and list the tools and prompts a client would see and the ones withheld (with why).';
 
   static override examples = ['<%= config.bin %> mcp tools', '<%= config.bin %> mcp tools --json'];
   static override enableJsonFlag = true;
 
-  async run(): Promise<{ tools: ToolRow[]; withheld: WithheldEntry[] }> {
+  async run(): Promise<{ tools: ToolRow[]; prompts: ToolRow[]; withheld: WithheldEntry[] }> {
     await this.parse(McpTools);
     const session = newSessionId();
     const deps = await servingDeps(session);
@@ -30,23 +33,28 @@ export default class McpTools extends RingfenceCommand {
         stdin,
         stdout: new PassThrough(),
       });
-      const tools = running.gateway.listTools().map((tool) => ({
-        name: String(tool.name),
-        server: String(tool.name).split('_')[0] ?? '',
-        description: String(tool.description ?? ''),
-      }));
+      const row = (kind: 'tool' | 'prompt') => (item: Record<string, unknown>) => ({
+        name: String(item.name),
+        server: running.gateway.serverOf(kind, String(item.name)) ?? '',
+        description: String(item.description ?? ''),
+      });
+      const tools = running.gateway.listTools().map(row('tool'));
+      const prompts = running.gateway.listPrompts().map(row('prompt'));
       const withheld = running.gateway.withheld().filter((w) => w.kind !== 'filtered');
       await running.close();
       if (!this.jsonEnabled()) {
-        for (const tool of tools)
-          this.log(printable(`${tool.name}  ${tool.description.split('\n')[0]?.slice(0, 100)}`));
-        for (const w of withheld)
+        for (const tool of tools) this.log(printable(`${tool.name}  ${firstLine(tool.description)}`));
+        for (const prompt of prompts)
+          this.log(printable(`prompt ${prompt.name}  ${firstLine(prompt.description)}`));
+        for (const w of withheld) {
+          const what = w.definition === 'tool' ? w.tool : `${w.definition} ${w.tool}`;
           this.log(
-            printable(`withheld  ${w.server}/${w.tool}: ${w.reason}${w.digest ? ` (${w.digest})` : ''}`),
+            printable(`withheld  ${w.server}/${what}: ${w.reason}${w.digest ? ` (${w.digest})` : ''}`),
           );
-        if (tools.length === 0 && withheld.length === 0) this.log('No tools.');
+        }
+        if (tools.length === 0 && prompts.length === 0 && withheld.length === 0) this.log('No tools.');
       }
-      return { tools, withheld };
+      return { tools, prompts, withheld };
     } finally {
       await deps.close();
     }

@@ -20,7 +20,11 @@ export function descriptionPrefix(server: string, destination: string): string {
   return `[${server} via ringfence ${destination}] `;
 }
 
-function prefixedDescription(server: string, destination: string, definition: Readonly<Record<string, unknown>>) {
+function prefixedDescription(
+  server: string,
+  destination: string,
+  definition: Readonly<Record<string, unknown>>,
+) {
   const description = typeof definition.description === 'string' ? definition.description : '';
   return `${descriptionPrefix(server, destination)}${description}`;
 }

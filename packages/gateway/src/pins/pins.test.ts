@@ -142,7 +142,9 @@ describe('pins', () => {
     await reconcileAndRecord(store, 'docs', [shown]);
     const later = pinnable(tool({ description: 'v3 — worse' }));
     await reconcileAndRecord(store, 'docs', [later]);
-    await expect(approvePending(store, 'docs', [{ kind: 'tool', name: 'search', digest: shown.digest }])).rejects.toMatchObject({
+    await expect(
+      approvePending(store, 'docs', [{ kind: 'tool', name: 'search', digest: shown.digest }]),
+    ).rejects.toMatchObject({
       code: 'PIN_MOVED',
     });
     expect((await store.server('docs'))?.tools.search?.digest).toBe(pinnable(tool()).digest);

@@ -221,7 +221,9 @@ describe('assertLocalPinsCount', () => {
     await install([{ server: 'docs', pins: [{ tool: 't', digest: `sha256:${'0'.repeat(64)}` }] }]);
     await expect(assertLocalPinsCount('docs', options())).rejects.toMatchObject({
       code: 'PIN_ORG_MANAGED',
-      message: expect.stringMatching(/^The organisation policy "corp" \(version 1\) pins the tools and prompts of docs/),
+      message: expect.stringMatching(
+        /^The organisation policy "corp" \(version 1\) pins the tools and prompts of docs/,
+      ),
     });
   });
 

@@ -92,7 +92,8 @@ export interface PendingReview {
   readonly pinned: ReadonlyMap<string, Definition>;
 }
 
-const pinnedKey = (diff: Pick<DefinitionDiff, 'definition' | 'tool'>) => `${diff.definition}\u0000${diff.tool}`;
+const pinnedKey = (diff: Pick<DefinitionDiff, 'definition' | 'tool'>) =>
+  `${diff.definition}\u0000${diff.tool}`;
 
 export async function reviewPending(store: PinStore, server: string): Promise<PendingReview> {
   const pins = await store.server(server);

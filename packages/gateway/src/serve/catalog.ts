@@ -127,7 +127,8 @@ export function promptArguments(definition: Readonly<Record<string, unknown>>): 
   if (!Array.isArray(declared)) return 'its arguments are not a list';
   const out: PromptArgument[] = [];
   for (const item of declared) {
-    if (typeof item !== 'object' || item === null || Array.isArray(item)) return 'an argument is not an object';
+    if (typeof item !== 'object' || item === null || Array.isArray(item))
+      return 'an argument is not an object';
     const { name, required } = item as { name?: unknown; required?: unknown };
     if (typeof name !== 'string' || name.length === 0) return 'an argument has no name';
     if (required !== undefined && typeof required !== 'boolean')
@@ -138,7 +139,11 @@ export function promptArguments(definition: Readonly<Record<string, unknown>>): 
   return out;
 }
 
-async function toolProblem(inputs: Inputs, tool: PinnableDefinition, name: string): Promise<Problem | undefined> {
+async function toolProblem(
+  inputs: Inputs,
+  tool: PinnableDefinition,
+  name: string,
+): Promise<Problem | undefined> {
   const policyAllow = inputs.policy.allowedTools(inputs.server);
   const localAllow = inputs.localAllow && inputs.localAllow.length > 0 ? inputs.localAllow : undefined;
   const filteredBy =
@@ -150,7 +155,8 @@ async function toolProblem(inputs: Inputs, tool: PinnableDefinition, name: strin
   if (filteredBy) return { kind: 'filtered', reason: `not allowed by ${filteredBy}` };
   if (!EXPOSED_NAME.test(name)) return nameProblem(name);
   const { inputSchema, outputSchema } = tool.definition;
-  if (!isObjectSchema(inputSchema)) return { kind: 'malformed', reason: 'its inputSchema is not an object schema' };
+  if (!isObjectSchema(inputSchema))
+    return { kind: 'malformed', reason: 'its inputSchema is not an object schema' };
   if (outputSchema !== undefined && !isObjectSchema(outputSchema))
     return { kind: 'malformed', reason: 'its outputSchema is not an object schema' };
   for (const [label, schema] of [
@@ -227,7 +233,13 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
   for (const check of checked) {
     const { item, name } = check;
     if (check.problem) {
-      withheld.push({ server, tool: item.name, definition: item.kind, digest: item.digest, ...check.problem });
+      withheld.push({
+        server,
+        tool: item.name,
+        definition: item.kind,
+        digest: item.digest,
+        ...check.problem,
+      });
     } else if (item.kind === 'tool') {
       entries.push({
         kind: 'tool',

@@ -4,12 +4,12 @@ import {
   CallToolRequestSchema,
   CompleteRequestSchema,
   ErrorCode,
-  GetPromptRequestSchema,
   ListPromptsRequestSchema,
   ListToolsRequestSchema,
   type ServerCapabilities,
   SetLevelRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import type { DefinitionKind } from '../pins/kinds.js';
 import type { Caller } from '../ports/caller.js';
 import type { Gateway } from './gateway.js';
@@ -27,6 +27,13 @@ export function rpcError(code: number, message: string): Error {
 }
 
 type Extra = RequestHandlerExtra<never, never>;
+
+// The SDK's own schema answers a non-string prompt argument with -32603 and a schema dump, before
+// any check of ours; the pipeline refuses it itself, audited, naming the argument.
+const GetPromptRequest = z.object({
+  method: z.literal('prompts/get'),
+  params: z.looseObject({ name: z.string(), arguments: z.unknown().optional() }),
+});
 
 /**
  * One MCP server session facing one client, backed by the shared gateway. It offers tools
@@ -103,7 +110,7 @@ export function createEndpointServer(
     server.setRequestHandler(ListPromptsRequestSchema, async () => ({
       prompts: gateway.listPrompts() as never[],
     }));
-    server.setRequestHandler(GetPromptRequestSchema, async (request, extra) =>
+    server.setRequestHandler(GetPromptRequest, async (request, extra) =>
       refusals(() =>
         tracked('prompt', request.params.name, extra as Extra, async () => {
           const result = await gateway.getPrompt(request.params.name, request.params.arguments, caller());
@@ -114,7 +121,9 @@ export function createEndpointServer(
   }
   if (capabilities.completions) {
     server.setRequestHandler(CompleteRequestSchema, async (request) =>
-      refusals(async () => (await gateway.complete(request.params as Record<string, unknown>, identity)) as never),
+      refusals(
+        async () => (await gateway.complete(request.params as Record<string, unknown>, identity)) as never,
+      ),
     );
   }
 
@@ -123,7 +132,8 @@ export function createEndpointServer(
     // Replaces the SDK's own handler: the level is this session's filter and is also forwarded.
     server.setRequestHandler(SetLevelRequestSchema, async (request) => {
       const { level } = request.params;
-      if (!isLogLevel(level)) throw rpcError(ErrorCode.InvalidParams, `ringfence: unknown log level ${level}`);
+      if (!isLogLevel(level))
+        throw rpcError(ErrorCode.InvalidParams, `ringfence: unknown log level ${level}`);
       threshold = level;
       await gateway.setLoggingLevel(level);
       return {};

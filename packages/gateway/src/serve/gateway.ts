@@ -56,7 +56,8 @@ export interface GatewayOptions {
 
 type Exposed = CatalogEntry | PromptEntry;
 const nameOf = (entry: Exposed) => (entry.kind === 'tool' ? entry.tool : entry.prompt);
-const exposedKey = (entry: Exposed) => `${entry.kind}\u0000${nameOf(entry)}\u0000${entry.digest}\u0000exposed`;
+const exposedKey = (entry: Exposed) =>
+  `${entry.kind}\u0000${nameOf(entry)}\u0000${entry.digest}\u0000exposed`;
 const withheldKey = (entry: WithheldEntry) =>
   `${entry.definition}\u0000${entry.tool}\u0000${entry.digest ?? ''}\u0000${entry.kind}`;
 const outcomeKeys = (catalog: ServerCatalog) => [
@@ -426,7 +427,8 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
     const { entry } = found;
     const label = definitionLabel(entry.server, 'prompt', entry.prompt);
     const checked = checkPromptCompletion(entry, params, this.policy, caller);
-    if (typeof checked === 'string') throw new CallRefused('REFUSED', `ringfence refused to complete ${label}: ${checked}`);
+    if (typeof checked === 'string')
+      throw new CallRefused('REFUSED', `ringfence refused to complete ${label}: ${checked}`);
     const { upstream, unavailableReason } = this.target(entry.server);
     if (!upstream) {
       throw new CallRefused(
@@ -443,10 +445,14 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
         ...(checked.context ? { context: { arguments: checked.context } } : {}),
       });
     } catch (error) {
-      throw new CallRefused('REFUSED', `ringfence: completing ${label} failed upstream: ${upstreamErrorText(error)}`);
+      throw new CallRefused(
+        'REFUSED',
+        `ringfence: completing ${label} failed upstream: ${upstreamErrorText(error)}`,
+      );
     }
     const clean = cleanCompletion(answer);
-    if (typeof clean === 'string') throw new CallRefused('REFUSED', `ringfence withheld the completion of ${label}: ${clean}.`);
+    if (typeof clean === 'string')
+      throw new CallRefused('REFUSED', `ringfence withheld the completion of ${label}: ${clean}.`);
     return clean;
   }
 
@@ -460,9 +466,11 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
     );
     await Promise.all(
       targets.map(([name, upstream]) =>
-        upstream.setLoggingLevel(level).catch((error: unknown) =>
-          this.options.log(`ringfence: ${name}: setting its log level failed: ${upstreamErrorText(error)}`),
-        ),
+        upstream
+          .setLoggingLevel(level)
+          .catch((error: unknown) =>
+            this.options.log(`ringfence: ${name}: setting its log level failed: ${upstreamErrorText(error)}`),
+          ),
       ),
     );
   }

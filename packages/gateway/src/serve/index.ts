@@ -16,24 +16,15 @@ export {
   type WithheldEntry,
   withheldLine,
 } from './catalog.js';
-export { createEndpointServer, rpcError } from './endpoint.js';
-export { Gateway, type GatewayOptions, type OfferedCapabilities, type ServerState } from './gateway.js';
 export {
-  checkPromptCompletion,
-  cleanCompletion,
   COMPLETION_MAX_VALUES,
   COMPLETION_VALUE_MAX,
   type CompletionAnswer,
+  checkPromptCompletion,
+  cleanCompletion,
 } from './completion.js';
-export {
-  DEFAULT_LOG_RATE,
-  LOG_LEVELS,
-  type LogRateOptions,
-  LogRateLimit,
-  LogRelay,
-  type RelayedLog,
-  relayedLog,
-} from './log-relay.js';
+export { createEndpointServer, rpcError } from './endpoint.js';
+export { Gateway, type GatewayOptions, type OfferedCapabilities, type ServerState } from './gateway.js';
 export {
   generateToken,
   type Identity,
@@ -44,6 +35,15 @@ export {
   type TokenResolver,
   tokensEqual,
 } from './http.js';
+export {
+  DEFAULT_LOG_RATE,
+  LOG_LEVELS,
+  LogRateLimit,
+  type LogRateOptions,
+  LogRelay,
+  type RelayedLog,
+  relayedLog,
+} from './log-relay.js';
 export * from './pipeline/index.js';
 export { newSessionId, type RunningGateway, runGateway, type ServeOptions, selectServers } from './run.js';
 export { SERVER_INFO } from './server-info.js';

@@ -1,7 +1,16 @@
 import { printable } from '../text/printable.js';
 
 /** MCP log levels, least severe first. */
-export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
+export const LOG_LEVELS = [
+  'debug',
+  'info',
+  'notice',
+  'warning',
+  'error',
+  'critical',
+  'alert',
+  'emergency',
+] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export const isLogLevel = (value: unknown): value is LogLevel =>
@@ -36,7 +45,8 @@ export function relayedLog(server: string, params: unknown): RelayedLog | undefi
   } catch {
     text = String(data);
   }
-  const clipped = text.length > LOG_DATA_MAX ? `${text.slice(0, LOG_DATA_MAX)}… (${text.length} characters)` : text;
+  const clipped =
+    text.length > LOG_DATA_MAX ? `${text.slice(0, LOG_DATA_MAX)}… (${text.length} characters)` : text;
   const own = typeof logger === 'string' && logger.length > 0 ? `/${printable(logger.slice(0, 100))}` : '';
   return { server, params: { level, logger: `${server}${own}`, data: printable(clipped) } };
 }
@@ -72,7 +82,10 @@ export class LogRateLimit {
    */
   take(): { pass: boolean; droppedBefore: number } {
     const now = this.now();
-    this.tokens = Math.min(this.options.burst, this.tokens + ((now - this.last) / 1000) * this.options.perSecond);
+    this.tokens = Math.min(
+      this.options.burst,
+      this.tokens + ((now - this.last) / 1000) * this.options.perSecond,
+    );
     this.last = now;
     if (this.tokens < 1) {
       this.dropped++;

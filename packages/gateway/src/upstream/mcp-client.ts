@@ -101,7 +101,9 @@ export class UpstreamClient {
     return { prompts: items, problems };
   }
 
-  private async listAll(what: keyof typeof LooseListPages): Promise<{ items: unknown[]; problems: string[] }> {
+  private async listAll(
+    what: keyof typeof LooseListPages,
+  ): Promise<{ items: unknown[]; problems: string[] }> {
     const items: unknown[] = [];
     const problems: string[] = [];
     const seenCursors = new Set<string>();

@@ -36,7 +36,9 @@ export function summarizePolicy(verified: VerifiedPolicy, now: number): string[]
         `    pinned           ${entry.pins.length} (only these definitions are exposed; nothing can be approved locally)`,
       );
       for (const pin of entry.pins.slice(0, 20))
-        lines.push(`                     ${'tool' in pin ? pin.tool : `prompt ${pin.prompt}`}  ${pin.digest}`);
+        lines.push(
+          `                     ${'tool' in pin ? pin.tool : `prompt ${pin.prompt}`}  ${pin.digest}`,
+        );
       if (entry.pins.length > 20) lines.push(`                     … and ${entry.pins.length - 20} more`);
     }
     lines.push(

@@ -1,5 +1,5 @@
-export { errorResult, recordDecision, recordResult, refuse, requestLabel, requestName } from './record.js';
 export { checkPromptResult, promptArguments } from './prompts.js';
+export { errorResult, recordDecision, recordResult, refuse, requestLabel, requestName } from './record.js';
 export { checkResult, upstreamErrorText } from './results.js';
 export { runForward } from './run.js';
 export { availability, inputSchema, lookup, PREVIEW_CHARS, rulesAndAsk, shapeAndSize } from './steps.js';

@@ -1,7 +1,13 @@
 import type { CallToolResult } from '../../ports/caller.js';
 import { errorResult, requestLabel } from './record.js';
 import { isPlainObject } from './steps.js';
-import { PASS, type PipelineDeps, type PromptGetRequest, type PromptResult, type StepOutcome } from './types.js';
+import {
+  PASS,
+  type PipelineDeps,
+  type PromptGetRequest,
+  type PromptResult,
+  type StepOutcome,
+} from './types.js';
 
 /**
  * Prompt arguments: MCP prompt arguments are strings, by name. Only the names the pinned prompt

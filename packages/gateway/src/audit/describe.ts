@@ -1,6 +1,9 @@
 import type { AuditLogLine } from './tail.js';
 
 const short = (digest: string | null) => (digest ? `${digest.slice(0, 19)}…` : 'no-digest');
+/** `docs/search` for a tool, `docs/prompt greet` for a prompt. */
+const subject = (r: { server: string; tool: string; kind?: string }) =>
+  `${r.server}/${r.kind ? `${r.kind} ` : ''}${r.tool}`;
 
 /**
  * One human line per entry: seq, time, type, then what matters for that type (server/tool,
@@ -28,7 +31,7 @@ export function describeAuditLine(line: AuditLogLine): string {
       const r = entry.refs;
       detail = [
         r.phase.padEnd(6),
-        `${r.server}/${r.tool}`,
+        subject(r),
         r.allowed ? 'allowed' : 'REFUSED',
         `rule=${r.rule}`,
         r.reason && `(${r.reason})`,
@@ -40,7 +43,7 @@ export function describeAuditLine(line: AuditLogLine): string {
     }
     case 'mcp.result': {
       const r = entry.refs;
-      detail = `${r.server}/${r.tool}  ${r.is_error ? 'error' : 'ok'}  for #${entry.parent_seq}  result=${short(r.result)}`;
+      detail = `${subject(r)}  ${r.is_error ? 'error' : 'ok'}  for #${entry.parent_seq}  result=${short(r.result)}`;
       break;
     }
     case 'mcp.egress': {

@@ -42,7 +42,11 @@ describe('checkEntryShape', () => {
 
   it.each([
     ['an unknown top-level field', { ...decision, extra: 1 }, /unknown field extra/],
-    ['a kind it does not know', { ...decision, refs: { ...decision.refs, kind: 'tool' } }, /refs\.kind must be "prompt"/],
+    [
+      'a kind it does not know',
+      { ...decision, refs: { ...decision.refs, kind: 'tool' } },
+      /refs\.kind must be "prompt"/,
+    ],
     [
       'an unknown refs field',
       { ...decision, refs: { ...decision.refs, body: 'x' } },

@@ -293,7 +293,9 @@ describe('pins for prompts', () => {
       version: 1,
       servers: {
         docs: {
-          tools: { search: { digest: t.digest, definition: t.definition, pinned_at: '2026-01-01T00:00:00.000Z' } },
+          tools: {
+            search: { digest: t.digest, definition: t.definition, pinned_at: '2026-01-01T00:00:00.000Z' },
+          },
           pending: {},
         },
       },

@@ -1,6 +1,10 @@
+import { definitionLabel } from '../pins/kinds.js';
+import type { Caller } from '../ports/caller.js';
 import type { PolicyView } from '../ports/policy.js';
+import type { Upstream } from '../ports/upstream.js';
 import { printable } from '../text/printable.js';
 import type { PromptEntry } from './catalog.js';
+import { CallRefused, lookup, upstreamErrorText } from './pipeline/index.js';
 import { isPlainObject } from './pipeline/steps.js';
 
 /** MCP's own limit on the values of one completion. */
@@ -83,4 +87,67 @@ export function cleanCompletion(result: unknown): CompletionAnswer | string {
       ...(typeof hasMore === 'boolean' || cut ? { hasMore: cut || hasMore === true } : {}),
     },
   };
+}
+
+/**
+ * `completion/complete` for an exposed prompt only (its exposed name mapped back): the argument
+ * must be one the pinned prompt declares and the policy must allow the prompt with it. Values
+ * come back capped and printable. A server that does not offer completions gets no request and
+ * the answer is empty. Every refusal is a `CallRefused`. Not audited: it runs at every keystroke
+ * and forwards only what the client is typing into that prompt's arguments.
+ */
+export async function completePrompt(
+  prompts: ReadonlyMap<string, PromptEntry>,
+  params: Record<string, unknown>,
+  deps: {
+    policy: PolicyView;
+    caller: Caller;
+    target: (server: string) => { upstream: Upstream | undefined; unavailableReason: string };
+  },
+): Promise<CompletionAnswer> {
+  const ref = params.ref as { type?: unknown; name?: unknown } | undefined;
+  if (ref?.type !== 'ref/prompt') {
+    throw new CallRefused(
+      'REFUSED',
+      'ringfence: completions are offered for prompts only (ref/prompt); this gateway does not forward resource completions.',
+    );
+  }
+  const name = String(ref.name);
+  const found = lookup(prompts, name, 'prompt');
+  if (!found.pass) {
+    throw new CallRefused(
+      'UNKNOWN_PROMPT',
+      `ringfence: "${name}" is not a prompt this gateway listed (a withheld prompt is completed only once approved); nothing was asked.`,
+    );
+  }
+  const { entry } = found;
+  const label = definitionLabel(entry.server, 'prompt', entry.prompt);
+  const checked = checkPromptCompletion(entry, params, deps.policy, deps.caller);
+  if (typeof checked === 'string')
+    throw new CallRefused('REFUSED', `ringfence refused to complete ${label}: ${checked}`);
+  const { upstream, unavailableReason } = deps.target(entry.server);
+  if (!upstream) {
+    throw new CallRefused(
+      'REFUSED',
+      `ringfence could not complete ${label}: the server ${entry.server} is not available (${unavailableReason}).`,
+    );
+  }
+  if (!upstream.capabilities().completions) return NO_COMPLETION;
+  let answer: unknown;
+  try {
+    answer = await upstream.complete({
+      ref: { type: 'ref/prompt', name: entry.prompt },
+      argument: checked.argument,
+      ...(checked.context ? { context: { arguments: checked.context } } : {}),
+    });
+  } catch (error) {
+    throw new CallRefused(
+      'REFUSED',
+      `ringfence: completing ${label} failed upstream: ${upstreamErrorText(error)}`,
+    );
+  }
+  const clean = cleanCompletion(answer);
+  if (typeof clean === 'string')
+    throw new CallRefused('REFUSED', `ringfence withheld the completion of ${label}: ${clean}.`);
+  return clean;
 }

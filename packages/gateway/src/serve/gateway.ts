@@ -18,12 +18,15 @@ import {
   type WithheldEntry,
   withheldLine,
 } from './catalog.js';
+import { type CompletionAnswer, completePrompt } from './completion.js';
 import {
-  type CompletionAnswer,
-  checkPromptCompletion,
-  cleanCompletion,
-  NO_COMPLETION,
-} from './completion.js';
+  catalogReport,
+  type Exposed,
+  exposureDecisions,
+  nameOf,
+  outcomeKeys,
+  withheldKey,
+} from './exposure.js';
 import { DEFAULT_LOG_RATE, type LogRateOptions, LogRelay, type RelayedLog } from './log-relay.js';
 import {
   CallRefused,
@@ -53,19 +56,6 @@ export interface GatewayOptions {
   /** Each server's log budget. */
   readonly logRate?: LogRateOptions;
 }
-
-type Exposed = CatalogEntry | PromptEntry;
-const nameOf = (entry: Exposed) => (entry.kind === 'tool' ? entry.tool : entry.prompt);
-const exposedKey = (entry: Exposed) =>
-  `${entry.kind}\u0000${nameOf(entry)}\u0000${entry.digest}\u0000exposed`;
-const withheldKey = (entry: WithheldEntry) =>
-  `${entry.definition}\u0000${entry.tool}\u0000${entry.digest ?? ''}\u0000${entry.kind}`;
-const outcomeKeys = (catalog: ServerCatalog) => [
-  ...catalog.entries.map(exposedKey),
-  ...catalog.prompts.map(exposedKey),
-  ...catalog.withheld.map(withheldKey),
-];
-const promptKind = (kind: DefinitionKind) => (kind === 'prompt' ? { kind: 'prompt' as const } : {});
 
 /** The capabilities a client is offered: what at least one running server offers. */
 export type OfferedCapabilities = UpstreamCapabilities;
@@ -193,34 +183,9 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
    * whose outcome changed, so a server repeating "list changed" cannot grow the log with copies.
    */
   private async auditExposure(catalog: ServerCatalog, previous?: ServerCatalog): Promise<void> {
-    const before = new Set(previous ? outcomeKeys(previous) : []);
-    const isNew = (key: string) => !before.has(key);
-    const appends = [
-      ...[...catalog.entries, ...catalog.prompts]
-        .filter((entry) => isNew(exposedKey(entry)))
-        .map((entry) => ({
-          server: entry.server,
-          tool: nameOf(entry),
-          ...promptKind(entry.kind),
-          digest: entry.digest,
-          allowed: true,
-          rule: 'pinned',
-        })),
-      ...catalog.withheld
-        .filter((entry) => isNew(withheldKey(entry)))
-        .map((entry) => ({
-          server: entry.server,
-          tool: entry.tool,
-          ...promptKind(entry.definition),
-          ...(entry.digest ? { digest: entry.digest } : {}),
-          allowed: false,
-          rule: `withheld-${entry.kind}`,
-          reason: entry.reason.slice(0, 1000),
-        })),
-    ];
     // Queued together: the log batches them into few writes.
     await Promise.all(
-      appends.map((refs) =>
+      exposureDecisions(catalog, previous).map((refs) =>
         this.options.audit.append({
           type: 'mcp.decision',
           refs: { phase: 'expose', ...refs, ...this.policyRef() } as never,
@@ -230,18 +195,7 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
   }
 
   private report(catalog: ServerCatalog): void {
-    const { log } = this.options;
-    if (catalog.firstSight) {
-      const pinned = (kind: DefinitionKind) =>
-        (kind === 'tool' ? catalog.entries : catalog.prompts).length +
-        catalog.withheld.filter((w) => w.definition === kind && w.kind !== 'unpinnable').length;
-      const prompts = pinned('prompt');
-      log(
-        `ringfence: first sight of ${catalog.server}: pinned ${pinned('tool')} tool(s)${prompts > 0 ? ` and ${prompts} prompt(s)` : ''} (trust on first use). Review them with: ringfence mcp pins show ${catalog.server}`,
-      );
-    }
-    for (const problem of catalog.problems) log(`ringfence: ${catalog.server}: ${problem}`);
-    for (const entry of catalog.withheld) if (entry.kind !== 'filtered') log(withheldLine(entry));
+    for (const line of catalogReport(catalog)) this.options.log(line);
   }
 
   /** Re-list one server after it said its tools or prompts changed; changed ones are withheld at once. */
@@ -401,59 +355,13 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
     return reply as PromptResult;
   }
 
-  /**
-   * `completion/complete` for an exposed prompt only (its exposed name mapped back): the argument
-   * must be one the pinned prompt declares and the policy must allow the prompt with it. Values
-   * come back capped and printable. A server that does not offer completions gets no request and
-   * the answer is empty. Not audited: it runs at every keystroke and forwards only what the client
-   * is typing into that prompt's arguments.
-   */
-  async complete(params: Record<string, unknown>, caller: Caller = {}): Promise<CompletionAnswer> {
-    const ref = params.ref as { type?: unknown; name?: unknown; uri?: unknown } | undefined;
-    if (ref?.type !== 'ref/prompt') {
-      throw new CallRefused(
-        'REFUSED',
-        'ringfence: completions are offered for prompts only (ref/prompt); this gateway does not forward resource completions.',
-      );
-    }
-    const name = String(ref.name);
-    const found = lookup(this.prompts, name, 'prompt');
-    if (!found.pass) {
-      throw new CallRefused(
-        'UNKNOWN_PROMPT',
-        `ringfence: "${name}" is not a prompt this gateway listed (a withheld prompt is completed only once approved); nothing was asked.`,
-      );
-    }
-    const { entry } = found;
-    const label = definitionLabel(entry.server, 'prompt', entry.prompt);
-    const checked = checkPromptCompletion(entry, params, this.policy, caller);
-    if (typeof checked === 'string')
-      throw new CallRefused('REFUSED', `ringfence refused to complete ${label}: ${checked}`);
-    const { upstream, unavailableReason } = this.target(entry.server);
-    if (!upstream) {
-      throw new CallRefused(
-        'REFUSED',
-        `ringfence could not complete ${label}: the server ${entry.server} is not available (${unavailableReason}).`,
-      );
-    }
-    if (!upstream.capabilities().completions) return NO_COMPLETION;
-    let answer: unknown;
-    try {
-      answer = await upstream.complete({
-        ref: { type: 'ref/prompt', name: entry.prompt },
-        argument: checked.argument,
-        ...(checked.context ? { context: { arguments: checked.context } } : {}),
-      });
-    } catch (error) {
-      throw new CallRefused(
-        'REFUSED',
-        `ringfence: completing ${label} failed upstream: ${upstreamErrorText(error)}`,
-      );
-    }
-    const clean = cleanCompletion(answer);
-    if (typeof clean === 'string')
-      throw new CallRefused('REFUSED', `ringfence withheld the completion of ${label}: ${clean}.`);
-    return clean;
+  /** `completion/complete`, for an exposed prompt only (see `completePrompt`). */
+  complete(params: Record<string, unknown>, caller: Caller = {}): Promise<CompletionAnswer> {
+    return completePrompt(this.prompts, params, {
+      policy: this.policy,
+      caller,
+      target: (s) => this.target(s),
+    });
   }
 
   /**

@@ -9,7 +9,9 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { HttpServerConfig } from '../config/servers.js';
+import { fingerprintDefinition } from '../pins/fingerprint.js';
 import { PinStore } from '../pins/store.js';
+import { LOCAL_ONLY, type PolicyView } from '../ports/policy.js';
 import type { Upstream, UpstreamCapabilities } from '../ports/upstream.js';
 import { createEndpointServer } from './endpoint.js';
 import { Gateway } from './gateway.js';
@@ -96,7 +98,11 @@ describe('the endpoint: prompts, completions, logging and errors as a client see
     await rm(home, { recursive: true, force: true });
   });
 
-  const serve = async (upstreams: ScriptedUpstream[], naming?: { prefixed: boolean }) => {
+  const serve = async (
+    upstreams: ScriptedUpstream[],
+    naming?: { prefixed: boolean },
+    policy?: PolicyView,
+  ) => {
     const gateway = new Gateway({
       servers: upstreams.map((u) => config(u.name)),
       pins: new PinStore(home),
@@ -110,6 +116,7 @@ describe('the endpoint: prompts, completions, logging and errors as a client see
       log: (line) => lines.push(line),
       session: 'test',
       ...(naming ? { naming } : {}),
+      ...(policy ? { policy } : {}),
     });
     await gateway.start();
     const server = createEndpointServer(gateway);
@@ -213,6 +220,24 @@ describe('the endpoint: prompts, completions, logging and errors as a client see
     expect(lines.at(-1)).toBe(
       'ringfence: withheld docs/prompt greet: its definition changed since it was pinned. Review it with: ringfence mcp pins diff docs',
     );
+  });
+
+  it('with organisation pins, exposes exactly the prompts the policy pins by digest', async () => {
+    const pinned = fingerprintDefinition(greet(), 'prompt');
+    if (!pinned.ok) throw new Error(pinned.reason);
+    const policy: PolicyView = {
+      ...LOCAL_ONLY,
+      ref: { name: 'corp', version: 1, digest: 'sha256:x', signer: 'k', signers: ['k'], expires: '' },
+      orgPins: (_server, kind) =>
+        kind === 'prompt' ? new Map([['greet', pinned.pinnable.digest]]) : new Map(),
+    };
+    const docs = new ScriptedUpstream('docs', [greet(), { name: 'other' }]);
+    const { client, gateway } = await serve([docs], undefined, policy);
+    expect((await client.listPrompts()).prompts.map((p) => p.name)).toEqual(['docs_greet']);
+    expect(gateway.withheld().map((w) => [w.definition, w.tool, w.kind])).toEqual([
+      ['tool', 'echo', 'org'],
+      ['prompt', 'other', 'org'],
+    ]);
   });
 
   it('relays log messages naming the server, forwards setLevel to servers with logging, and filters below it', async () => {

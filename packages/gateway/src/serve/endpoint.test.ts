@@ -41,7 +41,10 @@ class ScriptedUpstream implements Upstream {
   async listPrompts() {
     return { prompts: this.prompts, problems: [] };
   }
+  /** What the server logs while it runs a call. */
+  logsDuringCall: unknown[] = [];
   async callTool() {
+    for (const params of this.logsDuringCall) this.log(params);
     return { content: [{ type: 'text', text: 'ok' }] };
   }
   async getPrompt(name: string, args: Record<string, string>) {
@@ -119,13 +122,20 @@ describe('the endpoint: prompts, completions, logging and errors as a client see
       ...(policy ? { policy } : {}),
     });
     await gateway.start();
+    const client = await connect(gateway);
+    open.push(gateway);
+    return { gateway, client };
+  };
+
+  /** One more client session on the same gateway, as a second agent over --http would have. */
+  const connect = async (gateway: Gateway) => {
     const server = createEndpointServer(gateway);
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
     const client = new Client({ name: 'test', version: '1' });
     await client.connect(clientSide);
-    open.push(client, gateway);
-    return { gateway, client };
+    open.push(client);
+    return client;
   };
 
   it('offers only tools when no server offers more; prompts are then not a method', async () => {
@@ -255,5 +265,24 @@ describe('the endpoint: prompts, completions, logging and errors as a client see
     loud.emitLog({ level: 'error', logger: 'db', data: { bad: 'x\u0007' } });
     await client.ping();
     expect(heard).toEqual([{ level: 'error', logger: 'loud/db', data: '{"bad":"x\\u0007"}' }]);
+  });
+
+  it('sends the log lines a server writes during a call only to the session waiting on it; other lines to all', async () => {
+    const docs = new ScriptedUpstream('docs', []);
+    const { client: a, gateway } = await serve([docs]);
+    const b = await connect(gateway);
+    const heard = { a: [] as unknown[], b: [] as unknown[] };
+    a.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      heard.a.push(n.params.data);
+    });
+    b.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      heard.b.push(n.params.data);
+    });
+    docs.logsDuringCall = [{ level: 'info', data: 'reading /home/a/secret.txt' }];
+    await a.callTool({ name: 'docs_echo', arguments: {} });
+    docs.emitLog({ level: 'info', data: 'cache warmed' });
+    await Promise.all([a.ping(), b.ping()]);
+    expect(heard.a).toEqual(['reading /home/a/secret.txt', 'cache warmed']);
+    expect(heard.b).toEqual(['cache warmed']);
   });
 });

@@ -81,8 +81,9 @@ export function createEndpointServer(
     }
   };
 
-  // Requests in flight per server, so a server's log lines can travel with the request that
-  // caused them (on --http, that request's stream) when only one is in flight to it.
+  // Requests in flight per server: a server's log lines go only to the sessions waiting on it
+  // (see onLog), and travel with the request that caused them (on --http, that request's stream)
+  // when only one is in flight to it.
   const inFlight = new Map<string, Set<string | number>>();
   const tracked = async <T>(kind: DefinitionKind, name: string, extra: Extra, work: () => Promise<T>) => {
     const target = gateway.serverOf(kind, name);
@@ -90,11 +91,7 @@ export function createEndpointServer(
     const ids = inFlight.get(target) ?? new Set();
     inFlight.set(target, ids);
     ids.add(extra.requestId);
-    try {
-      return await work();
-    } finally {
-      ids.delete(extra.requestId);
-    }
+    return gateway.busyWith(target, work).finally(() => ids.delete(extra.requestId));
   };
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: gateway.listTools() as never[] }));
@@ -149,6 +146,9 @@ export function createEndpointServer(
   const onLog = (log: RelayedLog) => {
     if (!capabilities.logging || !logPasses(log.params.level, threshold)) return;
     const ids = inFlight.get(log.server);
+    // While some session waits on this server, its log lines may be about that session's
+    // arguments: they go to the sessions waiting on it, not to every agent connected over --http.
+    if (!ids?.size && gateway.isBusy(log.server)) return;
     const only = ids?.size === 1 ? [...ids][0] : undefined;
     server
       .notification(

@@ -290,6 +290,25 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
     return [...this.prompts.values()].map((entry) => entry.presented);
   }
 
+  private readonly busy = new Map<string, number>();
+
+  /** Run `work` counted as a request in flight to `server` (see `isBusy`). */
+  async busyWith<T>(server: string, work: () => Promise<T>): Promise<T> {
+    this.busy.set(server, (this.busy.get(server) ?? 0) + 1);
+    try {
+      return await work();
+    } finally {
+      const left = (this.busy.get(server) ?? 1) - 1;
+      if (left > 0) this.busy.set(server, left);
+      else this.busy.delete(server);
+    }
+  }
+
+  /** Whether any client session has a request in flight to `server`. */
+  isBusy(server: string): boolean {
+    return this.busy.has(server);
+  }
+
   /** The server behind an exposed tool or prompt name, if it is listed. */
   serverOf(kind: DefinitionKind, exposedName: string): string | undefined {
     return (kind === 'tool' ? this.catalog : this.prompts).get(exposedName)?.server;

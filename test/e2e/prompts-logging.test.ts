@@ -198,7 +198,7 @@ describe('prompts, completions and logging through mcp serve over stdio', () => 
     const { passed, dropped, notices } = count();
     // The 100 arrive together in one answer stream: dropping none would take the gateway 4 s to read them.
     expect(dropped).toBeGreaterThan(0);
-    expect(passed).toBeGreaterThanOrEqual(20);
+    expect(passed).toBeGreaterThan(0);
     expect(notices).toBeLessThan(dropped);
     expect(heard.logs.slice(before).find((l) => notice.test(String(l.data)))).toMatchObject({
       level: 'warning',

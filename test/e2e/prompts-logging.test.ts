@@ -211,7 +211,7 @@ describe('prompts, completions and logging through mcp serve over stdio', () => 
       ref: { type: 'ref/prompt', name: 'srv_greet' },
       argument: { name: 'name', value: 'A' },
     });
-    expect(answer.completion.values).toEqual(['Ada', 'Alan', 'Alonzo', 'A\\u001b[2Kbell\\u0007']);
+    expect(answer.completion.values).toEqual(['Ada', 'Alan', 'Alonzo', 'A\\u{1B}[2Kbell\\u{7}']);
     await expect(
       served.client.complete({
         ref: { type: 'ref/prompt', name: 'srv_greet' },

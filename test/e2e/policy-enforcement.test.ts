@@ -48,7 +48,7 @@ const driftyServed = {
 const digest = (tool: unknown) => {
   const result = fingerprintTool(tool);
   if (!result.ok) throw new Error(result.reason);
-  return result.tool.digest;
+  return result.pinnable.digest;
 };
 
 interface AuditLine {
@@ -225,7 +225,9 @@ describe('the organisation policy, enforced end to end', () => {
   it('org pins: nothing can be approved locally, even at a terminal', async () => {
     const approve = await ringfenceInTerminal(['mcp', 'pins', 'approve', 'pinned'], env(), 'y');
     expect(approve.code).toBe(1);
-    expect(approve.output).toMatch(/pins the tools of pinned: only its pins count.*Ask your policy admin/s);
+    expect(approve.output).toMatch(
+      /pins the tools and prompts of pinned: only its pins count.*Ask your policy admin/s,
+    );
   });
 
   it('call rules by argument value: deny prod-*, allow the rest; the audit names rule and policy', async () => {

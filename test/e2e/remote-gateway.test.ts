@@ -49,6 +49,28 @@ describe('remote server through ringfence mcp serve (stdio, real SDK client)', (
     expect(firstText(result)).toContain('hello through the fence');
   });
 
+  it("serves the real server's prompts and completes their arguments, names mapped both ways", async () => {
+    const { prompts } = await served.client.listPrompts();
+    expect(prompts.map((p) => p.name)).toEqual(
+      expect.arrayContaining(['every_simple-prompt', 'every_args-prompt', 'every_completable-prompt']),
+    );
+    const got = await served.client.getPrompt({ name: 'every_args-prompt', arguments: { city: 'Paris' } });
+    expect(got.messages).toEqual([
+      { role: 'user', content: { type: 'text', text: "What's weather in Paris?" } },
+    ]);
+    const department = await served.client.complete({
+      ref: { type: 'ref/prompt', name: 'every_completable-prompt' },
+      argument: { name: 'department', value: 'Eng' },
+    });
+    expect(department.completion.values).toEqual(['Engineering']);
+    const lead = await served.client.complete({
+      ref: { type: 'ref/prompt', name: 'every_completable-prompt' },
+      argument: { name: 'name', value: 'A' },
+      context: { arguments: { department: 'Engineering' } },
+    });
+    expect(lead.completion.values).toEqual(['Alice']);
+  });
+
   it('passes valid structured content that matches the pinned output schema', async () => {
     const result = await served.client.callTool({
       name: 'every_get-structured-content',

@@ -59,6 +59,36 @@ export async function startToolServer(toolsFile: string, behavioursFile: string)
   return { url: `http://127.0.0.1:${ready.port}/mcp`, child, stderr, stop: () => child.kill('SIGKILL') };
 }
 
+/** The prompt, completion and logging test server (test/fixtures/prompt-server.mjs). */
+export async function startPromptServer(promptsFile: string) {
+  const { child, ready, stderr } = await startWithReadyLine<{ port: number }>(process.execPath, [
+    `${repoRoot}test/fixtures/prompt-server.mjs`,
+    promptsFile,
+  ]);
+  return { url: `http://127.0.0.1:${ready.port}/mcp`, child, stderr, stop: () => child.kill('SIGKILL') };
+}
+
+/** `ringfence mcp serve --http` on a free loopback port, resolved once it listens. */
+export async function serveHttp(home: string, token: string, args: string[] = []) {
+  const { spawn } = await import('node:child_process');
+  const port = await freePort();
+  const child = track(
+    spawn(process.execPath, [cliBin, 'mcp', 'serve', '--http', `127.0.0.1:${port}`, ...args], {
+      env: { ...process.env, RINGFENCE_HOME: home, RINGFENCE_MCP_TOKEN: token },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
+  let stderr = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stderr!.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (stderr.includes('listening on')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
+  });
+  return { url: `http://127.0.0.1:${port}/mcp`, child, stderr: () => stderr };
+}
+
 export interface ServedClient {
   readonly client: Client;
   stderr(): string;

@@ -11,6 +11,9 @@ const short = (digest: string | null) => (digest ? `${digest.slice(0, 19)}…` :
  */
 const name = (text: string | number | undefined) => rendered(String(text ?? ''), 'name');
 const prose = (text: string) => rendered(text, 'line');
+/** `docs/search` for a tool, `docs/prompt greet` for a prompt; each part rendered as a name. */
+const subject = (r: { server: string; tool: string; kind?: string }) =>
+  `${name(r.server)}/${r.kind ? `${name(r.kind)} ` : ''}${name(r.tool)}`;
 
 /**
  * One human line per entry: seq, time, type, then what matters for that type (server/tool,
@@ -41,7 +44,7 @@ export function describeAuditLine(line: AuditLogLine): string {
       const r = entry.refs;
       detail = [
         r.phase.padEnd(6),
-        `${name(r.server)}/${name(r.tool)}`,
+        subject(r),
         r.allowed ? 'allowed' : 'REFUSED',
         `rule=${name(r.rule)}`,
         r.reason && `(${prose(r.reason)})`,
@@ -53,7 +56,7 @@ export function describeAuditLine(line: AuditLogLine): string {
     }
     case 'mcp.result': {
       const r = entry.refs;
-      detail = `${name(r.server)}/${name(r.tool)}  ${r.is_error ? 'error' : 'ok'}  for #${entry.parent_seq}  result=${short(r.result)}${r.dropped ? `  dropped=${r.dropped}` : ''}`;
+      detail = `${subject(r)}  ${r.is_error ? 'error' : 'ok'}  for #${entry.parent_seq}  result=${short(r.result)}${r.dropped ? `  dropped=${r.dropped}` : ''}`;
       break;
     }
     case 'mcp.egress': {

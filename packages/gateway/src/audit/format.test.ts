@@ -24,8 +24,29 @@ describe('checkEntryShape', () => {
     expect(checkEntryShape(decision)).toMatchObject({ ok: true });
   });
 
+  it('accepts a prompt decision and result marked with kind, and writes kind right after tool', () => {
+    const prompt = { ...decision, refs: { ...decision.refs, kind: 'prompt' } };
+    expect(checkEntryShape(prompt)).toMatchObject({ ok: true });
+    expect(serializeEntry(prompt as AuditEntry)).toContain('"tool":"t","kind":"prompt","allowed":true');
+    // An entry of an older version (no kind) keeps its exact bytes.
+    expect(serializeEntry(decision as AuditEntry)).toContain('"tool":"t","allowed":true');
+    const result = {
+      ...decision,
+      seq: 3,
+      type: 'mcp.result',
+      parent_seq: 2,
+      refs: { server: 'gh', tool: 't', kind: 'prompt', is_error: false, result: null },
+    };
+    expect(checkEntryShape(result)).toMatchObject({ ok: true });
+  });
+
   it.each([
     ['an unknown top-level field', { ...decision, extra: 1 }, /unknown field extra/],
+    [
+      'a kind it does not know',
+      { ...decision, refs: { ...decision.refs, kind: 'tool' } },
+      /refs\.kind must be "prompt"/,
+    ],
     [
       'an unknown refs field',
       { ...decision, refs: { ...decision.refs, body: 'x' } },

@@ -4,6 +4,7 @@ import { AuditError } from './errors.js';
 import {
   AUDIT_GENESIS,
   AUDIT_STRING_MAX,
+  AUDIT_SUBJECT_KINDS,
   AUDIT_TYPES,
   type AuditDigest,
   type AuditEntry,
@@ -60,6 +61,11 @@ const BOOL = { check: isBool, what: 'true or false' };
 const DIGEST_FIELD = { check: isDigest, what: 'sha256: and 64 lower-case hex digits' };
 
 const POLICY: Spec = { name: NAME, digest: DIGEST_FIELD, signer: NAME };
+const SUBJECT_KIND = {
+  check: (v: unknown) => (AUDIT_SUBJECT_KINDS as readonly unknown[]).includes(v),
+  what: AUDIT_SUBJECT_KINDS.map((k) => `"${k}"`).join(' or '),
+  optional: true,
+};
 
 const REFS: Record<AuditType, Spec> = {
   'gateway.start': {
@@ -71,6 +77,7 @@ const REFS: Record<AuditType, Spec> = {
     phase: { check: (v) => v === 'expose' || v === 'call', what: '"expose" or "call"' },
     server: NAME,
     tool: NAME,
+    kind: SUBJECT_KIND,
     allowed: BOOL,
     rule: NAME,
     reason: { ...TEXT, optional: true },
@@ -81,6 +88,7 @@ const REFS: Record<AuditType, Spec> = {
   'mcp.result': {
     server: NAME,
     tool: NAME,
+    kind: SUBJECT_KIND,
     is_error: BOOL,
     result: { check: isDigestOrNull, what: 'a sha256: digest or null' },
     reason: { ...TEXT, optional: true },

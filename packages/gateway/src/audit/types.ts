@@ -32,11 +32,23 @@ export interface StartRefs {
   readonly policy?: AuditPolicyRef;
 }
 
+/**
+ * What a decision or result is about, when it is not a tool: `prompt` (exposing a prompt, or a
+ * `prompts/get`). Absent for tools, so tool entries keep the form older versions wrote and read.
+ */
+export const AUDIT_SUBJECT_KINDS = ['prompt'] as const;
+export type AuditSubjectKind = (typeof AUDIT_SUBJECT_KINDS)[number];
+
 export interface DecisionRefs {
-  /** `expose`: a tool was listed to the client or withheld; `call`: a call was forwarded or refused. */
+  /**
+   * `expose`: a tool or prompt was listed to the client or withheld; `call`: a call (or prompt
+   * request) was forwarded or refused.
+   */
   readonly phase: 'expose' | 'call';
   readonly server: string;
+  /** The tool's name, or with `kind` the prompt's, as the server lists it. */
   readonly tool: string;
+  readonly kind?: AuditSubjectKind;
   readonly allowed: boolean;
   /** The rule id that decided, or a built-in reason name such as `default_action`, `pinned` or `withheld-changed`. */
   readonly rule: string;
@@ -55,6 +67,7 @@ export interface DecisionRefs {
 export interface ResultRefs {
   readonly server: string;
   readonly tool: string;
+  readonly kind?: AuditSubjectKind;
   readonly is_error: boolean;
   /** Digest of the canonical JSON of the result, or `null` when it has no canonical form. */
   readonly result: AuditDigest | null;

@@ -1,12 +1,32 @@
 /** Names the model may see: the MCP limit of 128 characters and a conservative alphabet. */
-export const EXPOSED_TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+export const EXPOSED_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
-export function exposedToolName(server: string, tool: string): string {
-  return `${server}_${tool}`;
+/**
+ * How the gateway names what it exposes. Serving every server, each name is prefixed with its
+ * server (`SERVER_NAME`) so two servers cannot shadow each other; serving one server
+ * (`mcp serve --only`), names are the server's own, as they were before ringfence.
+ */
+export interface Naming {
+  readonly prefixed: boolean;
+}
+
+export const PREFIXED: Naming = { prefixed: true };
+
+export function exposedName(server: string, name: string, naming: Naming = PREFIXED): string {
+  return naming.prefixed ? `${server}_${name}` : name;
 }
 
 export function descriptionPrefix(server: string, destination: string): string {
   return `[${server} via ringfence ${destination}] `;
+}
+
+function prefixedDescription(
+  server: string,
+  destination: string,
+  definition: Readonly<Record<string, unknown>>,
+) {
+  const description = typeof definition.description === 'string' ? definition.description : '';
+  return `${descriptionPrefix(server, destination)}${description}`;
 }
 
 /**
@@ -19,8 +39,8 @@ export function presentTool(
   destination: string,
   definition: Readonly<Record<string, unknown>>,
   readOnly: boolean,
+  naming: Naming = PREFIXED,
 ): Record<string, unknown> {
-  const description = typeof definition.description === 'string' ? definition.description : '';
   const annotations =
     typeof definition.annotations === 'object' &&
     definition.annotations !== null &&
@@ -29,8 +49,22 @@ export function presentTool(
       : {};
   return {
     ...definition,
-    name: exposedToolName(server, String(definition.name)),
-    description: `${descriptionPrefix(server, destination)}${description}`,
+    name: exposedName(server, String(definition.name), naming),
+    description: prefixedDescription(server, destination, definition),
     annotations: { ...annotations, readOnlyHint: readOnly, destructiveHint: !readOnly },
+  };
+}
+
+/** The prompt as the client sees it: exactly the pinned definition, renamed, with our prefix. */
+export function presentPrompt(
+  server: string,
+  destination: string,
+  definition: Readonly<Record<string, unknown>>,
+  naming: Naming = PREFIXED,
+): Record<string, unknown> {
+  return {
+    ...definition,
+    name: exposedName(server, String(definition.name), naming),
+    description: prefixedDescription(server, destination, definition),
   };
 }

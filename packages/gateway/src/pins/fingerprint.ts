@@ -1,7 +1,9 @@
 import { digestOf, parseStrictJson } from '@ringfence/policy';
+import type { DefinitionKind } from './kinds.js';
 
-/** A tool definition exactly as the server sent it, minus `_meta`, with its fingerprint. */
-export interface PinnableTool {
+/** A definition (a tool, a prompt) exactly as the server sent it, minus `_meta`, with its fingerprint. */
+export interface PinnableDefinition {
+  readonly kind: DefinitionKind;
   readonly name: string;
   readonly digest: string;
   /** What was fingerprinted, and therefore exactly what the client may be shown. */
@@ -9,22 +11,23 @@ export interface PinnableTool {
 }
 
 export type FingerprintResult =
-  | { readonly ok: true; readonly tool: PinnableTool }
+  | { readonly ok: true; readonly pinnable: PinnableDefinition }
   | { readonly ok: false; readonly name?: string; readonly reason: string };
 
 /**
- * `sha256:` + SHA-256 of the RFC 8785 canonical JSON of the tool object minus `_meta`. Every
- * other field — present or future — is covered, so nothing the model reads can change
- * without the fingerprint changing. A tool that cannot be canonicalised (lone surrogates,
- * non-finite numbers) cannot be pinned and is withheld.
+ * `sha256:` + SHA-256 of the RFC 8785 canonical JSON of the definition object minus `_meta`.
+ * Every other field — present or future — is covered, so nothing the model reads can change
+ * without the fingerprint changing. A definition that cannot be canonicalised (lone surrogates,
+ * non-finite numbers) cannot be pinned and is withheld. Tools and prompts are fingerprinted
+ * alike; the kind only says where the pin is kept.
  */
-export function fingerprintTool(raw: unknown): FingerprintResult {
+export function fingerprintDefinition(raw: unknown, kind: DefinitionKind): FingerprintResult {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    return { ok: false, reason: 'the tool is not a JSON object' };
+    return { ok: false, reason: `the ${kind} is not a JSON object` };
   }
   const record = raw as Record<string, unknown>;
   const name = typeof record.name === 'string' ? record.name : undefined;
-  if (!name) return { ok: false, reason: 'the tool has no name' };
+  if (!name) return { ok: false, reason: `the ${kind} has no name` };
   const definition: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(record)) {
     if (key !== '_meta') definition[key] = value;
@@ -36,12 +39,17 @@ export function fingerprintTool(raw: unknown): FingerprintResult {
     return { ok: false, name, reason: `the definition cannot be pinned: ${(error as Error).message}` };
   }
   // What is pinned must read back: a definition the strict reader refuses (a `__proto__` key, a
-  // tool named `__proto__`, nesting past its depth cap) would make the pins file unreadable for
-  // every server. Refuse it here, for this tool alone.
+  // definition named `__proto__`, nesting past its depth cap) would make the pins file unreadable
+  // for every server. Refuse it here, for this definition alone.
   try {
     parseStrictJson(JSON.stringify({ [name]: { definition } }));
   } catch (error) {
     return { ok: false, name, reason: `the definition cannot be stored: ${(error as Error).message}` };
   }
-  return { ok: true, tool: { name, digest, definition } };
+  return { ok: true, pinnable: { kind, name, digest, definition } };
+}
+
+/** A tool's fingerprint: what an organisation policy pins with `{tool, digest}`. */
+export function fingerprintTool(raw: unknown): FingerprintResult {
+  return fingerprintDefinition(raw, 'tool');
 }

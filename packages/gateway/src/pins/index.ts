@@ -1,15 +1,24 @@
-export { type FingerprintResult, fingerprintTool, type PinnableTool } from './fingerprint.js';
+export {
+  type FingerprintResult,
+  fingerprintDefinition,
+  fingerprintTool,
+  type PinnableDefinition,
+} from './fingerprint.js';
+export { DEFINITION_KINDS, type DefinitionKind, definitionLabel, KIND_KEYS } from './kinds.js';
 export {
   approvePending,
   type DefinitionDiff,
   diffPending,
+  type OrgPins,
   PinError,
   type PinErrorCode,
+  type ReconcileOptions,
   type Reconciliation,
   reconcileAndRecord,
   reconcilePins,
   resetPins,
-  type WithheldTool,
+  type ShownDefinition,
+  type WithheldDefinition,
 } from './reconcile.js';
 export {
   approveReviewed,
@@ -31,5 +40,7 @@ export {
   PinStore,
   type PinsFile,
   parsePinsFile,
+  pendingOf,
+  pinnedOf,
   type ServerPins,
 } from './store.js';

@@ -1,6 +1,17 @@
 import { canonicalize, escapePointerToken, RingfenceError } from '@ringfence/policy';
-import type { PinnableTool } from './fingerprint.js';
-import { emptyServerPins, type PinStore, type ServerPins } from './store.js';
+import type { PinnableDefinition } from './fingerprint.js';
+import { DEFINITION_KINDS, type DefinitionKind } from './kinds.js';
+import {
+  emptyServerPins,
+  type PendingRecord,
+  type PinRecord,
+  type PinStore,
+  pendingOf,
+  pinnedOf,
+  type ServerPins,
+  setPending,
+  setPinned,
+} from './store.js';
 
 export type PinErrorCode =
   | 'PIN_NOTHING_PENDING'
@@ -14,66 +25,99 @@ export type PinErrorCode =
   | 'PIN_NONE';
 export class PinError extends RingfenceError<PinErrorCode> {}
 
-export interface WithheldTool {
-  readonly tool: PinnableTool;
+export interface WithheldDefinition {
+  readonly pinnable: PinnableDefinition;
   /** `changed`: differs from its pin; `new`: never pinned; `org`: the organisation policy does not pin this digest. */
   readonly kind: 'changed' | 'new' | 'org';
 }
 
 export interface Reconciliation {
-  /** True when the server had no pins and all its tools were just pinned (trust on first use). */
+  /** True when the server had no pins and all it listed was just pinned (trust on first use). */
   readonly firstSight: boolean;
-  readonly exposed: readonly PinnableTool[];
-  readonly withheld: readonly WithheldTool[];
+  readonly exposed: readonly PinnableDefinition[];
+  readonly withheld: readonly WithheldDefinition[];
 }
 
 /**
+ * Organisation pins for a server, name → digest per kind. A kind missing here has no pin, so
+ * everything of that kind is withheld: a policy that pins a server pins all it lists.
+ */
+export type OrgPins = Readonly<Partial<Record<DefinitionKind, ReadonlyMap<string, string>>>>;
+
+export interface ReconcileOptions {
+  readonly orgPins?: OrgPins;
+  /**
+   * The kinds this listing covers (default: tools, and any kind in the list). A covered kind's
+   * pending definitions are replaced by this listing's; others are left as they were.
+   */
+  readonly kinds?: readonly DefinitionKind[];
+}
+
+const coveredKinds = (listed: readonly PinnableDefinition[], kinds?: readonly DefinitionKind[]) =>
+  new Set<DefinitionKind>(kinds ?? ['tool', ...listed.map((d) => d.kind)]);
+
+/**
  * Compare a fresh listing with the pins. With organisation pins for the server, they are the only
- * pins that count and nothing local changes. Otherwise: first sight pins everything; after that a
- * tool is exposed only while its digest equals its pin, and anything else becomes pending (the
- * definition kept for review). Pure: `pins` is changed in place and the outcome returned.
+ * pins that count and nothing local changes. Otherwise: first sight (no record of the server at
+ * all) pins everything; after that a definition is exposed only while its digest equals its pin,
+ * and anything else becomes pending (kept for review). A kind first listed by a server that is
+ * already pinned (a server that starts offering prompts, or pins written before prompts were
+ * pinned) is new, not a first sight. Pure: `pins` is changed in place and the outcome returned.
  */
 export function reconcilePins(
   pins: ServerPins | undefined,
-  tools: readonly PinnableTool[],
-  options: { orgPins?: ReadonlyMap<string, string>; now: string },
+  listed: readonly PinnableDefinition[],
+  options: ReconcileOptions & { now: string },
 ): { outcome: Reconciliation; next: ServerPins | undefined } {
   if (options.orgPins) {
-    const exposed: PinnableTool[] = [];
-    const withheld: WithheldTool[] = [];
-    for (const tool of tools) {
-      if (options.orgPins.get(tool.name) === tool.digest) exposed.push(tool);
-      else withheld.push({ tool, kind: 'org' });
+    const exposed: PinnableDefinition[] = [];
+    const withheld: WithheldDefinition[] = [];
+    for (const item of listed) {
+      if (options.orgPins[item.kind]?.get(item.name) === item.digest) exposed.push(item);
+      else withheld.push({ pinnable: item, kind: 'org' });
     }
     return { outcome: { firstSight: false, exposed, withheld }, next: pins };
   }
+  const kinds = coveredKinds(listed, options.kinds);
   if (!pins) {
     const next = emptyServerPins();
-    for (const tool of tools)
-      next.tools[tool.name] = { digest: tool.digest, definition: tool.definition, pinned_at: options.now };
-    return { outcome: { firstSight: true, exposed: [...tools], withheld: [] }, next };
-  }
-  const exposed: PinnableTool[] = [];
-  const withheld: WithheldTool[] = [];
-  const pending: ServerPins['pending'] = Object.create(null);
-  for (const tool of tools) {
-    const pin = pins.tools[tool.name];
-    if (pin?.digest === tool.digest) {
-      exposed.push(tool);
-      continue;
+    for (const kind of kinds) {
+      const records: Record<string, PinRecord> = Object.create(null);
+      for (const item of listed.filter((d) => d.kind === kind))
+        records[item.name] = { digest: item.digest, definition: item.definition, pinned_at: options.now };
+      setPinned(next, kind, records);
     }
-    const kind = pin ? 'changed' : 'new';
-    const previous = pins.pending[tool.name];
-    pending[tool.name] = {
-      digest: tool.digest,
-      definition: tool.definition,
-      // Keep when we first saw this exact definition, so a reviewer knows how long it has waited.
-      seen_at: previous?.digest === tool.digest ? previous.seen_at : options.now,
-      kind,
-    };
-    withheld.push({ tool, kind });
+    return { outcome: { firstSight: true, exposed: [...listed], withheld: [] }, next };
   }
-  pins.pending = pending;
+  const exposed: PinnableDefinition[] = [];
+  const withheld: WithheldDefinition[] = [];
+  for (const kind of kinds) {
+    const pinned = pinnedOf(pins, kind);
+    const before = pendingOf(pins, kind);
+    const pending: Record<string, PendingRecord> = Object.create(null);
+    for (const item of listed.filter((d) => d.kind === kind)) {
+      const pin = pinned[item.name];
+      if (pin?.digest === item.digest) {
+        exposed.push(item);
+        continue;
+      }
+      const changeKind = pin ? 'changed' : 'new';
+      const previous = before[item.name];
+      pending[item.name] = {
+        digest: item.digest,
+        definition: item.definition,
+        // Keep when we first saw this exact definition, so a reviewer knows how long it has waited.
+        seen_at: previous?.digest === item.digest ? previous.seen_at : options.now,
+        kind: changeKind,
+      };
+      withheld.push({ pinnable: item, kind: changeKind });
+    }
+    setPending(pins, kind, pending);
+  }
+  // In listing order, as the server gave them.
+  const order = new Map(listed.map((item, index) => [item, index]));
+  exposed.sort((a, b) => order.get(a)! - order.get(b)!);
+  withheld.sort((a, b) => order.get(a.pinnable)! - order.get(b.pinnable)!);
   return { outcome: { firstSight: false, exposed, withheld }, next: pins };
 }
 
@@ -81,59 +125,72 @@ export function reconcilePins(
 export async function reconcileAndRecord(
   store: PinStore,
   server: string,
-  tools: readonly PinnableTool[],
-  options: { orgPins?: ReadonlyMap<string, string>; now?: string } = {},
+  listed: readonly PinnableDefinition[],
+  options: ReconcileOptions & { now?: string } = {},
 ): Promise<Reconciliation> {
   const now = options.now ?? new Date().toISOString();
   if (options.orgPins) {
     // Organisation pins: nothing local counts and nothing local is written.
-    return reconcilePins(undefined, tools, { orgPins: options.orgPins, now }).outcome;
+    return reconcilePins(undefined, listed, { orgPins: options.orgPins, now }).outcome;
   }
   return store.update((file) => {
-    const { outcome, next } = reconcilePins(file.servers[server], tools, { now });
+    const { outcome, next } = reconcilePins(file.servers[server], listed, { ...options, now });
     if (next) file.servers[server] = next;
     return outcome;
   });
 }
 
+/** A pending definition as a person was shown it: approving accepts exactly this digest. */
+export interface ShownDefinition {
+  readonly kind: DefinitionKind;
+  readonly name: string;
+  readonly digest: string;
+}
+
 /**
- * Accept exactly the pending definitions a person was shown: `shown` maps tool → digest. If a
- * pending definition moved since it was shown, nothing is approved.
+ * Accept exactly the pending definitions a person was shown. If a pending definition moved
+ * since it was shown, nothing is approved.
  */
 export async function approvePending(
   store: PinStore,
   server: string,
-  shown: ReadonlyMap<string, string>,
+  shown: readonly ShownDefinition[],
   now = new Date().toISOString(),
-): Promise<string[]> {
-  if (shown.size === 0) throw new PinError('PIN_NOTHING_PENDING', `Nothing to approve for "${server}".`);
+): Promise<ShownDefinition[]> {
+  if (shown.length === 0) throw new PinError('PIN_NOTHING_PENDING', `Nothing to approve for "${server}".`);
   return store.update((file) => {
     const pins = file.servers[server];
-    for (const [tool, digest] of shown) {
-      const pending = pins?.pending[tool];
+    for (const item of shown) {
+      const pending = pins ? pendingOf(pins, item.kind)[item.name] : undefined;
+      const label = `${item.kind} "${item.name}"`;
       if (!pending) {
         throw new PinError(
           'PIN_NOTHING_PENDING',
-          `"${tool}" of "${server}" has no pending definition. See what is pending with: ringfence mcp pins diff ${server}`,
+          `The ${label} of "${server}" has no pending definition. See what is pending with: ringfence mcp pins diff ${server}`,
         );
       }
-      if (pending.digest !== digest) {
+      if (pending.digest !== item.digest) {
         throw new PinError(
           'PIN_MOVED',
-          `The pending definition of "${tool}" changed while you were reviewing it (${digest} → ${pending.digest}). Nothing was approved; review again with: ringfence mcp pins diff ${server}`,
+          `The pending definition of the ${label} changed while you were reviewing it (${item.digest} → ${pending.digest}). Nothing was approved; review again with: ringfence mcp pins diff ${server}`,
         );
       }
     }
-    const approved: string[] = [];
-    for (const tool of shown.keys()) {
-      const pending = pins!.pending[tool]!;
-      pins!.tools[tool] = { digest: pending.digest, definition: pending.definition, pinned_at: now };
-      delete pins!.pending[tool];
-      approved.push(tool);
+    for (const item of shown) {
+      const pinned = { ...pinnedOf(pins!, item.kind) };
+      const pending = { ...pendingOf(pins!, item.kind) };
+      const record = pending[item.name]!;
+      pinned[item.name] = { digest: record.digest, definition: record.definition, pinned_at: now };
+      delete pending[item.name];
+      setPinned(pins!, item.kind, nullPrototype(pinned));
+      setPending(pins!, item.kind, nullPrototype(pending));
     }
-    return approved;
+    return [...shown];
   });
 }
+
+const nullPrototype = <T>(record: Record<string, T>): Record<string, T> =>
+  Object.assign(Object.create(null) as Record<string, T>, record);
 
 /** Forget every pin and pending definition of a server: its next start pins what it sees. */
 export async function resetPins(store: PinStore, server: string): Promise<boolean> {
@@ -145,6 +202,9 @@ export async function resetPins(store: PinStore, server: string): Promise<boolea
 }
 
 export interface DefinitionDiff {
+  /** What kind of definition this is (a tool, a prompt). */
+  readonly definition: DefinitionKind;
+  /** Its name as the server lists it (for every kind; the field keeps its first name). */
   readonly tool: string;
   readonly kind: 'changed' | 'new';
   readonly oldDigest?: string;
@@ -161,41 +221,46 @@ export interface DefinitionDiff {
   readonly pendingDefinition: Readonly<Record<string, unknown>>;
 }
 
-/** What a reviewer needs to see for each pending definition of a server. */
+/** What a reviewer needs to see for each pending definition of a server: tools, then prompts. */
 export function diffPending(pins: ServerPins | undefined): DefinitionDiff[] {
   if (!pins) return [];
-  return Object.entries(pins.pending)
-    .sort(([a], [b]) => (a < b ? -1 : 1))
-    .map(([tool, pending]) => {
-      const pin = pins.tools[tool];
-      // Own fields only: a server may name a field `constructor` or `toString`.
-      const own = (record: Readonly<Record<string, unknown>> | undefined) =>
-        Object.fromEntries(Object.entries(record ?? {})) as Record<string, unknown>;
-      const before = Object.assign(Object.create(null) as Record<string, unknown>, own(pin?.definition));
-      const after = Object.assign(Object.create(null) as Record<string, unknown>, own(pending.definition));
-      const fields = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter(
-        (field) => field !== 'description',
-      );
-      const movedFields = fields.filter((field) => !sameJson(before[field], after[field])).sort();
-      const allPaths = movedFields.flatMap((field) =>
-        changedPaths(before[field], after[field], `/${escapePointerToken(field)}`),
-      );
-      const describe = (value: unknown) => (typeof value === 'string' ? value : undefined);
-      return {
-        tool,
-        kind: pending.kind,
-        ...(pin ? { oldDigest: pin.digest } : {}),
-        newDigest: pending.digest,
-        ...(describe(before.description) !== undefined
-          ? { oldDescription: describe(before.description) }
-          : {}),
-        ...(describe(after.description) !== undefined ? { newDescription: describe(after.description) } : {}),
-        movedFields,
-        movedPaths: allPaths.slice(0, 50),
-        morePaths: Math.max(0, allPaths.length - 50),
-        pendingDefinition: pending.definition,
-      };
-    });
+  return DEFINITION_KINDS.flatMap((definition) =>
+    Object.entries(pendingOf(pins, definition))
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([name, pending]) => {
+        const pin = pinnedOf(pins, definition)[name];
+        // Own fields only: a server may name a field `constructor` or `toString`.
+        const own = (record: Readonly<Record<string, unknown>> | undefined) =>
+          Object.fromEntries(Object.entries(record ?? {})) as Record<string, unknown>;
+        const before = Object.assign(Object.create(null) as Record<string, unknown>, own(pin?.definition));
+        const after = Object.assign(Object.create(null) as Record<string, unknown>, own(pending.definition));
+        const fields = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter(
+          (field) => field !== 'description',
+        );
+        const movedFields = fields.filter((field) => !sameJson(before[field], after[field])).sort();
+        const allPaths = movedFields.flatMap((field) =>
+          changedPaths(before[field], after[field], `/${escapePointerToken(field)}`),
+        );
+        const describe = (value: unknown) => (typeof value === 'string' ? value : undefined);
+        return {
+          definition,
+          tool: name,
+          kind: pending.kind,
+          ...(pin ? { oldDigest: pin.digest } : {}),
+          newDigest: pending.digest,
+          ...(describe(before.description) !== undefined
+            ? { oldDescription: describe(before.description) }
+            : {}),
+          ...(describe(after.description) !== undefined
+            ? { newDescription: describe(after.description) }
+            : {}),
+          movedFields,
+          movedPaths: allPaths.slice(0, 50),
+          morePaths: Math.max(0, allPaths.length - 50),
+          pendingDefinition: pending.definition,
+        };
+      }),
+  );
 }
 
 /** Leaves where two JSON values differ, as JSON Pointers; iterative so a deep schema cannot overflow. */

@@ -10,7 +10,7 @@ import {
   signRoot,
 } from '@ringfence/policy';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fingerprintTool, type PinnableTool } from './fingerprint.js';
+import { fingerprintTool, type PinnableDefinition } from './fingerprint.js';
 import { reconcileAndRecord } from './reconcile.js';
 import {
   approveReviewed,
@@ -32,10 +32,10 @@ const tool = (overrides: Record<string, unknown> = {}) => ({
   ...overrides,
 });
 
-function pinnable(raw: unknown): PinnableTool {
+function pinnable(raw: unknown): PinnableDefinition {
   const result = fingerprintTool(raw);
   if (!result.ok) throw new Error(result.reason);
-  return result.tool;
+  return result.pinnable;
 }
 
 let dir: string;
@@ -68,7 +68,7 @@ describe('pins diff', () => {
     expect(block).toContain('    /inputSchema/properties/q/type: "string" → "number"');
     expect(block).not.toContain('the whole pending definition');
     expect(block?.endsWith('\n')).toBe(true);
-    expect(approve).toBe('Approve with: ringfence mcp pins approve docs [TOOL…]');
+    expect(approve).toBe('Approve with: ringfence mcp pins approve docs [TOOL…] [--prompt PROMPT…]');
     expect(formatPendingReview(review, { full: true })[0]).toContain(
       'the whole pending definition (what approving accepts)',
     );
@@ -150,6 +150,7 @@ describe('pins diff', () => {
     const text = formatDiff(
       'docs',
       {
+        definition: 'tool',
         tool: 'search',
         kind: 'changed',
         oldDigest: `sha256:${'a'.repeat(64)}`,
@@ -174,17 +175,17 @@ describe('pins approve', () => {
       [tool(), tool({ name: 'list' })],
       [tool({ description: 'New.' }), tool({ name: 'list', description: 'New.' })],
     );
-    const review = await reviewApproval(store, 'docs', ['list']);
+    const review = await reviewApproval(store, 'docs', { tool: ['list'] });
     expect(review.pending.map((d) => d.tool)).toEqual(['list']);
     const [block] = formatApprovalReview(review);
     expect(block).toContain('the whole pending definition (what approving accepts)');
-    expect(await approveReviewed(store, review)).toEqual(['list']);
+    expect((await approveReviewed(store, review)).map((d) => d.name)).toEqual(['list']);
     expect((await reviewPending(store, 'docs')).pending.map((d) => d.tool)).toEqual(['search']);
   });
 
   it('refuses a named tool with nothing pending, and approves nothing', async () => {
     await pending([tool()], [tool({ description: 'New.' })]);
-    await expect(reviewApproval(store, 'docs', ['search', 'nope'])).rejects.toMatchObject({
+    await expect(reviewApproval(store, 'docs', { tool: ['search', 'nope'] })).rejects.toMatchObject({
       code: 'PIN_NOTHING_PENDING',
       message: 'Nothing pending for nope of docs. See what is pending: ringfence mcp pins diff docs',
     });
@@ -270,7 +271,9 @@ describe('assertLocalPinsCount', () => {
     await install([{ server: 'docs', pins: [{ tool: 't', digest: `sha256:${'0'.repeat(64)}` }] }]);
     await expect(assertLocalPinsCount('docs', options())).rejects.toMatchObject({
       code: 'PIN_ORG_MANAGED',
-      message: expect.stringMatching(/^The organisation policy "corp" \(version 1\) pins the tools of docs/),
+      message: expect.stringMatching(
+        /^The organisation policy "corp" \(version 1\) pins the tools and prompts of docs/,
+      ),
     });
   });
 

@@ -22,8 +22,15 @@ import {
   renderUntrusted,
   visiblePart,
 } from '../text/render.js';
-import { approvePending, type DefinitionDiff, diffPending, PinError } from './reconcile.js';
-import type { PinStore } from './store.js';
+import { DEFINITION_KINDS, type DefinitionKind, definitionLabel } from './kinds.js';
+import {
+  approvePending,
+  type DefinitionDiff,
+  diffPending,
+  PinError,
+  type ShownDefinition,
+} from './reconcile.js';
+import { type PinStore, pendingOf, pinnedOf } from './store.js';
 
 type Definition = Readonly<Record<string, unknown>>;
 
@@ -65,7 +72,7 @@ export function formatDiff(
   options: { full?: boolean; before?: unknown } = {},
 ): string {
   const lines = [
-    `${server}/${rendered(diff.tool, 'name')}  (${diff.kind === 'new' ? 'new tool' : 'changed'})`,
+    `${definitionLabel(rendered(server, 'name'), diff.definition, rendered(diff.tool, 'name'))}  (${diff.kind === 'new' ? `new ${diff.definition}` : 'changed'})`,
   ];
   if (diff.oldDigest) lines.push(`  pinned:  ${diff.oldDigest}`);
   lines.push(`  pending: ${diff.newDigest}`);
@@ -118,16 +125,20 @@ export function formatDiff(
 export interface PendingReview {
   readonly server: string;
   readonly pending: readonly DefinitionDiff[];
+  /** By `pinnedKey`. */
   readonly pinned: ReadonlyMap<string, Definition>;
 }
+
+const pinnedKey = (diff: Pick<DefinitionDiff, 'definition' | 'tool'>) =>
+  `${diff.definition}\u0000${diff.tool}`;
 
 export async function reviewPending(store: PinStore, server: string): Promise<PendingReview> {
   const pins = await store.server(server);
   const pending = diffPending(pins);
   const pinned = new Map<string, Definition>();
   for (const diff of pending) {
-    const pin = pins?.tools[diff.tool];
-    if (pin) pinned.set(diff.tool, pin.definition);
+    const pin = pins ? pinnedOf(pins, diff.definition)[diff.tool] : undefined;
+    if (pin) pinned.set(pinnedKey(diff), pin.definition);
   }
   return { server, pending, pinned };
 }
@@ -138,43 +149,62 @@ export function formatPendingReview(review: PendingReview, options: { full?: boo
   if (pending.length === 0) return [`Nothing pending for ${server}.`];
   return [
     ...pending.map(
-      (diff) => `${formatDiff(server, diff, { full: options.full, before: review.pinned.get(diff.tool) })}\n`,
+      (diff) =>
+        `${formatDiff(server, diff, { full: options.full, before: review.pinned.get(pinnedKey(diff)) })}\n`,
     ),
-    `Approve with: ringfence mcp pins approve ${server} [TOOL…]`,
+    `Approve with: ringfence mcp pins approve ${server} [TOOL…] [--prompt PROMPT…]`,
   ];
 }
 
 /**
- * The pending definitions a person is about to approve: every pending one, or the named tools.
- * A named tool with nothing pending refuses the whole approval.
+ * The pending definitions a person is about to approve: every pending one, or the named ones
+ * (`tool` and `prompt` names). A named one with nothing pending refuses the whole approval.
  */
 export async function reviewApproval(
   store: PinStore,
   server: string,
-  tools: readonly string[] = [],
+  named: Partial<Record<DefinitionKind, readonly string[]>> = {},
 ): Promise<PendingReview> {
   const review = await reviewPending(store, server);
-  const missing = tools.filter((tool) => !review.pending.some((d) => d.tool === tool));
+  const wanted = DEFINITION_KINDS.flatMap((kind) => (named[kind] ?? []).map((name) => ({ kind, name })));
+  const missing = wanted.filter(
+    ({ kind, name }) => !review.pending.some((d) => d.definition === kind && d.tool === name),
+  );
   if (missing.length > 0) {
     throw new PinError(
       'PIN_NOTHING_PENDING',
-      `Nothing pending for ${missing.join(', ')} of ${server}. See what is pending: ringfence mcp pins diff ${server}`,
+      `Nothing pending for ${missing.map(({ kind, name }) => (kind === 'tool' ? name : `${kind} ${name}`)).join(', ')} of ${server}. See what is pending: ringfence mcp pins diff ${server}`,
     );
   }
-  if (tools.length === 0) return review;
-  return { ...review, pending: review.pending.filter((d) => tools.includes(d.tool)) };
+  if (wanted.length === 0) return review;
+  return {
+    ...review,
+    pending: review.pending.filter((d) =>
+      wanted.some(({ kind, name }) => d.definition === kind && d.tool === name),
+    ),
+  };
 }
 
 /** Approval accepts the whole pending definition, so the whole definition is what is shown. */
 export function formatApprovalReview(review: PendingReview): string[] {
   return review.pending.map(
-    (diff) => `${formatDiff(review.server, diff, { full: true, before: review.pinned.get(diff.tool) })}\n`,
+    (diff) =>
+      `${formatDiff(review.server, diff, { full: true, before: review.pinned.get(pinnedKey(diff)) })}\n`,
   );
 }
 
 /** Accept exactly the definitions of `review` (by digest): if one moved since, nothing is approved. */
-export function approveReviewed(store: PinStore, review: PendingReview, now?: string): Promise<string[]> {
-  return approvePending(store, review.server, new Map(review.pending.map((d) => [d.tool, d.newDigest])), now);
+export function approveReviewed(
+  store: PinStore,
+  review: PendingReview,
+  now?: string,
+): Promise<ShownDefinition[]> {
+  return approvePending(
+    store,
+    review.server,
+    review.pending.map((d) => ({ kind: d.definition, name: d.tool, digest: d.newDigest })),
+    now,
+  );
 }
 
 /**
@@ -199,15 +229,24 @@ export async function assertLocalPinsCount(
   if (!installed.present || orgPins(installed.policy, server) === undefined) return;
   throw new PinError(
     'PIN_ORG_MANAGED',
-    `The organisation policy "${installed.policy.name}" (version ${installed.policy.version}) pins the tools of ${server}: only its pins count and nothing can be approved or reset locally. Ask your policy admin to pin the new definition (its digest is shown by: ringfence mcp tools).`,
+    `The organisation policy "${installed.policy.name}" (version ${installed.policy.version}) pins the tools and prompts of ${server}: only its pins count and nothing can be approved or reset locally. Ask your policy admin to pin the new definition (its digest is shown by: ringfence mcp tools).`,
   );
 }
 
-/** One server's pins as `pins show` lists them (and prints with --json). */
+/**
+ * One server's pins as `pins show` lists them (and prints with --json): tools, then prompts;
+ * `definition` says which, `tool` is the name (for every kind).
+ */
 export interface ShownPins {
   server: string;
-  pinned: { tool: string; digest: string; pinned_at: string; description?: string }[];
-  pending: { tool: string; digest: string; kind: string; seen_at: string }[];
+  pinned: {
+    definition: DefinitionKind;
+    tool: string;
+    digest: string;
+    pinned_at: string;
+    description?: string;
+  }[];
+  pending: { definition: DefinitionKind; tool: string; digest: string; kind: string; seen_at: string }[];
 }
 
 /** Every server's pins, or one server's (refused when it has none yet). */
@@ -224,20 +263,26 @@ export async function showPins(store: PinStore, server?: string): Promise<ShownP
     const pins = file.servers[name]!;
     return {
       server: name,
-      pinned: Object.entries(pins.tools).map(([tool, pin]) => ({
-        tool,
-        digest: pin.digest,
-        pinned_at: pin.pinned_at,
-        ...(typeof pin.definition.description === 'string'
-          ? { description: pin.definition.description }
-          : {}),
-      })),
-      pending: Object.entries(pins.pending).map(([tool, p]) => ({
-        tool,
-        digest: p.digest,
-        kind: p.kind,
-        seen_at: p.seen_at,
-      })),
+      pinned: DEFINITION_KINDS.flatMap((definition) =>
+        Object.entries(pinnedOf(pins, definition)).map(([tool, pin]) => ({
+          definition,
+          tool,
+          digest: pin.digest,
+          pinned_at: pin.pinned_at,
+          ...(typeof pin.definition.description === 'string'
+            ? { description: pin.definition.description }
+            : {}),
+        })),
+      ),
+      pending: DEFINITION_KINDS.flatMap((definition) =>
+        Object.entries(pendingOf(pins, definition)).map(([tool, p]) => ({
+          definition,
+          tool,
+          digest: p.digest,
+          kind: p.kind,
+          seen_at: p.seen_at,
+        })),
+      ),
     };
   });
 }
@@ -247,13 +292,15 @@ export function formatShownPins(servers: readonly ShownPins[]): string[] {
   const lines: string[] = [];
   for (const s of servers) {
     lines.push(`${rendered(s.server, 'name')}: ${s.pinned.length} pinned, ${s.pending.length} pending`);
+    const label = (p: { definition: DefinitionKind; tool: string }) =>
+      p.definition === 'tool' ? rendered(p.tool, 'name') : `${p.definition} ${rendered(p.tool, 'name')}`;
     for (const p of s.pinned) {
       const summary = clip((p.description ?? '').split('\n')[0] ?? '', 80);
-      lines.push(`  ${rendered(p.tool, 'name')}  ${p.digest}  ${rendered(summary, 'line')}`);
+      lines.push(`  ${label(p)}  ${p.digest}  ${rendered(summary, 'line')}`);
     }
     for (const p of s.pending)
       lines.push(
-        `  ! ${rendered(p.tool, 'name')}  ${p.digest}  ${rendered(p.kind, 'name')}, withheld since ${rendered(p.seen_at, 'name')} (ringfence mcp pins diff ${s.server})`,
+        `  ! ${label(p)}  ${p.digest}  ${rendered(p.kind, 'name')}, withheld since ${rendered(p.seen_at, 'name')} (ringfence mcp pins diff ${s.server})`,
       );
   }
   return lines;

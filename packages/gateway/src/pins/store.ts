@@ -1,4 +1,5 @@
 import { expectObject, JsonStore, StoreError } from '../store/json-store.js';
+import { DEFINITION_KINDS, type DefinitionKind, KIND_KEYS } from './kinds.js';
 
 export interface PinRecord {
   readonly digest: string;
@@ -14,9 +15,15 @@ export interface PendingRecord {
   readonly kind: 'changed' | 'new';
 }
 
+/**
+ * One server's pins. Tools sit under `tools`/`pending` (the keys of the first version); other
+ * kinds under their own keys (`prompts`/`pending_prompts`, see `KIND_KEYS`), absent when empty.
+ */
 export interface ServerPins {
   tools: Record<string, PinRecord>;
   pending: Record<string, PendingRecord>;
+  prompts?: Record<string, PinRecord>;
+  pending_prompts?: Record<string, PendingRecord>;
 }
 
 export interface PinsFile {
@@ -25,6 +32,7 @@ export interface PinsFile {
 }
 
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
+const SERVER_KEYS: readonly string[] = DEFINITION_KINDS.flatMap((kind) => Object.values(KIND_KEYS[kind]));
 
 function parseRecord(value: unknown, what: string, pending: boolean): PinRecord | PendingRecord {
   const record = expectObject(value, what);
@@ -36,32 +44,77 @@ function parseRecord(value: unknown, what: string, pending: boolean): PinRecord 
   return record as unknown as PinRecord;
 }
 
+function parseRecords<R>(value: unknown, what: string, pending: boolean): Record<string, R> {
+  // A null-prototype map: names come from outside and must not reach Object.prototype.
+  const records: Record<string, R> = Object.create(null);
+  for (const [name, record] of Object.entries(expectObject(value ?? {}, what)))
+    records[name] = parseRecord(record, `${what}.${name}`, pending) as R;
+  return records;
+}
+
 export function parsePinsFile(value: unknown): PinsFile {
   const file = expectObject(value, 'mcp-pins.json');
   if (file.version !== 1)
     throw new StoreError('STORE_SHAPE', `version ${String(file.version)} is not supported (expected 1)`);
   const servers = expectObject(file.servers, 'servers');
-  // A null-prototype map: server and tool names come from outside and must not reach Object.prototype.
   const parsed: Record<string, ServerPins> = Object.create(null);
   for (const [name, entry] of Object.entries(servers)) {
     const pins = expectObject(entry, `servers.${name}`);
-    const tools: Record<string, PinRecord> = Object.create(null);
-    const pending: Record<string, PendingRecord> = Object.create(null);
-    for (const [tool, record] of Object.entries(expectObject(pins.tools ?? {}, `servers.${name}.tools`))) {
-      tools[tool] = parseRecord(record, `servers.${name}.tools.${tool}`, false) as PinRecord;
+    // A part this version does not know would be dropped at the next write: refuse instead.
+    for (const key of Object.keys(pins)) {
+      if (!SERVER_KEYS.includes(key))
+        throw new StoreError(
+          'STORE_SHAPE',
+          `servers.${name} has a part "${key}" this version does not know (a newer ringfence may have written it)`,
+        );
     }
-    for (const [tool, record] of Object.entries(
-      expectObject(pins.pending ?? {}, `servers.${name}.pending`),
-    )) {
-      pending[tool] = parseRecord(record, `servers.${name}.pending.${tool}`, true) as PendingRecord;
+    const server = emptyServerPins();
+    for (const kind of DEFINITION_KINDS) {
+      const keys = KIND_KEYS[kind];
+      const pinned = parseRecords<PinRecord>(pins[keys.pinned], `servers.${name}.${keys.pinned}`, false);
+      const pending = parseRecords<PendingRecord>(
+        pins[keys.pending],
+        `servers.${name}.${keys.pending}`,
+        true,
+      );
+      setPinned(server, kind, pinned);
+      setPending(server, kind, pending);
     }
-    parsed[name] = { tools, pending };
+    parsed[name] = server;
   }
   return { version: 1, servers: parsed };
 }
 
 export function emptyServerPins(): ServerPins {
   return { tools: Object.create(null), pending: Object.create(null) };
+}
+
+const EMPTY: Readonly<Record<string, never>> = Object.freeze(Object.create(null));
+
+/** The pins of one kind (read only: change them with `setPinned`). */
+export function pinnedOf(pins: ServerPins, kind: DefinitionKind): Readonly<Record<string, PinRecord>> {
+  return pins[KIND_KEYS[kind].pinned] ?? EMPTY;
+}
+
+export function pendingOf(pins: ServerPins, kind: DefinitionKind): Readonly<Record<string, PendingRecord>> {
+  return pins[KIND_KEYS[kind].pending] ?? EMPTY;
+}
+
+/** Tools keep their keys even when empty (as the first version wrote them); other kinds only when used. */
+export function setPinned(pins: ServerPins, kind: DefinitionKind, records: Record<string, PinRecord>): void {
+  const key = KIND_KEYS[kind].pinned;
+  if (kind === 'tool' || Object.keys(records).length > 0) pins[key] = records;
+  else delete pins[key];
+}
+
+export function setPending(
+  pins: ServerPins,
+  kind: DefinitionKind,
+  records: Record<string, PendingRecord>,
+): void {
+  const key = KIND_KEYS[kind].pending;
+  if (kind === 'tool' || Object.keys(records).length > 0) pins[key] = records;
+  else delete pins[key];
 }
 
 /** `mcp-pins.json`. Pins move only through `approve`, `reset` or first sight of a server. */

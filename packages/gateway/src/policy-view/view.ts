@@ -58,7 +58,7 @@ export function policyView(verified: VerifiedPolicy): PolicyView {
       const tools = allowedTools(policy, server);
       return tools ? new Set(tools) : undefined;
     },
-    orgPins: (server) => orgPins(policy, server),
+    orgPins: (server, kind) => orgPins(policy, server, kind),
     isReadOnly: (server, tool) => isReadOnlyTool(policy, server, tool),
     imageRefusal: (image) =>
       isImageAllowed(policy, image).allowed

@@ -9,7 +9,9 @@ export {
   type ContainedStdio,
   type ContainerLauncher,
   DEFAULT_TIMEOUTS,
+  type PromptListing,
   type ToolListing,
   type Upstream,
+  type UpstreamCapabilities,
   type UpstreamTimeouts,
 } from './upstream.js';

@@ -20,8 +20,11 @@ export interface PolicyView {
   readonly ref: PolicyRef | undefined;
   /** Tools the policy lets this server expose; undefined = no restriction. */
   allowedTools(server: string): ReadonlySet<string> | undefined;
-  /** Organisation pins for a server (tool → digest); undefined = local pins count. */
-  orgPins(server: string): ReadonlyMap<string, string> | undefined;
+  /**
+   * Organisation pins for a server, of one kind (name → digest); undefined = local pins count.
+   * When the policy pins the server, a kind with no pins gets an empty map (nothing exposed).
+   */
+  orgPins(server: string, kind?: 'tool' | 'prompt'): ReadonlyMap<string, string> | undefined;
   isReadOnly(server: string, tool: string): boolean;
   /** Why this image may not run, or undefined when it may. */
   imageRefusal(image: ImageIdentity): string | undefined;
@@ -29,9 +32,11 @@ export interface PolicyView {
   egressRefusal(server: string, egress: EgressRule): string | undefined;
   /** The egress a new server gets when it names no hosts. */
   readonly defaultEgress: 'deny' | 'any';
+  /** A tool call names `tool`; a prompt request names `prompt` (rules tell them apart). */
   decideCall(call: {
     server: string;
-    tool: string;
+    tool?: string;
+    prompt?: string;
     agent?: string;
     scope?: string;
     arguments: Record<string, unknown>;

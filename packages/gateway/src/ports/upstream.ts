@@ -7,20 +7,48 @@ export interface Upstream {
   readonly destination: string;
   /** Connect and initialise; rejects with a message for people. */
   start(): Promise<void>;
+  /** What the server declared when it initialised (known once `start()` resolved). */
+  capabilities(): UpstreamCapabilities;
   /** Every tool the server lists (all pages), each still untrusted and unparsed. */
   listTools(): Promise<ToolListing>;
+  /** Every prompt the server lists (all pages), each still untrusted and unparsed. */
+  listPrompts(): Promise<PromptListing>;
   callTool(name: string, args: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<unknown>;
-  /** Called (at most once per rate-limit window) when the server says its tools changed. */
-  onToolsChanged(listener: () => void): void;
+  /** `prompts/get`; the answer is untrusted and unparsed. */
+  getPrompt(name: string, args: Record<string, string>, options?: { signal?: AbortSignal }): Promise<unknown>;
+  /** `completion/complete` with params as the gateway built them; the answer is untrusted. */
+  complete(params: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<unknown>;
+  /** `logging/setLevel`. */
+  setLoggingLevel(level: string): Promise<void>;
+  /**
+   * Called (at most once per rate-limit window) when the server says its tools or prompts
+   * changed; the gateway then lists both again.
+   */
+  onListChanged(listener: () => void): void;
+  /** Each `notifications/message` the server sends, its params still untrusted. */
+  onLog(listener: (params: unknown) => void): void;
   /** Called once if the connection is lost outside of close(). */
   onClosed(listener: (reason: string) => void): void;
   close(): Promise<void>;
+}
+
+/** The server capabilities the gateway acts on; what it does not declare is not asked of it. */
+export interface UpstreamCapabilities {
+  readonly prompts: boolean;
+  readonly completions: boolean;
+  readonly logging: boolean;
 }
 
 export interface ToolListing {
   /** Raw tool objects, in the order the server gave them. */
   readonly tools: readonly unknown[];
   /** Problems with the listing itself (a page cap, a repeated cursor): the listing is partial. */
+  readonly problems: readonly string[];
+}
+
+export interface PromptListing {
+  /** Raw prompt objects, in the order the server gave them. */
+  readonly prompts: readonly unknown[];
   readonly problems: readonly string[];
 }
 

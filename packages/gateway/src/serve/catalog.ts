@@ -1,12 +1,14 @@
-import { EXPOSED_TOOL_NAME, exposedToolName, presentTool } from '../catalog/present.js';
-import { fingerprintTool, type PinnableTool } from '../pins/fingerprint.js';
-import { type Reconciliation, reconcileAndRecord } from '../pins/reconcile.js';
+import { EXPOSED_NAME, exposedName, type Naming, presentPrompt, presentTool } from '../catalog/present.js';
+import { fingerprintDefinition, type PinnableDefinition } from '../pins/fingerprint.js';
+import { type DefinitionKind, definitionLabel } from '../pins/kinds.js';
+import { type OrgPins, reconcileAndRecord } from '../pins/reconcile.js';
 import type { PinStore } from '../pins/store.js';
 import type { PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
 
 /** A tool the client may call, with what its checks need. */
 export interface CatalogEntry {
+  readonly kind: 'tool';
   readonly exposedName: string;
   readonly server: string;
   readonly tool: string;
@@ -16,9 +18,29 @@ export interface CatalogEntry {
   readonly outputSchema: unknown;
 }
 
+/** One argument a prompt declares: prompt arguments are strings, by name. */
+export interface PromptArgument {
+  readonly name: string;
+  readonly required: boolean;
+}
+
+/** A prompt the client may get, with the arguments it declared (what `prompts/get` is checked against). */
+export interface PromptEntry {
+  readonly kind: 'prompt';
+  readonly exposedName: string;
+  readonly server: string;
+  readonly prompt: string;
+  readonly digest: string;
+  readonly presented: Record<string, unknown>;
+  readonly arguments: readonly PromptArgument[];
+}
+
 export interface WithheldEntry {
   readonly server: string;
+  /** The name as the server lists it, whatever its kind (the field keeps its first name). */
   readonly tool: string;
+  /** A tool or a prompt. */
+  readonly definition: DefinitionKind;
   readonly reason: string;
   readonly kind: 'changed' | 'new' | 'org' | 'unpinnable' | 'malformed' | 'schema' | 'name' | 'filtered';
   readonly digest?: string;
@@ -27,6 +49,7 @@ export interface WithheldEntry {
 export interface ServerCatalog {
   readonly server: string;
   readonly entries: readonly CatalogEntry[];
+  readonly prompts: readonly PromptEntry[];
   readonly withheld: readonly WithheldEntry[];
   readonly firstSight: boolean;
   readonly problems: readonly string[];
@@ -36,12 +59,17 @@ interface Inputs {
   readonly server: string;
   readonly destination: string;
   readonly rawTools: readonly unknown[];
+  /** Undefined when the server does not offer prompts: its prompt pins are then left alone. */
+  readonly rawPrompts?: readonly unknown[];
   readonly problems: readonly string[];
   readonly localAllow: readonly string[] | undefined;
   readonly pins: PinStore;
   readonly guard: SchemaChecks;
   readonly policy: PolicyView;
+  readonly naming?: Naming;
 }
+
+type Problem = { kind: WithheldEntry['kind']; reason: string };
 
 function isObjectSchema(value: unknown): value is Record<string, unknown> {
   return (
@@ -52,154 +80,213 @@ function isObjectSchema(value: unknown): value is Record<string, unknown> {
   );
 }
 
-/**
- * Turn one server's raw listing into catalog entries: fingerprint each tool on its own, compare
- * with the pins (recording first sight and pending definitions), filter by the local and
- * organisation allowlists, and vet every schema. Anything that fails any step is withheld with
- * the reason; the others are unaffected.
- */
-export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog> {
-  const withheld: WithheldEntry[] = [];
-  const pinnable: PinnableTool[] = [];
+/** Fingerprint each raw definition on its own; one that fails is withheld alone. */
+function fingerprintAll(
+  server: string,
+  kind: DefinitionKind,
+  raws: readonly unknown[],
+  withheld: WithheldEntry[],
+): PinnableDefinition[] {
+  const pinnable: PinnableDefinition[] = [];
   const seen = new Set<string>();
-  for (const raw of inputs.rawTools) {
-    const result = fingerprintTool(raw);
+  for (const raw of raws) {
+    const result = fingerprintDefinition(raw, kind);
     if (!result.ok) {
       withheld.push({
-        server: inputs.server,
+        server,
         tool: result.name ?? '(unnamed)',
+        definition: kind,
         reason: result.reason,
         kind: 'unpinnable',
       });
       continue;
     }
-    if (seen.has(result.tool.name)) {
+    if (seen.has(result.pinnable.name)) {
       withheld.push({
-        server: inputs.server,
-        tool: result.tool.name,
+        server,
+        tool: result.pinnable.name,
+        definition: kind,
         reason: 'the server listed this name twice',
         kind: 'malformed',
       });
       continue;
     }
-    seen.add(result.tool.name);
-    pinnable.push(result.tool);
+    seen.add(result.pinnable.name);
+    pinnable.push(result.pinnable);
   }
+  return pinnable;
+}
 
-  const orgPins = inputs.policy.orgPins(inputs.server);
-  const reconciliation: Reconciliation = await reconcileAndRecord(
-    inputs.pins,
-    inputs.server,
-    pinnable,
-    orgPins ? { orgPins } : {},
-  );
-  for (const { tool, kind } of reconciliation.withheld) {
+/**
+ * The declared arguments of a prompt, or why they cannot be checked against: an array of
+ * objects, each with a unique string name and, if present, a boolean `required`.
+ */
+export function promptArguments(definition: Readonly<Record<string, unknown>>): PromptArgument[] | string {
+  const declared = definition.arguments;
+  if (declared === undefined) return [];
+  if (!Array.isArray(declared)) return 'its arguments are not a list';
+  const out: PromptArgument[] = [];
+  for (const item of declared) {
+    if (typeof item !== 'object' || item === null || Array.isArray(item))
+      return 'an argument is not an object';
+    const { name, required } = item as { name?: unknown; required?: unknown };
+    if (typeof name !== 'string' || name.length === 0) return 'an argument has no name';
+    if (required !== undefined && typeof required !== 'boolean')
+      return `argument "${name}" has a required that is not true or false`;
+    if (out.some((a) => a.name === name)) return `argument "${name}" is declared twice`;
+    out.push({ name, required: required === true });
+  }
+  return out;
+}
+
+async function toolProblem(
+  inputs: Inputs,
+  tool: PinnableDefinition,
+  name: string,
+): Promise<Problem | undefined> {
+  const policyAllow = inputs.policy.allowedTools(inputs.server);
+  const localAllow = inputs.localAllow && inputs.localAllow.length > 0 ? inputs.localAllow : undefined;
+  const filteredBy =
+    localAllow && !localAllow.includes(tool.name)
+      ? 'the local allow_tools list'
+      : policyAllow && !policyAllow.has(tool.name)
+        ? 'the organisation policy'
+        : undefined;
+  if (filteredBy) return { kind: 'filtered', reason: `not allowed by ${filteredBy}` };
+  if (!EXPOSED_NAME.test(name)) return nameProblem(name);
+  const { inputSchema, outputSchema } = tool.definition;
+  if (!isObjectSchema(inputSchema))
+    return { kind: 'malformed', reason: 'its inputSchema is not an object schema' };
+  if (outputSchema !== undefined && !isObjectSchema(outputSchema))
+    return { kind: 'malformed', reason: 'its outputSchema is not an object schema' };
+  for (const [label, schema] of [
+    ['inputSchema', inputSchema],
+    ['outputSchema', outputSchema],
+  ] as const) {
+    if (schema === undefined) continue;
+    const verdict = await inputs.guard.prepare(schema);
+    if (!verdict.ok)
+      return { kind: 'schema', reason: `its ${label} is refused: ${verdict.message ?? verdict.code}` };
+  }
+  return undefined;
+}
+
+const nameProblem = (name: string): Problem => ({
+  kind: 'name',
+  reason: `"${name}" is over 128 characters or uses characters outside [A-Za-z0-9_.-]`,
+});
+
+/**
+ * Turn one server's raw listings (tools, and prompts when it offers them) into catalog entries:
+ * fingerprint each definition on its own, compare with the pins (recording first sight and
+ * pending definitions), filter tools by the local and organisation allowlists, and vet every
+ * tool schema and prompt argument list. Anything that fails any step is withheld with the
+ * reason; the others are unaffected.
+ */
+export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog> {
+  const { server } = inputs;
+  const naming = inputs.naming ?? { prefixed: true };
+  const withheld: WithheldEntry[] = [];
+  const listed = [
+    ...fingerprintAll(server, 'tool', inputs.rawTools, withheld),
+    ...fingerprintAll(server, 'prompt', inputs.rawPrompts ?? [], withheld),
+  ];
+
+  const toolPins = inputs.policy.orgPins(server, 'tool');
+  const orgPins: OrgPins | undefined = toolPins
+    ? { tool: toolPins, prompt: inputs.policy.orgPins(server, 'prompt') ?? new Map() }
+    : undefined;
+  const reconciliation = await reconcileAndRecord(inputs.pins, server, listed, {
+    kinds: inputs.rawPrompts ? ['tool', 'prompt'] : ['tool'],
+    ...(orgPins ? { orgPins } : {}),
+  });
+  for (const { pinnable, kind } of reconciliation.withheld) {
     const reason =
       kind === 'org'
-        ? `the organisation policy "${inputs.policy.ref?.name}" does not pin this definition (${tool.digest}); ask your policy admin to pin it`
+        ? `the organisation policy "${inputs.policy.ref?.name}" does not pin this definition (${pinnable.digest}); ask your policy admin to pin it`
         : kind === 'changed'
           ? 'its definition changed since it was pinned'
           : 'it is new since the server was pinned';
-    withheld.push({ server: inputs.server, tool: tool.name, reason, kind, digest: tool.digest });
-  }
-
-  const policyAllow = inputs.policy.allowedTools(inputs.server);
-  const localAllow =
-    inputs.localAllow && inputs.localAllow.length > 0 ? new Set(inputs.localAllow) : undefined;
-  const entries: CatalogEntry[] = [];
-  const checks = await Promise.all(
-    reconciliation.exposed.map(async (tool) => {
-      const exposedName = exposedToolName(inputs.server, tool.name);
-      const filteredBy =
-        localAllow && !localAllow.has(tool.name)
-          ? 'the local allow_tools list'
-          : policyAllow && !policyAllow.has(tool.name)
-            ? 'the organisation policy'
-            : undefined;
-      if (filteredBy)
-        return { tool, problem: { kind: 'filtered' as const, reason: `not allowed by ${filteredBy}` } };
-      if (!EXPOSED_TOOL_NAME.test(exposedName)) {
-        return {
-          tool,
-          problem: {
-            kind: 'name' as const,
-            reason: `"${exposedName}" is over 128 characters or uses characters outside [A-Za-z0-9_.-]`,
-          },
-        };
-      }
-      const { inputSchema, outputSchema } = tool.definition;
-      if (!isObjectSchema(inputSchema))
-        return {
-          tool,
-          problem: { kind: 'malformed' as const, reason: 'its inputSchema is not an object schema' },
-        };
-      if (outputSchema !== undefined && !isObjectSchema(outputSchema)) {
-        return {
-          tool,
-          problem: { kind: 'malformed' as const, reason: 'its outputSchema is not an object schema' },
-        };
-      }
-      for (const [label, schema] of [
-        ['inputSchema', inputSchema],
-        ['outputSchema', outputSchema],
-      ] as const) {
-        if (schema === undefined) continue;
-        const verdict = await inputs.guard.prepare(schema);
-        if (!verdict.ok)
-          return {
-            tool,
-            problem: {
-              kind: 'schema' as const,
-              reason: `its ${label} is refused: ${verdict.message ?? verdict.code}`,
-            },
-          };
-      }
-      return { tool, exposedName, inputSchema, outputSchema };
-    }),
-  );
-  for (const check of checks) {
-    if ('problem' in check && check.problem) {
-      withheld.push({
-        server: inputs.server,
-        tool: check.tool.name,
-        digest: check.tool.digest,
-        ...check.problem,
-      });
-      continue;
-    }
-    const { tool } = check;
-    entries.push({
-      exposedName: exposedToolName(inputs.server, tool.name),
-      server: inputs.server,
-      tool: tool.name,
-      digest: tool.digest,
-      presented: presentTool(
-        inputs.server,
-        inputs.destination,
-        tool.definition,
-        inputs.policy.isReadOnly(inputs.server, tool.name),
-      ),
-      inputSchema: tool.definition.inputSchema,
-      outputSchema: tool.definition.outputSchema,
+    withheld.push({
+      server,
+      tool: pinnable.name,
+      definition: pinnable.kind,
+      reason,
+      kind,
+      digest: pinnable.digest,
     });
   }
+
+  const entries: CatalogEntry[] = [];
+  const prompts: PromptEntry[] = [];
+  const checked = await Promise.all(
+    reconciliation.exposed.map(async (item) => {
+      const name = exposedName(server, item.name, naming);
+      if (item.kind === 'tool') return { item, name, problem: await toolProblem(inputs, item, name) };
+      if (!EXPOSED_NAME.test(name)) return { item, name, problem: nameProblem(name) };
+      const args = promptArguments(item.definition);
+      return typeof args === 'string'
+        ? { item, name, problem: { kind: 'malformed' as const, reason: args } }
+        : { item, name, args };
+    }),
+  );
+  for (const check of checked) {
+    const { item, name } = check;
+    if (check.problem) {
+      withheld.push({
+        server,
+        tool: item.name,
+        definition: item.kind,
+        digest: item.digest,
+        ...check.problem,
+      });
+    } else if (item.kind === 'tool') {
+      entries.push({
+        kind: 'tool',
+        exposedName: name,
+        server,
+        tool: item.name,
+        digest: item.digest,
+        presented: presentTool(
+          server,
+          inputs.destination,
+          item.definition,
+          inputs.policy.isReadOnly(server, item.name),
+          naming,
+        ),
+        inputSchema: item.definition.inputSchema,
+        outputSchema: item.definition.outputSchema,
+      });
+    } else {
+      prompts.push({
+        kind: 'prompt',
+        exposedName: name,
+        server,
+        prompt: item.name,
+        digest: item.digest,
+        presented: presentPrompt(server, inputs.destination, item.definition, naming),
+        arguments: check.args ?? [],
+      });
+    }
+  }
   return {
-    server: inputs.server,
+    server,
     entries,
+    prompts,
     withheld,
     firstSight: reconciliation.firstSight,
     problems: inputs.problems,
   };
 }
 
-/** The stderr line for a withheld tool: what happened and the command to run. */
+/** The stderr line for a withheld tool or prompt: what happened and the command to run. */
 export function withheldLine(entry: WithheldEntry): string {
-  // Org-pinned tools say "ask your policy admin" in their reason; only local pins can be reviewed here.
+  // Org-pinned definitions say "ask your policy admin" in their reason; only local pins can be reviewed here.
   const next =
     entry.kind === 'changed' || entry.kind === 'new'
       ? ` Review it with: ringfence mcp pins diff ${entry.server}`
       : entry.kind === 'org' || entry.kind === 'filtered'
         ? ''
-        : " The server's other tools are unaffected; report this one to the server's author.";
-  return `ringfence: withheld ${entry.server}/${entry.tool}: ${entry.reason}.${next}`;
+        : ` The server's other ${entry.definition}s are unaffected; report this one to the server's author.`;
+  return `ringfence: withheld ${definitionLabel(entry.server, entry.definition, entry.tool)}: ${entry.reason}.${next}`;
 }

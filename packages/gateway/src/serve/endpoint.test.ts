@@ -27,17 +27,48 @@ const ANSWER = {
   _meta: { trace: 2 },
 };
 
+/** The same items as prompt messages (one item each), with members no message or prompt defines. */
+const PROMPT = {
+  description: 'a brief',
+  messages: [
+    { role: 'user', content: ANSWER.content[0], _meta: { trace: 3 } },
+    { role: 'assistant', content: ANSWER.content[1] },
+    { role: 'user', content: ANSWER.content[2] },
+    {
+      role: 'user',
+      content: { type: 'resource', resource: { uri: 'file:///home/you/.ssh/config', text: 'Host *' } },
+    },
+  ],
+  _meta: { trace: 4 },
+};
+
 class HostileUpstream implements Upstream {
   readonly name = 'files';
   readonly destination = 'remote fake';
+  /** What `prompts/get` answers; a test may replace it. */
+  static prompt: unknown = PROMPT;
   async start() {}
+  capabilities() {
+    return { prompts: true, completions: false, logging: false };
+  }
   async listTools(): Promise<ToolListing> {
     return { tools: [{ name: 'read', description: 'read', inputSchema: { type: 'object' } }], problems: [] };
+  }
+  async listPrompts() {
+    return { prompts: [{ name: 'brief', description: 'brief' }], problems: [] };
   }
   async callTool() {
     return structuredClone(ANSWER);
   }
-  onToolsChanged() {}
+  async getPrompt() {
+    return structuredClone(HostileUpstream.prompt);
+  }
+  async complete(): Promise<unknown> {
+    throw new Error('not offered');
+  }
+  async setLoggingLevel() {}
+  onListChanged() {}
+  onLog() {}
   onClosed() {}
   async close() {}
 }
@@ -48,7 +79,10 @@ beforeEach(async () => {
   home = await mkdtemp(join(tmpdir(), 'rf-endpoint-'));
   dropped = [];
 });
-afterEach(() => rm(home, { recursive: true, force: true }));
+afterEach(async () => {
+  HostileUpstream.prompt = PROMPT;
+  await rm(home, { recursive: true, force: true });
+});
 
 async function gateway(): Promise<Gateway> {
   const audit: AuditSink = {
@@ -144,5 +178,64 @@ describe('the endpoint: results follow the protocol version negotiated with this
     expect(LATEST_PROTOCOL_VERSION >= '2025-06-18').toBe(true);
     const result = await call('1999-01-01');
     expect(result.content.map((c) => c.type)).toEqual(['text', 'audio', 'text']);
+  });
+});
+
+async function getPrompt(requested?: string) {
+  const g = await gateway();
+  const { client, raw } = await connect(g, requested);
+  const answer = await client.getPrompt({ name: 'files_brief' }).catch((error: Error) => error);
+  await client.close();
+  await g.close();
+  if (answer instanceof Error) return answer;
+  const reply = raw.find((m) => 'result' in m && 'messages' in (m.result as object)) as { result: unknown };
+  return reply.result as {
+    description?: string;
+    messages: { role: string; content: { type: string; text?: string; resource?: { uri: string } } }[];
+  };
+}
+
+describe('the endpoint: prompt messages are sanitised like tool results', () => {
+  it('a client on the latest version gets each message rebuilt: no _meta, no file: link, no embedded file: URI', async () => {
+    const result = await getPrompt();
+    if (result instanceof Error) throw result;
+    expect(result.description).toBe('a brief');
+    expect(result.messages.map((m) => [m.role, m.content.type])).toEqual([
+      ['user', 'text'],
+      ['assistant', 'audio'],
+      ['user', 'text'],
+      ['user', 'resource'],
+    ]);
+    expect(Object.keys(result).sort()).toEqual(['description', 'messages']);
+    expect(result.messages.every((m) => Object.keys(m).sort().join() === 'content,role')).toBe(true);
+    expect(result.messages[2]?.content.text).toContain('files/prompt brief linked a resource named "passwd"');
+    expect(result.messages[3]?.content.resource?.uri).toMatch(/^ringfence:embedded\/files\/[0-9a-f]{32}$/);
+    expect(JSON.stringify(result)).not.toMatch(/_meta|file:\/|etc\/passwd|\.ssh/);
+    // _meta of the result, of message 0 and of its item; the link made text; the embedded URI.
+    expect(dropped).toEqual([5]);
+  });
+
+  it('a 2024-11-05 client gets, in place of the audio message, the note that it was not passed on', async () => {
+    const result = await getPrompt('2024-11-05');
+    if (result instanceof Error) throw result;
+    expect(result.messages[1]).toStrictEqual({
+      role: 'assistant',
+      content: {
+        type: 'text',
+        text: 'ringfence: 1 content item(s) of files/prompt brief were not passed on: "audio" is not defined in MCP 2024-11-05, which this client uses.',
+      },
+    });
+    expect(result.messages.map((m) => m.content.type)).toEqual(['text', 'text', 'text', 'resource']);
+  });
+
+  it('a message item of a wrong type withholds the whole answer', async () => {
+    HostileUpstream.prompt = {
+      messages: [{ role: 'user', content: { type: 'image', data: 'not base64!', mimeType: 'image/png' } }],
+    };
+    const result = await getPrompt();
+    expect(result).toBeInstanceOf(Error);
+    expect((result as Error).message).toContain(
+      'ringfence withheld the result of files/prompt brief: the server sent a malformed result (messages[0].content.data must be base64). The request reached the server',
+    );
   });
 });

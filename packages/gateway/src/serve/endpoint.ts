@@ -1,15 +1,22 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   CallToolRequestSchema,
+  CompleteRequestSchema,
   ErrorCode,
   type InitializeRequest,
   InitializeRequestSchema,
   type InitializeResult,
+  ListPromptsRequestSchema,
   ListToolsRequestSchema,
-  McpError,
+  type ServerCapabilities,
+  SetLevelRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { DefinitionKind } from '../pins/kinds.js';
 import type { Caller } from '../ports/caller.js';
 import type { Gateway } from './gateway.js';
+import { isLogLevel, type LogLevel, logPasses, type RelayedLog } from './log-relay.js';
 import { CallRefused } from './pipeline/index.js';
 import { SERVER_INFO } from './server-info.js';
 
@@ -38,51 +45,159 @@ function negotiatedVersion(server: Server): () => string | undefined {
 }
 
 /**
- * One MCP server session facing one client, backed by the shared gateway. The client is told
- * when the catalog changes. `identity` is the calling agent (from its token), if any.
+ * A JSON-RPC error as the SDK sends it: the SDK's McpError puts "MCP error CODE: " into its own
+ * message, and a client's SDK adds that prefix again, so a refusal is thrown with the bare text
+ * and its code; the client reads `MCP error -32602: ringfence: …` once.
+ */
+export function rpcError(code: number, message: string): Error {
+  return Object.assign(new Error(message), { code });
+}
+
+type Extra = RequestHandlerExtra<never, never>;
+
+// The SDK's own schema answers a non-string prompt argument with -32603 and a schema dump, before
+// any check of ours; the pipeline refuses it itself, audited, naming the argument.
+const GetPromptRequest = z.object({
+  method: z.literal('prompts/get'),
+  params: z.looseObject({ name: z.string(), arguments: z.unknown().optional() }),
+});
+
+/**
+ * One MCP server session facing one client, backed by the shared gateway. It offers tools
+ * always, and prompts, completions and logging only when some running server does. The client
+ * is told when the tools or prompts change. `identity` is the calling agent (from its token).
  */
 export function createEndpointServer(
   gateway: Gateway,
   identity: { agent?: string; scope?: string } = {},
 ): Server {
+  const offered = gateway.offered();
+  const capabilities: ServerCapabilities = {
+    tools: { listChanged: true },
+    ...(offered.prompts ? { prompts: { listChanged: true } } : {}),
+    ...(offered.completions && offered.prompts ? { completions: {} } : {}),
+    ...(offered.logging ? { logging: {} } : {}),
+  };
   const server = new Server(SERVER_INFO, {
-    capabilities: { tools: { listChanged: true } },
+    capabilities,
     instructions:
-      'Tools are provided by third-party MCP servers run in isolation by ringfence. Each tool description names the server it comes from.',
+      'Tools and prompts are provided by third-party MCP servers run in isolation by ringfence. Each description names the server it comes from.',
   });
 
   const protocolVersion = negotiatedVersion(server);
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: gateway.listTools() as never[] }));
-
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
-    const caller: Caller = {
-      ...identity,
-      ...(server.getClientCapabilities()?.elicitation
-        ? {
-            ask: async (question: string) => {
-              const answer = await server.elicitInput({
-                mode: 'form',
-                message: question,
-                requestedSchema: { type: 'object', properties: {} },
-              });
-              return answer.action;
-            },
-          }
-        : {}),
-    };
+  const caller = (): Caller => ({
+    ...identity,
+    ...(server.getClientCapabilities()?.elicitation
+      ? {
+          ask: async (question: string) => {
+            const answer = await server.elicitInput({
+              mode: 'form',
+              message: question,
+              requestedSchema: { type: 'object', properties: {} },
+            });
+            return answer.action;
+          },
+        }
+      : {}),
+  });
+  const refusals = async <T>(work: () => Promise<T>): Promise<T> => {
     try {
-      return await gateway.callTool(request.params.name, request.params.arguments, caller, protocolVersion());
+      return await work();
     } catch (error) {
-      if (error instanceof CallRefused) throw new McpError(ErrorCode.InvalidParams, error.message);
+      if (error instanceof CallRefused) throw rpcError(ErrorCode.InvalidParams, error.message);
       throw error;
     }
-  });
+  };
 
-  const onChange = () => {
+  // Requests in flight per server: a server's log lines go only to the sessions waiting on it
+  // (see onLog), and travel with the request that caused them (on --http, that request's stream)
+  // when only one is in flight to it.
+  const inFlight = new Map<string, Set<string | number>>();
+  const tracked = async <T>(kind: DefinitionKind, name: string, extra: Extra, work: () => Promise<T>) => {
+    const target = gateway.serverOf(kind, name);
+    if (!target) return work();
+    const ids = inFlight.get(target) ?? new Set();
+    inFlight.set(target, ids);
+    ids.add(extra.requestId);
+    return gateway.busyWith(target, work).finally(() => ids.delete(extra.requestId));
+  };
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: gateway.listTools() as never[] }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) =>
+    refusals(() =>
+      tracked('tool', request.params.name, extra as Extra, () =>
+        gateway.callTool(request.params.name, request.params.arguments, caller(), protocolVersion()),
+      ),
+    ),
+  );
+
+  if (capabilities.prompts) {
+    server.setRequestHandler(ListPromptsRequestSchema, async () => ({
+      prompts: gateway.listPrompts() as never[],
+    }));
+    server.setRequestHandler(GetPromptRequest, async (request, extra) =>
+      refusals(() =>
+        tracked('prompt', request.params.name, extra as Extra, async () => {
+          const result = await gateway.getPrompt(
+            request.params.name,
+            request.params.arguments,
+            caller(),
+            protocolVersion(),
+          );
+          return result as never;
+        }),
+      ),
+    );
+  }
+  if (capabilities.completions) {
+    server.setRequestHandler(CompleteRequestSchema, async (request) =>
+      refusals(
+        async () => (await gateway.complete(request.params as Record<string, unknown>, identity)) as never,
+      ),
+    );
+  }
+
+  let threshold: LogLevel | undefined;
+  if (capabilities.logging) {
+    // Replaces the SDK's own handler: the level is this session's filter and is also forwarded.
+    server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+      const { level } = request.params;
+      if (!isLogLevel(level))
+        throw rpcError(ErrorCode.InvalidParams, `ringfence: unknown log level ${level}`);
+      threshold = level;
+      await gateway.setLoggingLevel(level);
+      return {};
+    });
+  }
+
+  const onTools = () => {
     server.sendToolListChanged().catch(() => {});
   };
-  gateway.on('catalogChanged', onChange);
-  server.onclose = () => gateway.off('catalogChanged', onChange);
+  const onPrompts = () => {
+    if (capabilities.prompts) server.sendPromptListChanged().catch(() => {});
+  };
+  const onLog = (log: RelayedLog) => {
+    if (!capabilities.logging || !logPasses(log.params.level, threshold)) return;
+    const ids = inFlight.get(log.server);
+    // While some session waits on this server, its log lines may be about that session's
+    // arguments: they go to the sessions waiting on it, not to every agent connected over --http.
+    if (!ids?.size && gateway.isBusy(log.server)) return;
+    const only = ids?.size === 1 ? [...ids][0] : undefined;
+    server
+      .notification(
+        { method: 'notifications/message', params: log.params },
+        only !== undefined ? { relatedRequestId: only } : undefined,
+      )
+      .catch(() => {});
+  };
+  gateway.on('catalogChanged', onTools);
+  gateway.on('promptsChanged', onPrompts);
+  gateway.on('log', onLog);
+  server.onclose = () => {
+    gateway.off('catalogChanged', onTools);
+    gateway.off('promptsChanged', onPrompts);
+    gateway.off('log', onLog);
+  };
   return server;
 }

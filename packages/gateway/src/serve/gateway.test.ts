@@ -9,7 +9,7 @@ import type { HttpServerConfig } from '../config/servers.js';
 import { PinStore } from '../pins/store.js';
 import type { AuditSink } from '../ports/audit.js';
 import type { SchemaChecks } from '../ports/schema.js';
-import type { ToolListing, Upstream } from '../ports/upstream.js';
+import type { PromptListing, ToolListing, Upstream } from '../ports/upstream.js';
 import { MAX_LIST_PAGES, UpstreamClient } from '../upstream/mcp-client.js';
 import { Gateway } from './gateway.js';
 
@@ -23,15 +23,30 @@ class FakeUpstream implements Upstream {
   constructor(
     readonly name: string,
     private readonly tools: unknown[],
+    private readonly prompts?: unknown[],
   ) {}
   async start() {}
   async listTools(): Promise<ToolListing> {
     return { tools: this.tools, problems: [] };
   }
+  capabilities() {
+    return { prompts: this.prompts !== undefined, completions: false, logging: false };
+  }
+  async listPrompts(): Promise<PromptListing> {
+    return { prompts: this.prompts ?? [], problems: [] };
+  }
   async callTool() {
     return { content: [] };
   }
-  onToolsChanged() {}
+  async getPrompt() {
+    return { messages: [] };
+  }
+  async complete() {
+    return { completion: { values: [] } };
+  }
+  async setLoggingLevel() {}
+  onListChanged() {}
+  onLog() {}
   onClosed() {}
   async close() {
     this.closed = true;

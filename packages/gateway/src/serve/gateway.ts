@@ -1,21 +1,41 @@
 import { EventEmitter } from 'node:events';
+import { type Naming, PREFIXED } from '../catalog/present.js';
 import type { ServerConfig } from '../config/servers.js';
+import { type DefinitionKind, definitionLabel } from '../pins/kinds.js';
 import type { PinStore } from '../pins/store.js';
 import type { AuditSink } from '../ports/audit.js';
 import type { Caller, CallToolResult } from '../ports/caller.js';
 import { UpstreamError } from '../ports/errors.js';
 import { LOCAL_ONLY, type PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
-import type { Upstream } from '../ports/upstream.js';
+import type { Upstream, UpstreamCapabilities } from '../ports/upstream.js';
 import { withTimeout } from '../util/timeout.js';
 import {
   buildServerCatalog,
   type CatalogEntry,
+  type PromptEntry,
   type ServerCatalog,
   type WithheldEntry,
   withheldLine,
 } from './catalog.js';
-import { CallRefused, lookup, type PipelineDeps, runForward } from './pipeline/index.js';
+import { type CompletionAnswer, completePrompt } from './completion.js';
+import {
+  catalogReport,
+  type Exposed,
+  exposureDecisions,
+  nameOf,
+  outcomeKeys,
+  withheldKey,
+} from './exposure.js';
+import { DEFAULT_LOG_RATE, type LogRateOptions, LogRelay, type RelayedLog } from './log-relay.js';
+import {
+  CallRefused,
+  lookup,
+  type PipelineDeps,
+  type PromptResult,
+  runForward,
+  upstreamErrorText,
+} from './pipeline/index.js';
 import { SERVER_INFO } from './server-info.js';
 
 export interface GatewayOptions {
@@ -35,32 +55,37 @@ export interface GatewayOptions {
   readonly startTimeoutMs?: number;
   /** Serialized result size cap (bytes). */
   readonly maxResultBytes?: number;
+  /** How exposed names are formed: prefixed with the server (default), or the server's own (`--only`). */
+  readonly naming?: Naming;
+  /** Each server's log budget. */
+  readonly logRate?: LogRateOptions;
 }
 
-const exposedKey = (entry: CatalogEntry) => `${entry.tool}\u0000${entry.digest}\u0000exposed`;
-const withheldKey = (entry: WithheldEntry) => `${entry.tool}\u0000${entry.digest ?? ''}\u0000${entry.kind}`;
-const outcomeKeys = (catalog: ServerCatalog) => [
-  ...catalog.entries.map(exposedKey),
-  ...catalog.withheld.map(withheldKey),
-];
+/** The capabilities a client is offered: what at least one running server offers. */
+export type OfferedCapabilities = UpstreamCapabilities;
 
 export type ServerState =
   | { readonly status: 'running'; readonly catalog: ServerCatalog }
   | { readonly status: 'failed' | 'stopped'; readonly reason: string; readonly catalog?: ServerCatalog };
 
 /**
- * The gateway's heart: starts every upstream at once, builds the catalog in config order, and
- * runs each call through the pipeline. Emits `catalogChanged` when the exposed tools change.
+ * The gateway's heart: starts every upstream at once, builds the catalog (tools and prompts) in
+ * config order, runs each call and prompt request through the pipeline, and relays completions
+ * and log messages. Emits `catalogChanged` when the exposed tools change, `promptsChanged` when
+ * the exposed prompts change, and `log` for each server log message that passes its rate limit.
  */
-export class Gateway extends EventEmitter<{ catalogChanged: [] }> {
+export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: []; log: [RelayedLog] }> {
   readonly policy: PolicyView;
   private readonly upstreams = new Map<string, Upstream>();
   private readonly states = new Map<string, ServerState>();
   private catalog = new Map<string, CatalogEntry>();
+  private prompts = new Map<string, PromptEntry>();
+  private readonly logs: LogRelay;
 
   constructor(readonly options: GatewayOptions) {
     super();
     this.policy = options.policy ?? LOCAL_ONLY;
+    this.logs = new LogRelay((log) => this.emit('log', log), options.logRate ?? DEFAULT_LOG_RATE);
   }
 
   /** Start all servers concurrently; a server that fails is reported and skipped. */
@@ -79,6 +104,7 @@ export class Gateway extends EventEmitter<{ catalogChanged: [] }> {
     try {
       upstream = this.options.createUpstream(config);
       const started = upstream;
+      started.onLog((params) => this.logs.relay(config.name, params));
       // One budget for starting and listing together.
       const catalog = await withTimeout(
         started.start().then(() => this.listServer(started)),
@@ -91,11 +117,12 @@ export class Gateway extends EventEmitter<{ catalogChanged: [] }> {
       );
       this.upstreams.set(config.name, started);
       this.states.set(config.name, { status: 'running', catalog });
-      started.onToolsChanged(() => void this.refresh(config.name));
+      started.onListChanged(() => void this.refresh(config.name));
       started.onClosed((reason) => this.markStopped(config.name, reason));
       this.report(catalog);
       if (
         catalog.entries.length === 0 &&
+        catalog.prompts.length === 0 &&
         catalog.withheld.every((w) => w.kind === 'filtered') &&
         catalog.withheld.length > 0
       ) {
@@ -115,15 +142,29 @@ export class Gateway extends EventEmitter<{ catalogChanged: [] }> {
   private async listServer(upstream: Upstream, previous?: ServerCatalog): Promise<ServerCatalog> {
     const config = this.options.servers.find((s) => s.name === upstream.name)!;
     const listing = await upstream.listTools();
+    const problems = [...listing.problems];
+    let rawPrompts: readonly unknown[] | undefined;
+    if (upstream.capabilities().prompts) {
+      // A prompt listing that fails costs the server its prompts, not its tools.
+      try {
+        const prompts = await upstream.listPrompts();
+        rawPrompts = prompts.prompts;
+        problems.push(...prompts.problems.map((problem) => `prompts: ${problem}`));
+      } catch (error) {
+        problems.push(`listing its prompts failed, so none is exposed: ${upstreamErrorText(error)}`);
+      }
+    }
     const catalog = await buildServerCatalog({
       server: upstream.name,
       destination: upstream.destination,
       rawTools: listing.tools,
-      problems: listing.problems,
+      ...(rawPrompts ? { rawPrompts } : {}),
+      problems,
       localAllow: config.allow_tools,
       pins: this.options.pins,
       guard: this.options.guard,
       policy: this.policy,
+      naming: this.naming,
     });
     await this.auditExposure(catalog, previous);
     return catalog;
@@ -137,37 +178,18 @@ export class Gateway extends EventEmitter<{ catalogChanged: [] }> {
       : {};
   }
 
+  private get naming(): Naming {
+    return this.options.naming ?? PREFIXED;
+  }
+
   /**
-   * One `expose` decision per tool: at start for all, on a re-list only for tools whose outcome
-   * changed, so a server repeating "tools changed" cannot grow the log with copies.
+   * One `expose` decision per tool and prompt: at start for all, on a re-list only for those
+   * whose outcome changed, so a server repeating "list changed" cannot grow the log with copies.
    */
   private async auditExposure(catalog: ServerCatalog, previous?: ServerCatalog): Promise<void> {
-    const before = new Set(previous ? outcomeKeys(previous) : []);
-    const isNew = (key: string) => !before.has(key);
-    const appends = [
-      ...catalog.entries
-        .filter((entry) => isNew(exposedKey(entry)))
-        .map((entry) => ({
-          server: entry.server,
-          tool: entry.tool,
-          digest: entry.digest,
-          allowed: true,
-          rule: 'pinned',
-        })),
-      ...catalog.withheld
-        .filter((entry) => isNew(withheldKey(entry)))
-        .map((entry) => ({
-          server: entry.server,
-          tool: entry.tool,
-          ...(entry.digest ? { digest: entry.digest } : {}),
-          allowed: false,
-          rule: `withheld-${entry.kind}`,
-          reason: entry.reason.slice(0, 1000),
-        })),
-    ];
     // Queued together: the log batches them into few writes.
     await Promise.all(
-      appends.map((refs) =>
+      exposureDecisions(catalog, previous).map((refs) =>
         this.options.audit.append({
           type: 'mcp.decision',
           refs: { phase: 'expose', ...refs, ...this.policyRef() } as never,
@@ -177,17 +199,10 @@ export class Gateway extends EventEmitter<{ catalogChanged: [] }> {
   }
 
   private report(catalog: ServerCatalog): void {
-    const { log } = this.options;
-    if (catalog.firstSight) {
-      log(
-        `ringfence: first sight of ${catalog.server}: pinned ${catalog.entries.length + catalog.withheld.filter((w) => w.kind !== 'unpinnable').length} tool(s) (trust on first use). Review them with: ringfence mcp pins show ${catalog.server}`,
-      );
-    }
-    for (const problem of catalog.problems) log(`ringfence: ${catalog.server}: ${problem}`);
-    for (const entry of catalog.withheld) if (entry.kind !== 'filtered') log(withheldLine(entry));
+    for (const line of catalogReport(catalog)) this.options.log(line);
   }
 
-  /** Re-list one server after it said its tools changed; changed tools are withheld at once. */
+  /** Re-list one server after it said its tools or prompts changed; changed ones are withheld at once. */
   async refresh(name: string): Promise<void> {
     const upstream = this.upstreams.get(name);
     if (!upstream || this.states.get(name)?.status !== 'running') return;
@@ -204,7 +219,7 @@ export class Gateway extends EventEmitter<{ catalogChanged: [] }> {
       // A server that cannot list any more keeps nothing exposed.
       this.states.set(name, { status: 'failed', reason: `re-listing failed: ${(error as Error).message}` });
       this.options.log(
-        `ringfence: ${name}: re-listing its tools failed, its tools are withheld: ${(error as Error).message}`,
+        `ringfence: ${name}: re-listing its tools and prompts failed, all are withheld: ${(error as Error).message}`,
       );
     }
     this.rebuildCatalog();
@@ -214,7 +229,9 @@ export class Gateway extends EventEmitter<{ catalogChanged: [] }> {
     const state = this.states.get(name);
     if (state?.status !== 'running') return;
     this.states.set(name, { status: 'stopped', reason, catalog: state.catalog });
-    this.options.log(`ringfence: ${name} stopped: ${reason}. Its tools fail until the gateway restarts.`);
+    this.options.log(
+      `ringfence: ${name} stopped: ${reason}. Its tools and prompts fail until the gateway restarts.`,
+    );
   }
 
   private async stopServer(name: string, reason: string): Promise<void> {
@@ -232,19 +249,28 @@ export class Gateway extends EventEmitter<{ catalogChanged: [] }> {
 
   /** Config order, first come first served: a later name that collides is skipped with a message. */
   private rebuildCatalog(): void {
-    const next = new Map<string, CatalogEntry>();
+    const tools = this.rebuild(this.catalog, (c) => c.entries);
+    const prompts = this.rebuild(this.prompts, (c) => c.prompts);
+    this.catalog = tools.next;
+    this.prompts = prompts.next;
+    if (tools.changed) this.emit('catalogChanged');
+    if (prompts.changed) this.emit('promptsChanged');
+  }
+
+  private rebuild<E extends Exposed>(
+    current: ReadonlyMap<string, E>,
+    pick: (catalog: ServerCatalog) => readonly E[],
+  ): { next: Map<string, E>; changed: boolean } {
+    const next = new Map<string, E>();
     for (const config of this.options.servers) {
       const state = this.states.get(config.name);
       if (!state?.catalog || state.status === 'failed') continue;
-      for (const entry of state.catalog.entries) {
+      for (const entry of pick(state.catalog)) {
         const earlier = next.get(entry.exposedName);
         if (earlier) {
-          if (
-            !this.catalog.has(entry.exposedName) ||
-            this.catalog.get(entry.exposedName)?.server !== entry.server
-          ) {
+          if (current.get(entry.exposedName)?.server !== entry.server) {
             this.options.log(
-              `ringfence: skipped ${entry.server}/${entry.tool}: the name ${entry.exposedName} is already taken by ${earlier.server}/${earlier.tool}.`,
+              `ringfence: skipped ${definitionLabel(entry.server, entry.kind, nameOf(entry))}: the name ${entry.exposedName} is already taken by ${definitionLabel(earlier.server, earlier.kind, nameOf(earlier))}.`,
             );
           }
           continue;
@@ -253,15 +279,50 @@ export class Gateway extends EventEmitter<{ catalogChanged: [] }> {
       }
     }
     const changed =
-      next.size !== this.catalog.size ||
-      [...next].some(([name, entry]) => this.catalog.get(name)?.digest !== entry.digest);
-    this.catalog = next;
-    if (changed) this.emit('catalogChanged');
+      next.size !== current.size ||
+      [...next].some(([name, entry]) => current.get(name)?.digest !== entry.digest);
+    return { next, changed };
   }
 
   /** The tools the client may see, in config order. */
   listTools(): Record<string, unknown>[] {
     return [...this.catalog.values()].map((entry) => entry.presented);
+  }
+
+  /** The prompts the client may see, in config order. */
+  listPrompts(): Record<string, unknown>[] {
+    return [...this.prompts.values()].map((entry) => entry.presented);
+  }
+
+  private readonly busy = new Map<string, number>();
+
+  /** Run `work` counted as a request in flight to `server` (see `isBusy`). */
+  async busyWith<T>(server: string, work: () => Promise<T>): Promise<T> {
+    this.busy.set(server, (this.busy.get(server) ?? 0) + 1);
+    try {
+      return await work();
+    } finally {
+      const left = (this.busy.get(server) ?? 1) - 1;
+      if (left > 0) this.busy.set(server, left);
+      else this.busy.delete(server);
+    }
+  }
+
+  /** Whether any client session has a request in flight to `server`. */
+  isBusy(server: string): boolean {
+    return this.busy.has(server);
+  }
+
+  /** The server behind an exposed tool or prompt name, if it is listed. */
+  serverOf(kind: DefinitionKind, exposedName: string): string | undefined {
+    return (kind === 'tool' ? this.catalog : this.prompts).get(exposedName)?.server;
+  }
+
+  /** What the client is offered besides tools: what at least one running server offers. */
+  offered(): OfferedCapabilities {
+    const running = [...this.upstreams].filter(([name]) => this.states.get(name)?.status === 'running');
+    const any = (key: keyof UpstreamCapabilities) => running.some(([, u]) => u.capabilities()[key]);
+    return { prompts: any('prompts'), completions: any('completions'), logging: any('logging') };
   }
 
   serverStates(): ReadonlyMap<string, ServerState> {
@@ -270,6 +331,15 @@ export class Gateway extends EventEmitter<{ catalogChanged: [] }> {
 
   withheld(): WithheldEntry[] {
     return [...this.states.values()].flatMap((s) => s.catalog?.withheld ?? []);
+  }
+
+  private target(server: string): { upstream: Upstream | undefined; unavailableReason: string } {
+    const state = this.states.get(server);
+    const upstream = this.upstreams.get(server);
+    return {
+      upstream: state?.status === 'running' ? upstream : undefined,
+      unavailableReason: state && state.status !== 'running' ? state.reason : 'it is not running',
+    };
   }
 
   /**
@@ -282,20 +352,74 @@ export class Gateway extends EventEmitter<{ catalogChanged: [] }> {
     caller: Caller,
     protocolVersion: string | undefined,
   ): Promise<CallToolResult> {
-    const found = lookup(this.catalog, name);
+    const found = lookup(this.catalog, name, 'tool');
     if (!found.pass) throw new CallRefused('UNKNOWN_TOOL', `ringfence: ${found.what}`);
     const { entry } = found;
-    const state = this.states.get(entry.server);
-    const upstream = this.upstreams.get(entry.server);
     return runForward(this.pipelineDeps(), {
       method: 'tools/call',
       entry,
       args,
       caller,
-      upstream: state?.status === 'running' ? upstream : undefined,
-      unavailableReason: state && state.status !== 'running' ? state.reason : 'it is not running',
+      ...this.target(entry.server),
       protocolVersion,
     });
+  }
+
+  /**
+   * Run one prompt request through the pipeline. `prompts/get` has no error result, so every
+   * refusal is thrown as a `CallRefused` that says why (the endpoint sends it as a JSON-RPC error).
+   * `protocolVersion`, as for `callTool`, decides what the messages' content may carry.
+   */
+  async getPrompt(
+    name: string,
+    args: unknown,
+    caller: Caller,
+    protocolVersion: string | undefined,
+  ): Promise<PromptResult> {
+    const found = lookup(this.prompts, name, 'prompt');
+    if (!found.pass) throw new CallRefused('UNKNOWN_PROMPT', `ringfence: ${found.what}`);
+    const { entry } = found;
+    const reply = await runForward(this.pipelineDeps(), {
+      method: 'prompts/get',
+      entry,
+      args,
+      caller,
+      ...this.target(entry.server),
+      protocolVersion,
+    });
+    if (reply.isError === true) {
+      const text = (reply.content as { text?: string }[] | undefined)?.[0]?.text ?? 'ringfence refused it';
+      throw new CallRefused('REFUSED', text);
+    }
+    return reply as PromptResult;
+  }
+
+  /** `completion/complete`, for an exposed prompt only (see `completePrompt`). */
+  complete(params: Record<string, unknown>, caller: Caller = {}): Promise<CompletionAnswer> {
+    return completePrompt(this.prompts, params, {
+      policy: this.policy,
+      caller,
+      target: (s) => this.target(s),
+    });
+  }
+
+  /**
+   * `logging/setLevel`, forwarded to every running server that offers logging. The level is
+   * shared: the servers are shared by every client session, so the last level set wins.
+   */
+  async setLoggingLevel(level: string): Promise<void> {
+    const targets = [...this.upstreams].filter(
+      ([name, upstream]) => this.states.get(name)?.status === 'running' && upstream.capabilities().logging,
+    );
+    await Promise.all(
+      targets.map(([name, upstream]) =>
+        upstream
+          .setLoggingLevel(level)
+          .catch((error: unknown) =>
+            this.options.log(`ringfence: ${name}: setting its log level failed: ${upstreamErrorText(error)}`),
+          ),
+      ),
+    );
   }
 
   private pipelineDeps(): PipelineDeps {
@@ -310,6 +434,7 @@ export class Gateway extends EventEmitter<{ catalogChanged: [] }> {
   }
 
   async close(): Promise<void> {
+    this.logs.close();
     const all = [...this.upstreams.values()];
     this.upstreams.clear();
     await Promise.all(all.map((u) => u.close().catch(() => {})));

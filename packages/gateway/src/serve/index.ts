@@ -1,13 +1,30 @@
-export { descriptionPrefix, EXPOSED_TOOL_NAME, exposedToolName, presentTool } from '../catalog/present.js';
+export {
+  descriptionPrefix,
+  EXPOSED_NAME,
+  exposedName,
+  type Naming,
+  PREFIXED,
+  presentPrompt,
+  presentTool,
+} from '../catalog/present.js';
 export {
   buildServerCatalog,
   type CatalogEntry,
+  type PromptArgument,
+  type PromptEntry,
   type ServerCatalog,
   type WithheldEntry,
   withheldLine,
 } from './catalog.js';
-export { createEndpointServer } from './endpoint.js';
-export { Gateway, type GatewayOptions, type ServerState } from './gateway.js';
+export {
+  COMPLETION_MAX_VALUES,
+  COMPLETION_VALUE_MAX,
+  type CompletionAnswer,
+  checkPromptCompletion,
+  cleanCompletion,
+} from './completion.js';
+export { createEndpointServer, rpcError } from './endpoint.js';
+export { Gateway, type GatewayOptions, type OfferedCapabilities, type ServerState } from './gateway.js';
 export {
   generateToken,
   type Identity,
@@ -18,6 +35,15 @@ export {
   type TokenResolver,
   tokensEqual,
 } from './http.js';
+export {
+  DEFAULT_LOG_RATE,
+  LOG_LEVELS,
+  LogRateLimit,
+  type LogRateOptions,
+  LogRelay,
+  type RelayedLog,
+  relayedLog,
+} from './log-relay.js';
 export * from './pipeline/index.js';
-export { newSessionId, type RunningGateway, runGateway, type ServeOptions } from './run.js';
+export { newSessionId, type RunningGateway, runGateway, type ServeOptions, selectServers } from './run.js';
 export { SERVER_INFO } from './server-info.js';

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import type { ServerConfig } from '../config/servers.js';
-import { ServerStore } from '../config/servers.js';
+import { ConfigError, type ServerConfig, ServerStore } from '../config/servers.js';
 import { PinStore } from '../pins/store.js';
 import type { AuditSink } from '../ports/audit.js';
 import type { PolicyView } from '../ports/policy.js';
@@ -32,6 +31,11 @@ export interface ServeOptions {
   readonly stdin?: NodeJS.ReadableStream;
   readonly stdout?: NodeJS.WritableStream;
   readonly startTimeoutMs?: number;
+  /**
+   * Serve only this registered server, under its own tool and prompt names (`mcp serve --only`):
+   * a client can keep one entry per server, each still contained, pinned, checked and audited.
+   */
+  readonly only?: string;
 }
 
 export interface RunningGateway {
@@ -47,8 +51,20 @@ export function newSessionId(): string {
 }
 
 /** `ringfence mcp serve`: load the registered servers, start them, serve the catalog. */
+/** The registered servers to serve: all, or the one `--only` names (refused when it is not registered). */
+export function selectServers(registered: readonly ServerConfig[], only: string | undefined): ServerConfig[] {
+  if (only === undefined) return [...registered];
+  const found = registered.find((server) => server.name === only);
+  if (found) return [found];
+  const names = registered.map((server) => server.name);
+  throw new ConfigError(
+    'SERVER_UNKNOWN',
+    `--only ${only}: no server of that name is registered (${names.length > 0 ? `registered: ${names.join(', ')}` : 'none is registered'}). See them with: ringfence mcp ls`,
+  );
+}
+
 export async function runGateway(options: ServeOptions): Promise<RunningGateway> {
-  const servers = await new ServerStore(options.home).list();
+  const servers = selectServers(await new ServerStore(options.home).list(), options.only);
   const session = options.session ?? newSessionId();
   const gateway = new Gateway({
     servers,
@@ -60,6 +76,7 @@ export async function runGateway(options: ServeOptions): Promise<RunningGateway>
     session,
     ...(options.policy ? { policy: options.policy } : {}),
     ...(options.startTimeoutMs ? { startTimeoutMs: options.startTimeoutMs } : {}),
+    ...(options.only !== undefined ? { naming: { prefixed: false } } : {}),
   });
   if (servers.length === 0) {
     options.log(
@@ -68,9 +85,10 @@ export async function runGateway(options: ServeOptions): Promise<RunningGateway>
   }
   await gateway.start();
   const exposed = gateway.listTools().length;
+  const prompts = gateway.listPrompts().length;
   const withheld = gateway.withheld().filter((w) => w.kind !== 'filtered').length;
   options.log(
-    `ringfence: serving ${exposed} tool(s) from ${servers.length} server(s), ${withheld} withheld; session ${session}`,
+    `ringfence: serving ${exposed} tool(s)${prompts > 0 ? ` and ${prompts} prompt(s)` : ''} from ${options.only !== undefined ? `${options.only} only, under its own names` : `${servers.length} server(s)`}, ${withheld} withheld; session ${session}`,
   );
 
   if (options.http) {

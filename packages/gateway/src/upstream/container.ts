@@ -3,8 +3,10 @@ import { UpstreamError } from '../ports/errors.js';
 import {
   type ContainedServer,
   DEFAULT_TIMEOUTS,
+  type PromptListing,
   type ToolListing,
   type Upstream,
+  type UpstreamCapabilities,
   type UpstreamTimeouts,
 } from '../ports/upstream.js';
 import { UpstreamClient } from './mcp-client.js';
@@ -17,6 +19,7 @@ export class ContainerUpstream implements Upstream {
   private client: UpstreamClient | undefined;
   private closing = false;
   private changeListener: (() => void) | undefined;
+  private logListener: ((params: unknown) => void) | undefined;
   private closedListener: ((reason: string) => void) | undefined;
 
   constructor(
@@ -37,7 +40,8 @@ export class ContainerUpstream implements Upstream {
       stdio.stdin.end();
     });
     this.client = new UpstreamClient(this.timeouts);
-    this.client.onToolsChanged(() => this.changeListener?.());
+    this.client.onListChanged(() => this.changeListener?.());
+    this.client.onLog((params) => this.logListener?.(params));
     try {
       await this.client.connect(transport);
     } catch (error) {
@@ -54,8 +58,32 @@ export class ContainerUpstream implements Upstream {
     return this.client;
   }
 
+  capabilities(): UpstreamCapabilities {
+    return this.live.capabilities();
+  }
+
   listTools(): Promise<ToolListing> {
     return this.live.listTools();
+  }
+
+  listPrompts(): Promise<PromptListing> {
+    return this.live.listPrompts();
+  }
+
+  getPrompt(
+    name: string,
+    args: Record<string, string>,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<unknown> {
+    return this.live.getPrompt(name, args, options.signal);
+  }
+
+  complete(params: Record<string, unknown>, options: { signal?: AbortSignal } = {}): Promise<unknown> {
+    return this.live.complete(params, options.signal);
+  }
+
+  setLoggingLevel(level: string): Promise<void> {
+    return this.live.setLoggingLevel(level);
   }
 
   callTool(
@@ -66,8 +94,12 @@ export class ContainerUpstream implements Upstream {
     return this.live.callTool(name, args, options.signal);
   }
 
-  onToolsChanged(listener: () => void): void {
+  onListChanged(listener: () => void): void {
     this.changeListener = listener;
+  }
+
+  onLog(listener: (params: unknown) => void): void {
+    this.logListener = listener;
   }
 
   onClosed(listener: (reason: string) => void): void {

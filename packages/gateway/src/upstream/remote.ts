@@ -6,8 +6,10 @@ import type { HttpServerConfig } from '../config/servers.js';
 import { UpstreamError } from '../ports/errors.js';
 import {
   DEFAULT_TIMEOUTS,
+  type PromptListing,
   type ToolListing,
   type Upstream,
+  type UpstreamCapabilities,
   type UpstreamTimeouts,
 } from '../ports/upstream.js';
 import { withTimeout } from '../util/timeout.js';
@@ -115,6 +117,7 @@ export class RemoteUpstream implements Upstream {
   readonly destination: string;
   private connection: { client: UpstreamClient; transport: StreamableHTTPClientTransport } | undefined;
   private changeListener: (() => void) | undefined;
+  private logListener: ((params: unknown) => void) | undefined;
   private closedListener: ((reason: string) => void) | undefined;
   private closing = false;
 
@@ -136,7 +139,8 @@ export class RemoteUpstream implements Upstream {
       fetch: noRedirectFetch,
     });
     const client = new UpstreamClient(this.timeouts);
-    client.onToolsChanged(() => this.changeListener?.());
+    client.onListChanged(() => this.changeListener?.());
+    client.onLog((params) => this.logListener?.(params));
     transport.onclose = () => {
       if (!this.closing && this.connection?.transport === transport)
         this.closedListener?.('the connection closed');
@@ -197,8 +201,32 @@ export class RemoteUpstream implements Upstream {
 
   private reconnecting: Promise<void> | undefined;
 
+  capabilities(): UpstreamCapabilities {
+    return this.live.client.capabilities();
+  }
+
   listTools(): Promise<ToolListing> {
     return this.withSessionRetry((client) => client.listTools());
+  }
+
+  listPrompts(): Promise<PromptListing> {
+    return this.withSessionRetry((client) => client.listPrompts());
+  }
+
+  getPrompt(
+    name: string,
+    args: Record<string, string>,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<unknown> {
+    return this.withSessionRetry((client) => client.getPrompt(name, args, options.signal));
+  }
+
+  complete(params: Record<string, unknown>, options: { signal?: AbortSignal } = {}): Promise<unknown> {
+    return this.withSessionRetry((client) => client.complete(params, options.signal));
+  }
+
+  setLoggingLevel(level: string): Promise<void> {
+    return this.withSessionRetry((client) => client.setLoggingLevel(level));
   }
 
   callTool(
@@ -209,8 +237,12 @@ export class RemoteUpstream implements Upstream {
     return this.withSessionRetry((client) => client.callTool(name, args, options.signal));
   }
 
-  onToolsChanged(listener: () => void): void {
+  onListChanged(listener: () => void): void {
     this.changeListener = listener;
+  }
+
+  onLog(listener: (params: unknown) => void): void {
+    this.logListener = listener;
   }
 
   onClosed(listener: (reason: string) => void): void {

@@ -33,10 +33,12 @@ export function summarizePolicy(verified: VerifiedPolicy, now: number): string[]
     );
     if (entry.pins) {
       lines.push(
-        `    pinned tools     ${entry.pins.length} (only these definitions are exposed; nothing can be approved locally)`,
+        `    pinned           ${entry.pins.length} (only these definitions are exposed; nothing can be approved locally)`,
       );
       for (const pin of entry.pins.slice(0, 20))
-        lines.push(`                     ${pin.tool}  ${pin.digest}`);
+        lines.push(
+          `                     ${'tool' in pin ? pin.tool : `prompt ${pin.prompt}`}  ${pin.digest}`,
+        );
       if (entry.pins.length > 20) lines.push(`                     … and ${entry.pins.length - 20} more`);
     }
     lines.push(
@@ -56,7 +58,7 @@ export function summarizePolicy(verified: VerifiedPolicy, now: number): string[]
 
 function describeRule(rule: Rule): string {
   const match = rule.match ?? {};
-  const parts = (['server', 'tool', 'agent', 'scope'] as const)
+  const parts = (['server', 'tool', 'prompt', 'agent', 'scope'] as const)
     .filter((key) => match[key] !== undefined)
     .map((key) => `${key}=${match[key]}`);
   const conditions = (rule.when ?? []).map(describeCondition);

@@ -71,6 +71,26 @@ describe('servers', () => {
     expect(isReadOnlyTool(policy, 'github', 'create_issue')).toBe(false);
   });
 
+  it('pins prompts by kind: a pinned server without prompt pins exposes no prompt', () => {
+    const DIGEST_B = `sha256:${'b'.repeat(64)}`;
+    const pinned = basePolicy({
+      mcp: [
+        {
+          server: 'docs',
+          pins: [
+            { tool: 'greet', digest: DIGEST_A },
+            { prompt: 'greet', digest: DIGEST_B },
+          ],
+        },
+        { server: 'tools-only', pins: [{ tool: 'x', digest: DIGEST_A }] },
+      ],
+    });
+    expect(orgPins(pinned, 'docs', 'tool')).toEqual(new Map([['greet', DIGEST_A]]));
+    expect(orgPins(pinned, 'docs', 'prompt')).toEqual(new Map([['greet', DIGEST_B]]));
+    expect(orgPins(pinned, 'tools-only', 'prompt')).toEqual(new Map());
+    expect(orgPins(pinned, 'unknown', 'prompt')).toBeUndefined();
+  });
+
   it('gives the egress ceiling and checks requests against it', () => {
     const github = egressCeiling(policy, 'github');
     expect(github).toEqual({ mode: 'allow', hosts: ['api.github.com'] });
@@ -97,6 +117,30 @@ describe('servers', () => {
     );
     expect(ceiling).toEqual({ mode: 'deny' });
     expect(isEgressWithinCeiling(ceiling, 'evil.com')).toBe(false);
+  });
+});
+
+describe('decideCall for prompts', () => {
+  const policy = basePolicy({
+    default_action: 'allow',
+    rules: [
+      { id: 'no-greet-tool', match: { server: 's', tool: 'greet' }, action: 'deny' },
+      { id: 'ask-greet-prompt', match: { server: 's', prompt: 'greet' }, action: 'ask' },
+      { id: 'server-wide', match: { server: 'locked' }, action: 'deny' },
+    ],
+  });
+
+  it('a rule naming a tool never matches a prompt of that name, and the reverse', () => {
+    expect(decideCall(policy, { server: 's', prompt: 'greet', arguments: {} }).rule).toBe('ask-greet-prompt');
+    expect(decideCall(policy, { server: 's', tool: 'greet', arguments: {} }).rule).toBe('no-greet-tool');
+    expect(decideCall(policy, { server: 's', prompt: 'other', arguments: {} }).rule).toBeNull();
+  });
+
+  it('a rule naming neither covers the prompts of its server too', () => {
+    expect(decideCall(policy, { server: 'locked', prompt: 'p', arguments: {} })).toMatchObject({
+      action: 'deny',
+      rule: 'server-wide',
+    });
   });
 });
 

@@ -1,6 +1,6 @@
 import { canonicalize } from '../canonical/canonicalize.js';
 import { MISSING, resolvePointer } from '../json/pointer.js';
-import type { Action, Condition, Policy, PolicyServer, Rule } from '../policy/types.js';
+import type { Action, Condition, PinKind, Policy, PolicyServer, Rule } from '../policy/types.js';
 import { globMatches } from './glob.js';
 
 /**
@@ -65,13 +65,24 @@ export function isToolAllowed(policy: Policy, server: string, tool: string): boo
 }
 
 /**
- * The organisation pins for `server` as tool → `sha256:` digest, or `undefined` when the policy
- * pins nothing for it (local pins then apply). When defined, these are the only pins that count
- * and a tool missing from the map may not be exposed.
+ * The organisation pins of one kind (tools by default, or prompts) for `server` as name →
+ * `sha256:` digest, or `undefined` when the policy pins nothing for the server (local pins then
+ * apply). When defined, these are the only pins that count and a tool or prompt missing from
+ * the map may not be exposed: a server with `pins` but no prompt pin exposes no prompt.
  */
-export function orgPins(policy: Policy, server: string): ReadonlyMap<string, string> | undefined {
+export function orgPins(
+  policy: Policy,
+  server: string,
+  kind: PinKind = 'tool',
+): ReadonlyMap<string, string> | undefined {
   const pins = serverEntry(policy, server)?.pins;
-  return pins ? new Map(pins.map((pin) => [pin.tool, pin.digest])) : undefined;
+  if (!pins) return undefined;
+  const map = new Map<string, string>();
+  for (const pin of pins) {
+    if (kind === 'tool' && 'tool' in pin) map.set(pin.tool, pin.digest);
+    if (kind === 'prompt' && 'prompt' in pin) map.set(pin.prompt, pin.digest);
+  }
+  return map;
 }
 
 /** Whether the policy marks `tool` of `server` read-only (the only source the gateway trusts). */
@@ -124,10 +135,14 @@ function splitHost(entry: string): { host: string; port?: number } {
   return m[2] === undefined ? { host } : { host, port: Number(m[2]) };
 }
 
-/** A call as the gateway sees it. */
+/**
+ * A call as the gateway sees it: a tool call names `tool`, a prompt request (`prompts/get`)
+ * names `prompt` instead; its arguments are the prompt's arguments.
+ */
 export interface CallContext {
   server: string;
-  tool: string;
+  tool?: string;
+  prompt?: string;
   /** The calling agent (`ringfence agent add`); absent for the default local client. */
   agent?: string;
   scope?: string;
@@ -184,6 +199,7 @@ export function ruleMatches(rule: Rule, call: CallContext): boolean {
   const match = rule.match ?? {};
   if (match.server !== undefined && match.server !== call.server) return false;
   if (match.tool !== undefined && match.tool !== call.tool) return false;
+  if (match.prompt !== undefined && match.prompt !== call.prompt) return false;
   if (match.agent !== undefined && match.agent !== call.agent) return false;
   if (match.scope !== undefined && match.scope !== call.scope) return false;
   return (rule.when ?? []).every((condition) => conditionHolds(condition, call.arguments));

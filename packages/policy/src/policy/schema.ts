@@ -47,6 +47,11 @@ export const POLICY_SCHEMA = {
     action: { enum: ['allow', 'deny', 'ask'] },
     serverName: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,31}$' },
     toolName: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,128}$' },
+    promptName: {
+      description: 'A prompt as its server lists it; the same alphabet as tool names.',
+      type: 'string',
+      pattern: '^[A-Za-z0-9_.-]{1,128}$',
+    },
     digest: { type: 'string', pattern: '^sha256:[0-9a-f]{64}$' },
     imageRef: {
       description:
@@ -78,14 +83,25 @@ export const POLICY_SCHEMA = {
           items: { $ref: '#/$defs/toolName' },
         },
         pins: {
-          description: 'When present, the only pins that count for this server.',
+          description:
+            'When present, the only pins that count for this server: each tool or prompt it lists is exposed only with the digest pinned here.',
           type: 'array',
           maxItems: 10000,
           items: {
-            type: 'object',
-            additionalProperties: false,
-            required: ['tool', 'digest'],
-            properties: { tool: { $ref: '#/$defs/toolName' }, digest: { $ref: '#/$defs/digest' } },
+            oneOf: [
+              {
+                type: 'object',
+                additionalProperties: false,
+                required: ['tool', 'digest'],
+                properties: { tool: { $ref: '#/$defs/toolName' }, digest: { $ref: '#/$defs/digest' } },
+              },
+              {
+                type: 'object',
+                additionalProperties: false,
+                required: ['prompt', 'digest'],
+                properties: { prompt: { $ref: '#/$defs/promptName' }, digest: { $ref: '#/$defs/digest' } },
+              },
+            ],
           },
         },
         egress_allow: {
@@ -110,11 +126,14 @@ export const POLICY_SCHEMA = {
       properties: {
         id: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$' },
         match: {
+          description:
+            'A rule naming a tool never matches a prompt, and one naming a prompt never matches a tool; a rule naming neither matches both.',
           type: 'object',
           additionalProperties: false,
           properties: {
             server: { $ref: '#/$defs/serverName' },
             tool: { $ref: '#/$defs/toolName' },
+            prompt: { $ref: '#/$defs/promptName' },
             agent: { type: 'string', minLength: 1, maxLength: 128 },
             scope: { type: 'string', minLength: 1, maxLength: 128 },
           },

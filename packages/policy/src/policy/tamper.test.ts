@@ -205,6 +205,27 @@ describe('tamper suite', () => {
     expectCode(verify(policyText(basePolicy({ allowed_mcp: ['sha256:abc'] }))), 'POLICY_SCHEMA');
   });
 
+  it('prompt pins: one per prompt, beside tool pins of the same name; never both names in one pin or rule', () => {
+    const DIGEST = `sha256:${'b'.repeat(64)}`;
+    const both = basePolicy();
+    both.mcp![0]!.pins = [
+      { tool: 'triage', digest: DIGEST },
+      { prompt: 'triage', digest: DIGEST },
+    ];
+    expect(verify(policyText(both)).ok).toBe(true);
+    const twice = basePolicy();
+    twice.mcp![0]!.pins = [
+      { prompt: 'triage', digest: DIGEST },
+      { prompt: 'triage', digest: DIGEST },
+    ];
+    expectCode(verify(policyText(twice)), 'POLICY_SCHEMA');
+    const mixed = basePolicy();
+    mixed.mcp![0]!.pins = [{ tool: 'a', prompt: 'a', digest: DIGEST } as never];
+    expectCode(verify(policyText(mixed)), 'POLICY_SCHEMA');
+    const rule = basePolicy({ rules: [{ id: 'r', match: { tool: 'a', prompt: 'b' }, action: 'deny' }] });
+    expectCode(verify(policyText(rule)), 'POLICY_SCHEMA');
+  });
+
   it('a wrong _type', () => {
     expectCode(verify(policyText({ ...basePolicy(), _type: 'ringfence/root' })), 'POLICY_WRONG_TYPE');
   });

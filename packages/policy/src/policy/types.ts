@@ -1,12 +1,14 @@
 /** What a call rule or the default does: run it, refuse it, or ask the person. */
 export type Action = 'allow' | 'deny' | 'ask';
 
-/** An organisation pin: the only fingerprint this tool of this server may have. */
-export interface PolicyPin {
-  tool: string;
-  /** `sha256:<64 hex>` of the canonical tool definition (see the gateway's fingerprint). */
-  digest: string;
-}
+/** What a server lists and a policy can pin. */
+export type PinKind = 'tool' | 'prompt';
+
+/**
+ * An organisation pin: the only fingerprint this tool (or prompt) of this server may have.
+ * `digest` is `sha256:<64 hex>` of the canonical definition (see the gateway's fingerprint).
+ */
+export type PolicyPin = { tool: string; digest: string } | { prompt: string; digest: string };
 
 /** What the organisation allows for one server. */
 export interface PolicyServer {
@@ -30,7 +32,7 @@ export type Condition =
 /** A call rule; the first rule whose match and conditions all hold decides. */
 export interface Rule {
   id: string;
-  match?: { server?: string; tool?: string; agent?: string; scope?: string };
+  match?: { server?: string; tool?: string; prompt?: string; agent?: string; scope?: string };
   when?: Condition[];
   action: Action;
   reason?: string;

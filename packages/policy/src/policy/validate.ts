@@ -13,7 +13,7 @@ export type PolicyValidation =
 
 /**
  * Checks a parsed payload against the policy schema and the rules a schema cannot say: server
- * entries and rule ids are unique, pins name each tool once, `issued_at` is before `expires`.
+ * entries and rule ids are unique, pins name each tool and each prompt once, no rule names both a tool and a prompt, `issued_at` is before `expires`.
  */
 export function validatePolicy(value: unknown): PolicyValidation {
   validator ??= compileSchema<Policy>(POLICY_SCHEMA);
@@ -51,13 +51,18 @@ function semanticProblem(policy: Policy): string | undefined {
     servers.add(entry.server);
     const pinned = new Set<string>();
     for (const pin of entry.pins ?? []) {
-      if (pinned.has(pin.tool)) return `pins tool ${JSON.stringify(pin.tool)} of ${entry.server} twice`;
-      pinned.add(pin.tool);
+      const [kind, name] = 'tool' in pin ? ['tool', pin.tool] : ['prompt', pin.prompt];
+      const key = `${kind}\u0000${name}`;
+      if (pinned.has(key)) return `pins ${kind} ${JSON.stringify(name)} of ${entry.server} twice`;
+      pinned.add(key);
     }
   }
   const ids = new Set<string>();
   for (const rule of policy.rules ?? []) {
     if (ids.has(rule.id)) return `has two rules with id ${JSON.stringify(rule.id)}`;
+    // Calls name a tool or a prompt, never both: such a rule could never match.
+    if (rule.match?.tool !== undefined && rule.match.prompt !== undefined)
+      return `has rule ${JSON.stringify(rule.id)} naming both a tool and a prompt (a call names one or the other)`;
     ids.add(rule.id);
   }
   const issued = parseDateTime(policy.issued_at)!;

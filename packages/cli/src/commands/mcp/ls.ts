@@ -3,11 +3,15 @@ import { Flags } from '@oclif/core';
 import { type ServerConfig, ServerStore } from '@ringfence/gateway/config';
 import { describePolicy } from '@ringfence/gateway/doctor';
 import { resolveHome } from '@ringfence/gateway/home';
-import { PinStore } from '@ringfence/gateway/pins';
+import { DEFINITION_KINDS, PinStore, pendingOf, pinnedOf } from '@ringfence/gateway/pins';
 import { stderrLogPath } from '@ringfence/gateway/runtime';
 import { rendered } from '@ringfence/gateway/text';
 import { loadInstalledPolicy } from '@ringfence/policy';
 import { RingfenceCommand } from '../../lib/base-command.js';
+
+/** Tools and prompts together. */
+const count = (records: (kind: (typeof DEFINITION_KINDS)[number]) => Readonly<Record<string, unknown>>) =>
+  DEFINITION_KINDS.reduce((sum, kind) => sum + Object.keys(records(kind)).length, 0);
 
 interface Row {
   name: string;
@@ -23,7 +27,7 @@ interface Row {
 
 export default class McpLs extends RingfenceCommand {
   static override description =
-    'List registered servers with their pinned and withheld (pending review) tool counts.';
+    'List registered servers with their pinned and withheld (pending review) tool and prompt counts.';
   static override examples = ['<%= config.bin %> mcp ls', '<%= config.bin %> mcp ls --json'];
   static override enableJsonFlag = true;
   static override flags = {
@@ -52,8 +56,8 @@ export default class McpLs extends RingfenceCommand {
                     : server.egress.mode,
               }
             : {}),
-          pinned: serverPins ? Object.keys(serverPins.tools).length : 0,
-          withheld: serverPins ? Object.keys(serverPins.pending).length : 0,
+          pinned: serverPins ? count((kind) => pinnedOf(serverPins, kind)) : 0,
+          withheld: serverPins ? count((kind) => pendingOf(serverPins, kind)) : 0,
           allow_tools: server.allow_tools ?? [],
           ...(server.transport === 'container'
             ? { stderr: await readFile(stderrLogPath(home, server.name), 'utf8').catch(() => '') }

@@ -11,6 +11,7 @@ export default class McpServe extends RingfenceCommand {
   static override examples = [
     '<%= config.bin %> mcp serve',
     'RINGFENCE_MCP_TOKEN=$(openssl rand -hex 32) <%= config.bin %> mcp serve --http 127.0.0.1:8765',
+    '<%= config.bin %> mcp serve --only docs',
   ];
 
   static override flags = {
@@ -19,6 +20,10 @@ export default class McpServe extends RingfenceCommand {
     }),
     'insecure-listen': Flags.boolean({ description: 'allow --http on a non-loopback address' }),
     session: Flags.string({ description: 'session id (default: random)' }),
+    only: Flags.string({
+      description:
+        'serve only this registered server, under its own tool and prompt names (no SERVER_ prefix): one client entry per server',
+    }),
     'allow-mount': Flags.string({
       description:
         'another directory mounts may come from, DIR or DIR:rw (the current directory always may, writable)',
@@ -56,7 +61,10 @@ export default class McpServe extends RingfenceCommand {
     await stop();
   }
 
-  private async start(deps: ServingDeps, flags: { http?: string; 'insecure-listen'?: boolean }) {
+  private async start(
+    deps: ServingDeps,
+    flags: { http?: string; 'insecure-listen'?: boolean; only?: string },
+  ) {
     const agents = new AgentStore(deps.gatewayOptions.home);
     let stdioIdentity: { agent: string; scope: string } | undefined;
     const agentToken = process.env.RINGFENCE_AGENT_TOKEN;
@@ -74,6 +82,7 @@ export default class McpServe extends RingfenceCommand {
       ...deps.gatewayOptions,
       ...(flags.http ? { http: flags.http } : {}),
       ...(flags['insecure-listen'] ? { insecureListen: true } : {}),
+      ...(flags.only !== undefined ? { only: flags.only } : {}),
       ...(process.env.RINGFENCE_MCP_TOKEN ? { httpToken: process.env.RINGFENCE_MCP_TOKEN } : {}),
       ...(stdioIdentity ? { stdioIdentity } : {}),
       resolveAgentToken: async (token) => {

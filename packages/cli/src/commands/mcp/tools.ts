@@ -10,14 +10,17 @@ interface ToolRow {
   description: string;
 }
 
+/** The first line of a description, shortened and rendered for one line of output. */
+const firstLine = (text: string) => rendered(clip(text.split('\n')[0] ?? '', 100), 'line');
+
 export default class McpTools extends RingfenceCommand {
   static override description =
-    'Start every registered server as `mcp serve` would, and list the tools a client would see and the ones withheld (with why).';
+    'Start every registered server as `mcp serve` would, and list the tools and prompts a client would see and the ones withheld (with why).';
 
   static override examples = ['<%= config.bin %> mcp tools', '<%= config.bin %> mcp tools --json'];
   static override enableJsonFlag = true;
 
-  async run(): Promise<{ tools: ToolRow[]; withheld: WithheldEntry[] }> {
+  async run(): Promise<{ tools: ToolRow[]; prompts: ToolRow[]; withheld: WithheldEntry[] }> {
     await this.parse(McpTools);
     const session = newSessionId();
     const deps = await servingDeps(session);
@@ -30,25 +33,31 @@ export default class McpTools extends RingfenceCommand {
         stdin,
         stdout: new PassThrough(),
       });
-      const tools = running.gateway.listTools().map((tool) => ({
-        name: String(tool.name),
-        server: String(tool.name).split('_')[0] ?? '',
-        description: String(tool.description ?? ''),
-      }));
+      const row = (kind: 'tool' | 'prompt') => (item: Record<string, unknown>) => ({
+        name: String(item.name),
+        server: running.gateway.serverOf(kind, String(item.name)) ?? '',
+        description: String(item.description ?? ''),
+      });
+      const tools = running.gateway.listTools().map(row('tool'));
+      const prompts = running.gateway.listPrompts().map(row('prompt'));
       const withheld = running.gateway.withheld().filter((w) => w.kind !== 'filtered');
       await running.close();
       if (!this.jsonEnabled()) {
-        for (const tool of tools) {
-          const summary = clip(tool.description.split('\n')[0] ?? '', 100);
-          this.log(`${rendered(tool.name, 'name')}  ${rendered(summary, 'line')}`);
-        }
-        for (const w of withheld)
+        for (const tool of tools) this.log(`${rendered(tool.name, 'name')}  ${firstLine(tool.description)}`);
+        for (const prompt of prompts)
+          this.log(`prompt ${rendered(prompt.name, 'name')}  ${firstLine(prompt.description)}`);
+        for (const w of withheld) {
+          const what =
+            w.definition === 'tool'
+              ? rendered(w.tool, 'name')
+              : `${w.definition} ${rendered(w.tool, 'name')}`;
           this.log(
-            `withheld  ${rendered(w.server, 'name')}/${rendered(w.tool, 'name')}: ${rendered(w.reason, 'line')}${w.digest ? ` (${w.digest})` : ''}`,
+            `withheld  ${rendered(w.server, 'name')}/${what}: ${rendered(w.reason, 'line')}${w.digest ? ` (${w.digest})` : ''}`,
           );
-        if (tools.length === 0 && withheld.length === 0) this.log('No tools.');
+        }
+        if (tools.length === 0 && prompts.length === 0 && withheld.length === 0) this.log('No tools.');
       }
-      return { tools, withheld };
+      return { tools, prompts, withheld };
     } finally {
       await deps.close();
     }

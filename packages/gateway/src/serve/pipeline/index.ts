@@ -1,4 +1,5 @@
-export { errorResult, recordDecision, recordResult, refuse } from './record.js';
+export { checkPromptResult, promptArguments } from './prompts.js';
+export { errorResult, recordDecision, recordResult, refuse, requestLabel, requestName } from './record.js';
 export { checkResult, sanitise, upstreamErrorText } from './results.js';
 export { runForward } from './run.js';
 export { effectiveVersion, sanitiseResult } from './sanitise.js';
@@ -8,7 +9,10 @@ export {
   type ForwardedRequest,
   PASS,
   type PipelineDeps,
+  type PromptGetRequest,
+  type PromptResult,
   type Refusal,
   type RefusalCode,
   type StepOutcome,
+  type ToolCallRequest,
 } from './types.js';

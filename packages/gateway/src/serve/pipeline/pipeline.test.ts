@@ -7,9 +7,10 @@ import type { SchemaChecks } from '../../ports/schema.js';
 import type { Upstream } from '../../ports/upstream.js';
 import type { CatalogEntry } from '../catalog.js';
 import { lookup, PREVIEW_CHARS, runForward } from './index.js';
-import type { ForwardedRequest, PipelineDeps } from './types.js';
+import type { PipelineDeps, ToolCallRequest } from './types.js';
 
 const entry: CatalogEntry = {
+  kind: 'tool',
   exposedName: 'files_read',
   server: 'files',
   tool: 'read',
@@ -57,7 +58,13 @@ function harness(
         ? overrides.callTool(name, args, options)
         : { content: [{ type: 'text', text: 'hello' }] };
     },
-    onToolsChanged: () => {},
+    capabilities: () => ({ prompts: false, completions: false, logging: false }),
+    listPrompts: async () => ({ prompts: [], problems: [] }),
+    getPrompt: async () => ({ messages: [] }),
+    complete: async () => ({ completion: { values: [] } }),
+    setLoggingLevel: async () => {},
+    onListChanged: () => {},
+    onLog: () => {},
     onClosed: () => {},
     close: async () => {},
   };
@@ -69,7 +76,7 @@ function harness(
     maxResultBytes: overrides.maxResultBytes ?? 1024,
     log: () => {},
   };
-  const request = (args: unknown, caller: Caller = {}, available = true): ForwardedRequest => ({
+  const request = (args: unknown, caller: Caller = {}, available = true): ToolCallRequest => ({
     method: 'tools/call',
     entry,
     args,

@@ -1,3 +1,4 @@
+import { definitionLabel } from '../../pins/kinds.js';
 import type { Caller, CallToolResult } from '../../ports/caller.js';
 import type { ForwardedRequest, PipelineDeps, Refusal } from './types.js';
 
@@ -5,8 +6,23 @@ export function errorResult(text: string): CallToolResult {
   return { content: [{ type: 'text', text }], isError: true };
 }
 
+/** The name the server lists the requested tool or prompt under. */
+export function requestName(request: ForwardedRequest): string {
+  return request.method === 'prompts/get' ? request.entry.prompt : request.entry.tool;
+}
+
+/** `files/read` for a tool, `files/prompt greet` for a prompt. */
 export function requestLabel(request: ForwardedRequest): string {
-  return `${request.entry.server}/${request.entry.tool}`;
+  return definitionLabel(request.entry.server, request.entry.kind, requestName(request));
+}
+
+/** Audit refs name the definition in `tool` and mark a prompt with `kind` (tool entries keep their first form). */
+function subject(request: ForwardedRequest): { server: string; tool: string; kind?: 'prompt' } {
+  return {
+    server: request.entry.server,
+    tool: requestName(request),
+    ...(request.method === 'prompts/get' ? { kind: 'prompt' as const } : {}),
+  };
 }
 
 function who(caller: Caller): { agent?: string; scope?: string } {
@@ -30,8 +46,7 @@ export function recordDecision(
     ...who(request.caller),
     refs: {
       phase: 'call',
-      server: request.entry.server,
-      tool: request.entry.tool,
+      ...subject(request),
       allowed: decision.allowed,
       rule: decision.rule,
       reason: decision.reason.slice(0, 1000),
@@ -72,8 +87,7 @@ export function recordResult(
       ...who(request.caller),
       parentSeq: decisionSeq,
       refs: {
-        server: request.entry.server,
-        tool: request.entry.tool,
+        ...subject(request),
         result: outcome.result,
         is_error: outcome.isError,
         ...(outcome.reason ? { reason: outcome.reason.slice(0, 1000) } : {}),

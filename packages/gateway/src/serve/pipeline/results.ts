@@ -1,9 +1,9 @@
 import type { CallToolResult } from '../../ports/caller.js';
 import { printable } from '../../text/printable.js';
 import { errorResult, requestLabel } from './record.js';
-import { sanitiseResult } from './sanitise.js';
+import { sanitisePrompt, sanitiseResult } from './sanitise.js';
 import { isPlainObject } from './steps.js';
-import type { ForwardedRequest, PipelineDeps } from './types.js';
+import type { ForwardedRequest, PipelineDeps, PromptResult, ToolCallRequest } from './types.js';
 
 const ERROR_TEXT_MAX = 300;
 
@@ -17,18 +17,19 @@ export function upstreamErrorText(error: unknown): string {
 }
 
 /** What is left of a result after a check: the reply, why it was withheld, and what was dropped. */
-export interface ResultOutcome {
-  readonly reply: CallToolResult;
+export interface ResultOutcome<Reply = CallToolResult> {
+  /** The answer for the client, or (when withheld) an error result saying why. */
+  readonly reply: Reply | CallToolResult;
   /** Why the server's answer was withheld (for the result entry); the reply then says so. */
   readonly refused?: string;
   /** Members and content items of the server's answer the client did not receive as sent. */
   readonly dropped?: number;
 }
 
-function withheld(request: ForwardedRequest, why: string): ResultOutcome {
+export function withheld(request: ForwardedRequest, why: string): ResultOutcome<never> {
   return {
     reply: errorResult(
-      `ringfence withheld the result of ${requestLabel(request)}: ${why}. The call reached the server; its answer was not passed on.`,
+      `ringfence withheld the result of ${requestLabel(request)}: ${why}. The ${request.method === 'prompts/get' ? 'request' : 'call'} reached the server; its answer was not passed on.`,
     ),
     refused: why,
   };
@@ -41,7 +42,7 @@ function withheld(request: ForwardedRequest, why: string): ResultOutcome {
  */
 export async function checkResult(
   deps: PipelineDeps,
-  request: ForwardedRequest,
+  request: ToolCallRequest,
   result: unknown,
 ): Promise<ResultOutcome> {
   const refuse = (why: string) => withheld(request, why);
@@ -70,20 +71,25 @@ export async function checkResult(
 }
 
 /**
- * Sanitise, after the output schema: only what the MCP version negotiated with this client
- * defines goes on (`sanitise.ts`); a defined member of the wrong type withholds the result.
+ * Sanitise, after the result checks: only what the MCP version negotiated with this client
+ * defines goes on (`sanitise.ts`), for a tool result and for a prompt's messages alike; a defined
+ * member of the wrong type withholds the result.
  */
 export function sanitise(
   deps: PipelineDeps,
   request: ForwardedRequest,
-  checked: ResultOutcome,
-): ResultOutcome {
+  checked: ResultOutcome<CallToolResult | PromptResult>,
+): ResultOutcome<CallToolResult | PromptResult> {
   if (checked.refused) return checked;
-  const outcome = sanitiseResult(checked.reply, {
+  const context = {
     protocolVersion: request.protocolVersion,
     server: request.entry.server,
     label: requestLabel(request),
-  });
+  };
+  const outcome =
+    request.method === 'prompts/get'
+      ? sanitisePrompt(checked.reply, context)
+      : sanitiseResult(checked.reply, context);
   if (!outcome.ok) return withheld(request, `the server sent a malformed result (${outcome.problem})`);
   // Links made text, replaced URIs and the note on dropped items can make a result of many tiny
   // items several times larger than what was sent; the cap holds for what the client receives too.

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { CallToolResult } from '../../ports/caller.js';
 import { printable } from '../../text/printable.js';
+import type { PromptResult } from './types.js';
 
 /**
  * The result sanitiser: a `CallToolResult` is rebuilt from what the MCP specification defines for
@@ -213,7 +214,7 @@ export interface SanitiseContext {
   /** The version negotiated with the client; undefined when it never initialised. */
   readonly protocolVersion: string | undefined;
   readonly server: string;
-  /** SERVER/TOOL, for the text that replaces a link. */
+  /** SERVER/TOOL (or SERVER/prompt NAME), for the text that replaces a link or names what was dropped. */
   readonly label: string;
 }
 
@@ -244,14 +245,78 @@ export function sanitiseResult(result: Record<string, unknown>, context: Sanitis
 
   const source = own('content');
   if (!Array.isArray(source)) return { ok: false, problem: 'the result has no content list' };
+  const content = sanitiseContent(source, (index) => `content[${index}]`, version, context);
+  if ('problem' in content) return { ok: false, problem: content.problem };
+  reply.content = content.value as CallToolResult['content'];
+  return { ok: true, reply, dropped: dropped + content.dropped };
+}
+
+export type SanitisedPrompt =
+  | { readonly ok: true; readonly reply: PromptResult; readonly dropped: number }
+  | { readonly ok: false; readonly problem: string };
+
+const PROMPT_ROLES = new Set(['user', 'assistant']);
+
+/**
+ * Rebuilds a `prompts/get` answer that passed the shape and size checks: its description and, per
+ * message, its role and its one content item, rebuilt as a tool result's content is. A message
+ * whose item is of a type this client's version lacks keeps its place and carries the note
+ * instead; everything else the server sent (`_meta`, unknown members) is dropped and counted.
+ */
+export function sanitisePrompt(result: Record<string, unknown>, context: SanitiseContext): SanitisedPrompt {
+  const version = effectiveVersion(context.protocolVersion);
+  const own = (key: string) => (Object.hasOwn(result, key) ? result[key] : undefined);
+  const description = own('description');
+  const messages = own('messages');
+  if (description !== undefined && typeof description !== 'string')
+    return { ok: false, problem: 'description must be a string' };
+  if (!Array.isArray(messages)) return { ok: false, problem: 'the prompt has no messages list' };
+  let dropped = 0;
+  for (const key of Object.keys(result)) {
+    if (key !== 'description' && key !== 'messages') dropped += 1;
+  }
+  const rebuilt: { role: string; content: unknown }[] = [];
+  for (const [index, message] of messages.entries()) {
+    const at = `messages[${index}]`;
+    if (!isObject(message) || !PROMPT_ROLES.has(message.role as string))
+      return { ok: false, problem: `${at} must be a user or assistant message` };
+    for (const key of Object.keys(message)) {
+      if (key !== 'role' && key !== 'content') dropped += 1;
+    }
+    const content = sanitiseContent([message.content], () => `${at}.content`, version, context);
+    if ('problem' in content) return { ok: false, problem: content.problem };
+    dropped += content.dropped;
+    // One item in, one out: the item rebuilt, its link as text, or the note that it was dropped.
+    rebuilt.push({ role: message.role as string, content: (content.value as unknown[])[0] });
+  }
+  return {
+    ok: true,
+    reply: { ...(description !== undefined ? { description } : {}), messages: rebuilt },
+    dropped,
+  };
+}
+
+/**
+ * One list of content items, each rebuilt by the spec of its type for `version` (`where` names
+ * an item in a problem). An item of a type the version lacks is dropped, and one text item at the
+ * end says which types were not passed on; a link becomes text. Shared by tool results and prompt
+ * messages, whose content items are the same types.
+ */
+function sanitiseContent(
+  source: readonly unknown[],
+  where: (index: number) => string,
+  version: string,
+  context: SanitiseContext,
+): Checked {
+  let dropped = 0;
   const content: unknown[] = [];
   const skipped = new Map<string, string>();
   let skippedItems = 0;
   let moreTypes = false;
   for (const [index, item] of source.entries()) {
-    const at = `content[${index}]`;
+    const at = where(index);
     const type = isObject(item) && Object.hasOwn(item, 'type') ? item.type : undefined;
-    if (typeof type !== 'string') return { ok: false, problem: `${at} has no type` };
+    if (typeof type !== 'string') return { problem: `${at} has no type` };
     const known = Object.hasOwn(CONTENT, type) ? CONTENT[type] : undefined;
     if (!known || (known.since !== undefined && version < known.since)) {
       dropped += 1;
@@ -268,7 +333,7 @@ export function sanitiseResult(result: Record<string, unknown>, context: Sanitis
       continue;
     }
     const checked = pick(item, known.spec, at, version);
-    if ('problem' in checked) return { ok: false, problem: checked.problem };
+    if ('problem' in checked) return checked;
     dropped += checked.dropped;
     const clean = checked.value as Record<string, unknown>;
     if (type === 'resource_link') {
@@ -277,7 +342,7 @@ export function sanitiseResult(result: Record<string, unknown>, context: Sanitis
     } else if (type === 'resource') {
       const inner = clean.resource as Record<string, unknown>;
       if (Object.hasOwn(inner, 'text') === Object.hasOwn(inner, 'blob')) {
-        return { ok: false, problem: `${at}.resource must carry exactly one of text and blob` };
+        return { problem: `${at}.resource must carry exactly one of text and blob` };
       }
       inner.uri = embeddedUri(context.server, inner.uri as string);
       dropped += 1;
@@ -292,6 +357,5 @@ export function sanitiseResult(result: Record<string, unknown>, context: Sanitis
       text: `ringfence: ${skippedItems} content item(s) of ${context.label} were not passed on: ${[...skipped.values()].join('; ')}${moreTypes ? '; and items of other types' : ''}.`,
     });
   }
-  reply.content = content;
-  return { ok: true, reply, dropped };
+  return ok(content, dropped);
 }

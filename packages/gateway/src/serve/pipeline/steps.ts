@@ -1,7 +1,16 @@
 import { canonicalize } from '@ringfence/policy';
+import { definitionLabel } from '../../pins/kinds.js';
 import { escapedCharacterCount, rendered, renderJsonText } from '../../text/render.js';
-import type { CatalogEntry } from '../catalog.js';
-import { type ForwardedRequest, PASS, type PipelineDeps, type Refusal, type StepOutcome } from './types.js';
+import type { CatalogEntry, PromptEntry } from '../catalog.js';
+import { requestName } from './record.js';
+import {
+  type ForwardedRequest,
+  PASS,
+  type PipelineDeps,
+  type Refusal,
+  type StepOutcome,
+  type ToolCallRequest,
+} from './types.js';
 
 /** The most a person is asked to read; longer arguments are refused rather than shown cut. */
 export const PREVIEW_CHARS = 2000;
@@ -11,18 +20,19 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 }
 
 /** Lookup: only a name this gateway listed goes on. Not audited: it names nothing upstream. */
-export function lookup(
-  catalog: ReadonlyMap<string, CatalogEntry>,
+export function lookup<E extends CatalogEntry | PromptEntry>(
+  catalog: ReadonlyMap<string, E>,
   name: string,
-): { pass: true; entry: CatalogEntry } | Refusal {
+  kind: E['kind'] = 'tool',
+): { pass: true; entry: E } | Refusal {
   const entry = catalog.get(name);
   if (entry) return { pass: true, entry };
   return {
     pass: false,
-    code: 'UNKNOWN_TOOL',
+    code: kind === 'tool' ? 'UNKNOWN_TOOL' : 'UNKNOWN_PROMPT',
     rule: 'catalog',
-    reason: 'not a listed tool',
-    what: `"${name}" is not a tool this gateway listed; it was not forwarded.`,
+    reason: `not a listed ${kind}`,
+    what: `"${name}" is not a ${kind} this gateway listed; it was not forwarded.`,
   };
 }
 
@@ -96,7 +106,12 @@ function question(
     hidden > 0
       ? ` They hold ${hidden} invisible or control character(s), each shown as \\u{HEX}: all of it goes to the server.`
       : '';
-  return `Allow ${rendered(entry.server, 'name')}/${rendered(entry.tool, 'name')}? Arguments go to ${rendered(entry.server, 'name')} (${where}). Rule "${rendered(decision.rule, 'name')}": ${rendered(decision.reason, 'line')}.${escapes} Arguments: ${shown}`;
+  const what = definitionLabel(
+    rendered(entry.server, 'name'),
+    entry.kind,
+    rendered(requestName(request), 'name'),
+  );
+  return `Allow ${what}? Arguments go to ${rendered(entry.server, 'name')} (${where}). Rule "${rendered(decision.rule, 'name')}": ${rendered(decision.reason, 'line')}.${escapes} Arguments: ${shown}`;
 }
 
 /**
@@ -110,9 +125,10 @@ export async function rulesAndAsk(
   args: Record<string, unknown>,
 ): Promise<{ pass: true; rule: string; reason: string } | Refusal> {
   const { entry, caller } = request;
+  // Rules name tools and prompts apart (`match.tool`, `match.prompt`), so one never stands for the other.
   const decision = deps.policy.decideCall({
     server: entry.server,
-    tool: entry.tool,
+    ...(request.method === 'prompts/get' ? { prompt: requestName(request) } : { tool: requestName(request) }),
     ...(caller.agent ? { agent: caller.agent } : {}),
     ...(caller.scope ? { scope: caller.scope } : {}),
     arguments: args,
@@ -175,7 +191,7 @@ export async function rulesAndAsk(
 /** Input schema: the arguments against the tool's pinned input schema (in the schema workers). */
 export async function inputSchema(
   deps: PipelineDeps,
-  request: ForwardedRequest,
+  request: ToolCallRequest,
   args: Record<string, unknown>,
 ): Promise<StepOutcome> {
   const check = await deps.guard.checkArguments(request.entry.inputSchema, args, {

@@ -4,18 +4,16 @@ import type { Caller, CallToolResult } from '../../ports/caller.js';
 import type { PolicyView } from '../../ports/policy.js';
 import type { SchemaChecks } from '../../ports/schema.js';
 import type { Upstream } from '../../ports/upstream.js';
-import type { CatalogEntry } from '../catalog.js';
+import type { CatalogEntry, PromptEntry } from '../catalog.js';
 
 export type { CallToolResult };
 
 /**
- * A request the gateway forwards to one upstream after its checks. `tools/call` is the only kind
- * today; prompts, resources and completions are meant to run through the same steps.
+ * A request the gateway forwards to one upstream after its checks: a tool call or a prompt
+ * request, each resolved by the catalog first. Both run the same steps; only the arguments check,
+ * the forwarding and the result check differ by method (`run.ts`).
  */
-export interface ForwardedRequest {
-  readonly method: 'tools/call';
-  /** What the client named, as the catalog resolved it (server, upstream name, pinned schemas). */
-  readonly entry: CatalogEntry;
+interface RequestBase {
   readonly args: unknown;
   readonly caller: Caller;
   /** Undefined when the server is not running; `unavailableReason` then says why. */
@@ -26,6 +24,27 @@ export interface ForwardedRequest {
    * when the client never initialised; the oldest version's members then apply.
    */
   readonly protocolVersion: string | undefined;
+}
+
+export interface ToolCallRequest extends RequestBase {
+  readonly method: 'tools/call';
+  /** What the client named, as the catalog resolved it (server, upstream name, pinned schemas). */
+  readonly entry: CatalogEntry;
+}
+
+export interface PromptGetRequest extends RequestBase {
+  readonly method: 'prompts/get';
+  /** The pinned prompt the client named, with its declared arguments. */
+  readonly entry: PromptEntry;
+}
+
+export type ForwardedRequest = ToolCallRequest | PromptGetRequest;
+
+/** A checked `prompts/get` answer: only its description and messages go on. */
+export interface PromptResult {
+  description?: string;
+  messages: unknown[];
+  [key: string]: unknown;
 }
 
 /** What every request's checks share: one per gateway. */
@@ -42,6 +61,7 @@ export interface PipelineDeps {
 
 export type RefusalCode =
   | 'UNKNOWN_TOOL'
+  | 'UNKNOWN_PROMPT'
   | 'ARGUMENTS_NOT_OBJECT'
   | 'ARGUMENTS_TOO_LARGE'
   | 'ARGUMENTS_TOO_DEEP'
@@ -51,6 +71,7 @@ export type RefusalCode =
   | 'ASK_TOO_LONG'
   | 'ASK_DECLINED'
   | 'INPUT_SCHEMA'
+  | 'PROMPT_ARGUMENTS'
   | 'UNAVAILABLE';
 
 /**
@@ -77,5 +98,8 @@ export interface Verdict {
   readonly reason: string;
 }
 
-/** A request the gateway will not forward and that is not a tool result (a name never listed). */
-export class CallRefused extends RingfenceError<'UNKNOWN_TOOL'> {}
+/**
+ * A request refused with a JSON-RPC error rather than a tool result: a name never listed, and
+ * every refusal of a prompt request or a completion (neither has an error result to carry it).
+ */
+export class CallRefused extends RingfenceError<'UNKNOWN_TOOL' | 'UNKNOWN_PROMPT' | 'REFUSED'> {}

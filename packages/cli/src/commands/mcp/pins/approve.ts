@@ -1,4 +1,4 @@
-import { Args } from '@oclif/core';
+import { Args, Flags } from '@oclif/core';
 import { resolveHome } from '@ringfence/gateway/home';
 import {
   approveReviewed,
@@ -13,24 +13,34 @@ import { confirm, requireTerminal } from '../../../lib/terminal.js';
 
 export default class PinsApprove extends RingfenceCommand {
   static override description =
-    'Approve withheld definitions of a server (all pending, or the named tools) after seeing them. Needs a terminal; accepts exactly the definitions shown.';
+    'Approve withheld definitions of a server (all pending, or the named tools and --prompt prompts) after seeing them. Needs a terminal; accepts exactly the definitions shown.';
   static override examples = [
     '<%= config.bin %> mcp pins approve docs',
     '<%= config.bin %> mcp pins approve docs search',
+    '<%= config.bin %> mcp pins approve docs --prompt summarize',
   ];
   static override strict = false;
   static override args = {
     server: Args.string({ required: true, description: 'server name' }),
-    tools: Args.string({ required: false, description: 'tool names (default: every pending tool)' }),
+    tools: Args.string({
+      required: false,
+      description: 'tool names (default: every pending tool and prompt, unless --prompt names some)',
+    }),
+  };
+  static override flags = {
+    prompt: Flags.string({ description: 'a prompt to approve (repeat for more)', multiple: true }),
   };
 
   async run(): Promise<void> {
-    const { args, argv } = await this.parse(PinsApprove);
+    const { args, argv, flags } = await this.parse(PinsApprove);
     requireTerminal('Approving a pin');
     const home = resolveHome();
     await assertLocalPinsCount(args.server, { home });
     const store = new PinStore(home);
-    const review = await reviewApproval(store, args.server, (argv as string[]).slice(1));
+    const review = await reviewApproval(store, args.server, {
+      tool: (argv as string[]).slice(1),
+      prompt: flags.prompt ?? [],
+    });
     if (review.pending.length === 0) {
       this.log(`Nothing pending for ${args.server}.`);
       return;
@@ -41,8 +51,11 @@ export default class PinsApprove extends RingfenceCommand {
       return;
     }
     const approved = await approveReviewed(store, review);
+    const names = approved.map((d) =>
+      d.kind === 'tool' ? rendered(d.name, 'name') : `${d.kind} ${rendered(d.name, 'name')}`,
+    );
     this.log(
-      `Approved ${approved.map((tool) => rendered(tool, 'name')).join(', ')}. A running gateway exposes them after its next re-list or restart.`,
+      `Approved ${names.join(', ')}. A running gateway exposes them after its next re-list or restart.`,
     );
   }
 }

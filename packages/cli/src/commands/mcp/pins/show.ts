@@ -5,7 +5,7 @@ import { RingfenceCommand } from '../../../lib/base-command.js';
 
 export default class PinsShow extends RingfenceCommand {
   static override description =
-    'Show pinned tool definitions (and pending ones awaiting review) for one server or all.';
+    'Show pinned tool and prompt definitions (and pending ones awaiting review) for one server or all.';
   static override examples = [
     '<%= config.bin %> mcp pins show',
     '<%= config.bin %> mcp pins show docs --json',

@@ -82,6 +82,11 @@ const REFS: Record<AuditType, Spec> = {
     is_error: BOOL,
     result: { check: isDigestOrNull, what: 'a sha256: digest or null' },
     reason: { ...TEXT, optional: true },
+    cancelled: {
+      check: (v) => v === 'client' || v === 'timeout',
+      what: '"client" or "timeout"',
+      optional: true,
+    },
   },
   'mcp.egress': {
     server: NAME,

@@ -60,6 +60,11 @@ export interface ResultRefs {
   readonly result: AuditDigest | null;
   /** Why the result was not passed on (withheld by a check, or the upstream failed). */
   readonly reason?: string;
+  /**
+   * Who cancelled the upstream request (`notifications/cancelled` was sent): the client, or the
+   * gateway's timeout or ceiling. Absent when the call was not cancelled (and in older logs).
+   */
+  readonly cancelled?: 'client' | 'timeout';
 }
 
 export interface EgressRefs {

@@ -15,9 +15,11 @@ describe('call limits of a server entry', () => {
   });
 
   it('takes what the entry says, and a long call timeout without a ceiling raises the ceiling', () => {
-    expect(
-      callLimitsOf({ timeouts: { call_seconds: 5, ceiling_seconds: 90 }, max_result_mb: 20 }),
-    ).toEqual({ idleMs: 5_000, ceilingMs: 90_000, maxResultBytes: 20 * MIB });
+    expect(callLimitsOf({ timeouts: { call_seconds: 5, ceiling_seconds: 90 }, max_result_mb: 20 })).toEqual({
+      idleMs: 5_000,
+      ceilingMs: 90_000,
+      maxResultBytes: 20 * MIB,
+    });
     expect(callLimitsOf({ timeouts: { call_seconds: 900 } })).toMatchObject({
       idleMs: 900_000,
       ceilingMs: 900_000,

@@ -15,7 +15,13 @@ import {
   type WithheldEntry,
   withheldLine,
 } from './catalog.js';
-import { CallRefused, lookup, type PipelineDeps, runForward } from './pipeline/index.js';
+import {
+  CallRefused,
+  type ForwardedRequest,
+  lookup,
+  type PipelineDeps,
+  runForward,
+} from './pipeline/index.js';
 import { SERVER_INFO } from './server-info.js';
 
 export interface GatewayOptions {
@@ -268,8 +274,16 @@ export class Gateway extends EventEmitter<{ catalogChanged: [] }> {
     return [...this.states.values()].flatMap((s) => s.catalog?.withheld ?? []);
   }
 
-  /** Run one call through the pipeline; refusals come back as error results that say why. */
-  async callTool(name: string, args: unknown, caller: Caller = {}): Promise<CallToolResult> {
+  /**
+   * Run one call through the pipeline; refusals come back as error results that say why. `call`
+   * carries the client's cancel and, when it asked for progress, where progress goes.
+   */
+  async callTool(
+    name: string,
+    args: unknown,
+    caller: Caller = {},
+    call: Pick<ForwardedRequest, 'signal' | 'onProgress'> = {},
+  ): Promise<CallToolResult> {
     const found = lookup(this.catalog, name);
     if (!found.pass) throw new CallRefused('UNKNOWN_TOOL', `ringfence: ${found.what}`);
     const { entry } = found;
@@ -282,6 +296,7 @@ export class Gateway extends EventEmitter<{ catalogChanged: [] }> {
       caller,
       upstream: state?.status === 'running' ? upstream : undefined,
       unavailableReason: state && state.status !== 'running' ? state.reason : 'it is not running',
+      ...call,
     });
   }
 

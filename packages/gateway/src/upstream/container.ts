@@ -1,6 +1,8 @@
+import { answerCapBytes, type CallLimits, callLimitsOf } from '../config/limits.js';
 import type { ContainerServerConfig } from '../config/servers.js';
 import { UpstreamError } from '../ports/errors.js';
 import {
+  type CallOptions,
   type ContainedServer,
   DEFAULT_TIMEOUTS,
   type ToolListing,
@@ -14,6 +16,7 @@ import { StreamTransport } from './stream-transport.js';
 export class ContainerUpstream implements Upstream {
   readonly name: string;
   readonly destination: string;
+  readonly limits: CallLimits;
   private client: UpstreamClient | undefined;
   private closing = false;
   private changeListener: (() => void) | undefined;
@@ -26,17 +29,28 @@ export class ContainerUpstream implements Upstream {
   ) {
     this.name = config.name;
     this.destination = `sandbox mcp-${config.name}`;
+    this.limits = callLimitsOf(config);
     server.onExit((reason) => {
-      if (!this.closing) this.closedListener?.(reason);
+      if (this.closing) return;
+      // Its stdout may outlive it for a moment (the attach stream): the calls end now, with why.
+      this.client?.failAll(
+        new UpstreamError('UPSTREAM_LOST', `the server stopped before it answered: ${reason}`),
+      );
+      this.closedListener?.(reason);
     });
   }
 
   async start(): Promise<void> {
     const stdio = await this.server.start();
-    const transport = new StreamTransport(stdio.stdout, stdio.stdin, () => {
-      stdio.stdin.end();
-    });
-    this.client = new UpstreamClient(this.timeouts);
+    const transport = new StreamTransport(
+      stdio.stdout,
+      stdio.stdin,
+      () => {
+        stdio.stdin.end();
+      },
+      answerCapBytes(this.limits.maxResultBytes),
+    );
+    this.client = new UpstreamClient(this.name, this.timeouts, this.limits);
     this.client.onToolsChanged(() => this.changeListener?.());
     try {
       await this.client.connect(transport);
@@ -58,12 +72,8 @@ export class ContainerUpstream implements Upstream {
     return this.live.listTools();
   }
 
-  callTool(
-    name: string,
-    args: Record<string, unknown>,
-    options: { signal?: AbortSignal } = {},
-  ): Promise<unknown> {
-    return this.live.callTool(name, args, options.signal);
+  callTool(name: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<unknown> {
+    return this.live.callTool(name, args, options);
   }
 
   onToolsChanged(listener: () => void): void {

@@ -127,7 +127,17 @@ describe('ringfence mcp add', () => {
       ['mcp', 'add', 'x'],
       ['mcp', 'add', 'x', '--image', 'example/img:1', '--header', 'A=b'],
       ['mcp', 'add', 'x', '--image', 'example/img:1', '--env', 'NOVALUE'],
-      ['mcp', 'add', 'x', '--url', 'https://a.example.com/mcp', '--call-timeout', '90', '--call-ceiling', '30'],
+      [
+        'mcp',
+        'add',
+        'x',
+        '--url',
+        'https://a.example.com/mcp',
+        '--call-timeout',
+        '90',
+        '--call-ceiling',
+        '30',
+      ],
       ['mcp', 'add', 'x', '--url', 'https://a.example.com/mcp', '--max-result-mb', '100'],
     ]) {
       const { error } = await runCommand(args, { root });

@@ -62,7 +62,7 @@ export function recordResult(
   deps: PipelineDeps,
   request: ForwardedRequest,
   decisionSeq: number,
-  outcome: { result: unknown; isError: boolean; reason?: string },
+  outcome: { result: unknown; isError: boolean; reason?: string; cancelled?: 'client' | 'timeout' },
   options: { defer?: boolean } = {},
 ): Promise<number> {
   return deps.audit.append(
@@ -76,6 +76,7 @@ export function recordResult(
         result: outcome.result,
         is_error: outcome.isError,
         ...(outcome.reason ? { reason: outcome.reason.slice(0, 1000) } : {}),
+        ...(outcome.cancelled ? { cancelled: outcome.cancelled } : {}),
       },
     },
     options,

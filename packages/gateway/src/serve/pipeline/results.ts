@@ -1,6 +1,7 @@
 import type { CallToolResult } from '../../ports/caller.js';
 import { printable } from '../../text/printable.js';
 import { errorResult, requestLabel } from './record.js';
+import { measureResult, resultTooLarge } from './result-size.js';
 import { isPlainObject } from './steps.js';
 import type { ForwardedRequest, PipelineDeps } from './types.js';
 
@@ -37,9 +38,9 @@ export async function checkResult(
   if (result.structuredContent !== undefined && !isPlainObject(result.structuredContent)) {
     return refuse('the server sent structuredContent that is not an object');
   }
-  const size = Buffer.byteLength(JSON.stringify(result));
-  if (size > deps.maxResultBytes)
-    return refuse(`the result is ${size} bytes, over the ${deps.maxResultBytes}-byte cap`);
+  const size = measureResult(result);
+  const cap = request.upstream?.limits.maxResultBytes ?? deps.maxResultBytes;
+  if (size > cap) return refuse(resultTooLarge(request, size, cap));
   const { entry } = request;
   const verdict = await deps.guard.checkResult(entry.outputSchema, result, { key: entry.server });
   if (!verdict.ok)

@@ -9,8 +9,12 @@ import {
   type Upstream,
   type UpstreamTimeouts,
 } from '../ports/upstream.js';
+import { withTimeout } from '../util/timeout.js';
 import { UpstreamClient } from './mcp-client.js';
 import { StreamTransport } from './stream-transport.js';
+
+/** How long a call that lost its container's stdio waits for the engine to report the exit. */
+const EXIT_REPORT_WAIT_MS = 500;
 
 /** A third-party MCP server in its own hardened container, spoken to over its attached stdio. */
 export class ContainerUpstream implements Upstream {
@@ -19,6 +23,11 @@ export class ContainerUpstream implements Upstream {
   readonly limits: CallLimits;
   private client: UpstreamClient | undefined;
   private closing = false;
+  private exitReported: (reason: string) => void = () => {};
+  /** Settles when the engine reports the container's exit, with its reason. */
+  private readonly exited = new Promise<string>((resolve) => {
+    this.exitReported = resolve;
+  });
   private changeListener: (() => void) | undefined;
   private closedListener: ((reason: string) => void) | undefined;
 
@@ -31,6 +40,7 @@ export class ContainerUpstream implements Upstream {
     this.destination = `sandbox mcp-${config.name}`;
     this.limits = callLimitsOf(config);
     server.onExit((reason) => {
+      this.exitReported(reason);
       if (this.closing) return;
       // Its stdout may outlive it for a moment (the attach stream): the calls end now, with why.
       this.client?.failAll(
@@ -51,6 +61,12 @@ export class ContainerUpstream implements Upstream {
       answerCapBytes(this.limits.maxResultBytes),
     );
     this.client = new UpstreamClient(this.name, this.timeouts, this.limits);
+    this.client.describeLoss = async () => {
+      const reason = await this.waitForExit(EXIT_REPORT_WAIT_MS);
+      return reason
+        ? `the server stopped before it answered: ${reason}`
+        : 'the connection to the server closed before it answered';
+    };
     this.client.onToolsChanged(() => this.changeListener?.());
     try {
       await this.client.connect(transport);
@@ -61,6 +77,11 @@ export class ContainerUpstream implements Upstream {
         `${(error as Error).message}${tail ? `; its stderr ends: ${tail.slice(-400)}` : ''}`,
       );
     }
+  }
+
+  /** The exit reason, once the engine has reported it, waiting at most `ms` for it. */
+  private waitForExit(ms: number): Promise<string | undefined> {
+    return withTimeout(this.exited, ms, () => new Error('no exit reported')).catch(() => undefined);
   }
 
   private get live(): UpstreamClient {

@@ -69,16 +69,14 @@ export class UpstreamClient {
   }
 
   async connect(transport: Transport): Promise<void> {
-    // Before the SDK's own close handling, which would fail each call with a bare "Connection closed".
-    const previous = transport.onclose;
-    transport.onclose = () => {
-      previous?.();
-      this.failAll(
-        new UpstreamError('UPSTREAM_LOST', 'the connection to the server closed before it answered'),
-      );
-    };
     await this.client.connect(transport, { timeout: this.timeouts.connectMs });
   }
+
+  /**
+   * Why the calls in flight lost their connection, for people; a container's upstream waits a
+   * moment for the exit code, which the engine reports just after the stdio closes.
+   */
+  describeLoss: () => Promise<string> = async () => 'the connection to the server closed before it answered';
 
   /** End one call at once: its answer can no longer come (its stream broke). */
   failCall(token: string, error: Error): boolean {
@@ -162,10 +160,11 @@ export class UpstreamClient {
             // The SDK's own timer is only a backstop: the call's timers above end it first.
             { signal, timeout: ceilingMs + 1_000 },
           )
-          .catch((error: unknown) => {
-            throw error instanceof McpError && error.code === ErrorCode.ConnectionClosed
-              ? new UpstreamError('UPSTREAM_LOST', 'the connection to the server closed before it answered')
-              : error;
+          .catch(async (error: unknown) => {
+            // The SDK's own words for it are a bare "Connection closed".
+            if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)
+              throw new UpstreamError('UPSTREAM_LOST', await this.describeLoss());
+            throw error;
           }),
       {
         idleMs,

@@ -40,7 +40,8 @@ export function describeAuditLine(line: AuditLogLine): string {
     }
     case 'mcp.result': {
       const r = entry.refs;
-      detail = `${r.server}/${r.tool}  ${r.is_error ? 'error' : 'ok'}  for #${entry.parent_seq}  result=${short(r.result)}`;
+      const cancelled = r.cancelled ? `  cancelled by the ${r.cancelled}` : '';
+      detail = `${r.server}/${r.tool}  ${r.is_error ? 'error' : 'ok'}${cancelled}  for #${entry.parent_seq}  result=${short(r.result)}`;
       break;
     }
     case 'mcp.egress': {

@@ -103,6 +103,21 @@ describe('describeAuditLine', () => {
     expect(text[4]).toMatch(/mcp\.decision\s+expose\s+docs\/tool_4 {2}allowed {2}rule=pinned$/);
     expect(describeAuditLine({ raw: 'garbage' })).toContain('not an entry');
   });
+
+  it('says who cancelled a call', () => {
+    const entry = {
+      seq: 9,
+      ts: '2026-11-29T00:00:00.000Z',
+      type: 'mcp.result',
+      session: 's',
+      parent_seq: 8,
+      refs: { server: 'art', tool: 'draw', is_error: true, result: null, cancelled: 'client' },
+      prev: `sha256:${'0'.repeat(64)}`,
+    } as const;
+    expect(describeAuditLine({ raw: '', entry } as AuditLogLine)).toMatch(
+      /mcp\.result\s+art\/draw {2}error {2}cancelled by the client {2}for #8/,
+    );
+  });
 });
 
 describe('egressInputFromProxyLine', () => {

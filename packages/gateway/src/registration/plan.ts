@@ -2,6 +2,8 @@
  * `ringfence mcp add`'s flags → the server to register. Pure: everything a person can get wrong
  * on the command line is refused here, before any engine is asked or any image is built.
  */
+
+import { type CallTimeouts, limitsProblem } from '../config/limits.js';
 import {
   type ContainerServerConfig,
   type EgressRule,
@@ -12,7 +14,6 @@ import {
   validateRemoteUrl,
   validateServerName,
 } from '../config/servers.js';
-import { type CallTimeouts, limitsProblem } from '../config/limits.js';
 import { type NpmSpec, parseNpmSpec } from '../images/npm-server.js';
 import { RegistrationError } from './errors.js';
 

@@ -76,7 +76,8 @@ function forward(
 }
 
 const text = (result: { content: unknown[] }) => (result.content[0] as { text: string }).text;
-const refsOf = (w: { input: AuditInput } | undefined) => (w?.input as { refs: Record<string, unknown> }).refs;
+const refsOf = (w: { input: AuditInput } | undefined) =>
+  (w?.input as { refs?: Record<string, unknown> } | undefined)?.refs;
 
 describe('forwarding: cancel, progress and time', () => {
   it("hands the upstream the client's signal, its progress sink and the policy's cap", async () => {

@@ -1,7 +1,7 @@
 // Long calls through the gateway, with the SDK's client over stdio and over --http, against a
 // real server on loopback (test/fixtures/long-call-server.mjs): progress, cancel, timeouts, a
 // server that dies or garbles its answer, and large images.
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
@@ -16,6 +16,7 @@ import {
   startHttpGateway,
   startLongCallServer,
 } from '../helpers/mcp.js';
+import { install, makeOrg, policyDocument, signPolicy } from '../helpers/policy.js';
 import { stopAll } from '../helpers/processes.js';
 
 const TOKEN = 'e2e-long-calls-0123456789abcdef0123456789abcdef';
@@ -322,5 +323,55 @@ describe('a contained server whose container dies with a call in flight', () => 
     );
     // The requirement is 1 s; 3 s is allowed on this shared 2-core machine.
     expect(at - killedAt).toBeLessThan(3_000);
+  });
+});
+
+describe("the organisation policy's cap on a call's time", () => {
+  let setup: Awaited<ReturnType<typeof registered>>;
+  let client: Client;
+  beforeAll(async () => {
+    setup = await registered();
+    const dir = join(setup.home, '..');
+    const policyDir = await mkdtemp(join(dir, 'etc-'));
+    const org = await makeOrg(join(dir, 'org'));
+    const policy = await signPolicy(
+      org,
+      policyDocument({ mcp: [{ server: 'long', max_call_seconds: 3 }] }),
+      'cap',
+    );
+    const env = { RINGFENCE_HOME: setup.home, RINGFENCE_POLICY_DIR: policyDir };
+    await install(policy, org, env);
+    client = (await connectStdio(setup.home, { RINGFENCE_POLICY_DIR: policyDir })).client;
+  });
+  afterAll(async () => {
+    await client?.close().catch(() => {});
+    await stopAll();
+  });
+
+  it('ends a call at the policy ceiling, progress or not, and names the policy', async () => {
+    const result = await client.callTool(
+      { name: 'long_slow', arguments: { seconds: 30, everyMs: 500 } },
+      undefined,
+      {
+        onprogress: () => {},
+        resetTimeoutOnProgress: true,
+      },
+    );
+    expect(result.isError).toBe(true);
+    expect(firstText(result)).toBe(
+      'ringfence: long/slow timed out: the call ran for 3 s, the longest the organisation policy (mcp[].max_call_seconds for long) allows, so it was cancelled. Ask your policy admin if the tool needs longer.',
+    );
+    await expect
+      .poll(async () => (await recorded(setup.record)).map((e) => `${e.event}:${e.tool}`))
+      .toEqual(['call:slow', 'cancelled:slow']);
+    const entry = (await auditEntries(setup.home)).findLast((e) => e.type === 'mcp.result');
+    expect(entry?.refs).toMatchObject({
+      tool: 'slow',
+      cancelled: 'timeout',
+      reason: 'reached the call ceiling',
+    });
+    // Another server keeps its own ceiling.
+    const quick = await client.callTool({ name: 'quick_slow', arguments: { seconds: 4, everyMs: 1000 } });
+    expect(quick.isError, firstText(quick)).toBeFalsy();
   });
 });

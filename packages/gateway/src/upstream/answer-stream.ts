@@ -108,12 +108,13 @@ class EventScanner {
   }
 }
 
-/** A fetch failure or a broken body, as people read it: the cause's code or text. */
+/** A fetch failure or a broken body, as people read it: an errno code, else the cause's text. */
 export function describeNetworkError(error: unknown): string {
   const cause = (error as { cause?: unknown })?.cause as { code?: unknown; message?: unknown } | undefined;
-  if (typeof cause?.code === 'string') return cause.code;
+  const code = typeof cause?.code === 'string' ? cause.code : undefined;
+  if (code && /^E[A-Z]+$/.test(code)) return code;
   if (typeof cause?.message === 'string' && cause.message) return cause.message;
-  return (error as Error)?.message ?? String(error);
+  return code ?? (error as Error)?.message ?? String(error);
 }
 
 /**

@@ -16,6 +16,9 @@ import { withTimeout } from '../util/timeout.js';
 import { describeNetworkError, watchAnswerStream } from './answer-stream.js';
 import { UpstreamClient } from './mcp-client.js';
 
+/** Errors of a connection that was never made (as against one that broke). */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
 /** What the gateway's fetch needs to know of the connection it serves. */
 export interface FetchGuard {
   /** Largest answer to one request (each event, on the session's GET stream). */
@@ -71,9 +74,12 @@ export function guardedFetch(guard: FetchGuard): typeof fetch {
       response = await fetch(input, { ...init, redirect: 'manual' });
     } catch (error) {
       if ((error as Error)?.name === 'AbortError') throw error;
+      const why = describeNetworkError(error);
       const lost = new UpstreamError(
         'UPSTREAM_LOST',
-        `the server could not be reached (${describeNetworkError(error)})`,
+        UNREACHABLE.has(why)
+          ? `the server could not be reached (${why})`
+          : `the connection to the server dropped (${why}) before it answered`,
         { cause: error },
       );
       if (token && resumedId !== undefined) onCallBroken?.(token, lost);

@@ -19,6 +19,9 @@ import { UpstreamClient } from './mcp-client.js';
 /** Errors of a connection that was never made (as against one that broke). */
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
+/** Answer streams remembered for resumption at once; older ones are forgotten first. */
+const MAX_RESUMABLE = 256;
+
 /** What the gateway's fetch needs to know of the connection it serves. */
 export interface FetchGuard {
   /** Largest answer to one request (each event, on the session's GET stream). */
@@ -61,7 +64,11 @@ export function guardedFetch(guard: FetchGuard): typeof fetch {
   const watch = (body: ReadableStream<Uint8Array>, token: string) =>
     watchAnswerStream(body, (end) => {
       if (end.kind === 'broken') onCallBroken?.(token, end.error);
-      else if (end.kind === 'resumable') resumable.set(end.lastEventId, token);
+      else if (end.kind === 'resumable') {
+        resumable.set(end.lastEventId, token);
+        // A stream never resumed (its call ended another way) must not be kept for ever.
+        if (resumable.size > MAX_RESUMABLE) resumable.delete(resumable.keys().next().value as string);
+      }
     });
 
   return async (input, init) => {

@@ -59,6 +59,39 @@ export async function startToolServer(toolsFile: string, behavioursFile: string)
   return { url: `http://127.0.0.1:${ready.port}/mcp`, child, stderr, stop: () => child.kill('SIGKILL') };
 }
 
+/** The long-call test server (test/fixtures/long-call-server.mjs), recording its calls in `recordFile`. */
+export async function startLongCallServer(recordFile: string) {
+  const { child, ready, stderr } = await startWithReadyLine<{ port: number }>(process.execPath, [
+    `${repoRoot}test/fixtures/long-call-server.mjs`,
+    recordFile,
+  ]);
+  return { url: `http://127.0.0.1:${ready.port}/mcp`, child, stderr };
+}
+
+/** `ringfence mcp serve --http` on a free loopback port with `token`; resolves once it listens. */
+export async function startHttpGateway(
+  home: string,
+  token: string,
+): Promise<{ url: string; stderr(): string }> {
+  const port = await freePort();
+  const { spawn } = await import('node:child_process');
+  const child = track(
+    spawn(process.execPath, [cliBin, 'mcp', 'serve', '--http', `127.0.0.1:${port}`], {
+      env: { ...process.env, RINGFENCE_HOME: home, RINGFENCE_MCP_TOKEN: token },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
+  let stderr = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stderr!.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (stderr.includes('listening on')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
+  });
+  return { url: `http://127.0.0.1:${port}/mcp`, stderr: () => stderr };
+}
+
 export interface ServedClient {
   readonly client: Client;
   stderr(): string;

@@ -6,6 +6,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_CALL_LIMITS } from '../config/limits.js';
 import { PinStore } from '../pins/store.js';
 import type { AuditSink } from '../ports/audit.js';
 import type { SchemaChecks } from '../ports/schema.js';
@@ -30,6 +31,7 @@ const ANSWER = {
 class HostileUpstream implements Upstream {
   readonly name = 'files';
   readonly destination = 'remote fake';
+  readonly limits = DEFAULT_CALL_LIMITS;
   async start() {}
   async listTools(): Promise<ToolListing> {
     return { tools: [{ name: 'read', description: 'read', inputSchema: { type: 'object' } }], problems: [] };

@@ -9,6 +9,7 @@ import {
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Caller } from '../ports/caller.js';
+import type { CallProgress } from '../ports/upstream.js';
 import type { Gateway } from './gateway.js';
 import { CallRefused } from './pipeline/index.js';
 import { SERVER_INFO } from './server-info.js';
@@ -55,7 +56,7 @@ export function createEndpointServer(
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: gateway.listTools() as never[] }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const caller: Caller = {
       ...identity,
       ...(server.getClientCapabilities()?.elicitation
@@ -71,8 +72,28 @@ export function createEndpointServer(
           }
         : {}),
     };
+    // The client's own token goes back with each progress notification; the server upstream is
+    // given another one (InFlightCalls), so it never sees or names the client's.
+    const token = request.params._meta?.progressToken;
+    const onProgress =
+      token === undefined
+        ? undefined
+        : (progress: CallProgress) => {
+            extra
+              .sendNotification({
+                method: 'notifications/progress',
+                params: { ...progress, progressToken: token },
+              })
+              .catch(() => {});
+          };
     try {
-      return await gateway.callTool(request.params.name, request.params.arguments, caller, protocolVersion());
+      return await gateway.callTool(
+        request.params.name,
+        request.params.arguments,
+        caller,
+        protocolVersion(),
+        { signal: extra.signal, ...(onProgress ? { onProgress } : {}) },
+      );
     } catch (error) {
       if (error instanceof CallRefused) throw new McpError(ErrorCode.InvalidParams, error.message);
       throw error;

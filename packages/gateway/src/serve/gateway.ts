@@ -15,7 +15,13 @@ import {
   type WithheldEntry,
   withheldLine,
 } from './catalog.js';
-import { CallRefused, lookup, type PipelineDeps, runForward } from './pipeline/index.js';
+import {
+  CallRefused,
+  type ForwardedRequest,
+  lookup,
+  type PipelineDeps,
+  runForward,
+} from './pipeline/index.js';
 import { SERVER_INFO } from './server-info.js';
 
 export interface GatewayOptions {
@@ -274,13 +280,15 @@ export class Gateway extends EventEmitter<{ catalogChanged: [] }> {
 
   /**
    * Run one call through the pipeline; refusals come back as error results that say why.
-   * `protocolVersion` is what the endpoint negotiated with this client (undefined: none).
+   * `protocolVersion` is what the endpoint negotiated with this client (undefined: none). `call`
+   * carries the client's cancel and, when it asked for progress, where progress goes.
    */
   async callTool(
     name: string,
     args: unknown,
     caller: Caller,
     protocolVersion: string | undefined,
+    call: Pick<ForwardedRequest, 'signal' | 'onProgress'> = {},
   ): Promise<CallToolResult> {
     const found = lookup(this.catalog, name);
     if (!found.pass) throw new CallRefused('UNKNOWN_TOOL', `ringfence: ${found.what}`);
@@ -295,6 +303,7 @@ export class Gateway extends EventEmitter<{ catalogChanged: [] }> {
       upstream: state?.status === 'running' ? upstream : undefined,
       unavailableReason: state && state.status !== 'running' ? state.reason : 'it is not running',
       protocolVersion,
+      ...call,
     });
   }
 

@@ -11,6 +11,7 @@ import {
   isImageAllowed,
   isReadOnlyTool,
   isToolAllowed,
+  maxCallSeconds,
   orgPins,
   ruleMatches,
 } from './evaluate.js';
@@ -69,6 +70,13 @@ describe('servers', () => {
     expect(orgPins(policy, 'unknown')).toBeUndefined();
     expect(isReadOnlyTool(policy, 'github', 'list_issues')).toBe(true);
     expect(isReadOnlyTool(policy, 'github', 'create_issue')).toBe(false);
+  });
+
+  it('gives the call-time cap of a server that has one, and none otherwise', () => {
+    const capped = basePolicy({ mcp: [{ server: 'slow', max_call_seconds: 900 }] });
+    expect(maxCallSeconds(capped, 'slow')).toBe(900);
+    expect(maxCallSeconds(capped, 'other')).toBeUndefined();
+    expect(maxCallSeconds(policy, 'github')).toBeUndefined();
   });
 
   it('gives the egress ceiling and checks requests against it', () => {

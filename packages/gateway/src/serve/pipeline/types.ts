@@ -3,7 +3,7 @@ import type { AuditSink } from '../../ports/audit.js';
 import type { Caller, CallToolResult } from '../../ports/caller.js';
 import type { PolicyView } from '../../ports/policy.js';
 import type { SchemaChecks } from '../../ports/schema.js';
-import type { Upstream } from '../../ports/upstream.js';
+import type { CallProgress, Upstream } from '../../ports/upstream.js';
 import type { CatalogEntry } from '../catalog.js';
 
 export type { CallToolResult };
@@ -26,6 +26,10 @@ export interface ForwardedRequest {
    * when the client never initialised; the oldest version's members then apply.
    */
   readonly protocolVersion: string | undefined;
+  /** Aborts when the client cancels the request; the upstream request is cancelled with it. */
+  readonly signal?: AbortSignal;
+  /** Where the call's progress goes, when the client asked for it (it has its own token). */
+  readonly onProgress?: (progress: CallProgress) => void;
 }
 
 /** What every request's checks share: one per gateway. */
@@ -34,7 +38,7 @@ export interface PipelineDeps {
   readonly guard: SchemaChecks;
   readonly audit: AuditSink;
   readonly policyRef: { policy?: { name: string; digest: `sha256:${string}`; signer: string } };
-  /** Cap on the serialized arguments and on the serialized result (bytes). */
+  /** Cap on the serialized arguments (bytes); results are capped per server (`Upstream.limits`). */
   readonly maxResultBytes: number;
   /** stderr, for an audit write that failed after the reply was decided. */
   readonly log: (line: string) => void;
@@ -51,7 +55,8 @@ export type RefusalCode =
   | 'ASK_TOO_LONG'
   | 'ASK_DECLINED'
   | 'INPUT_SCHEMA'
-  | 'UNAVAILABLE';
+  | 'UNAVAILABLE'
+  | 'CANCELLED';
 
 /**
  * Why a step stopped a request. `rule` and `reason` go to the audit entry; the reply to the

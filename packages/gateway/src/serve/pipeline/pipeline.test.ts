@@ -433,6 +433,19 @@ describe('the call pipeline: forwarding', () => {
     expect(String(refs(h.written[1])?.reason)).toMatch(/^result withheld: the result counts \d+ bytes once/);
   });
 
+  it('counts the rebuilt result as it counts the sent one: base64 at its decoded size', async () => {
+    // 1,500 bytes of image as 2,000 base64 characters, and one link made text: under the 2,000-byte
+    // cap counted decoded, over it as raw JSON, so counting the rebuilt result raw would withhold it.
+    const image = { type: 'image', data: 'QUJD'.repeat(500), mimeType: 'image/png' };
+    const link = { type: 'resource_link', uri: 'a:b', name: 'b' };
+    const h = harness({ maxResultBytes: 2000, callTool: async () => ({ content: [image, link] }) });
+    const result = await runForward(h.deps, h.request({}));
+    expect(Buffer.byteLength(JSON.stringify(result))).toBeGreaterThan(2000);
+    expect(result.isError).not.toBe(true);
+    expect(result.content[0]).toStrictEqual(image);
+    expect(refs(h.written[1])).toMatchObject({ is_error: false, dropped: 1 });
+  });
+
   it('writes no dropped count when nothing was dropped', async () => {
     const h = harness();
     await runForward(h.deps, h.request({}));

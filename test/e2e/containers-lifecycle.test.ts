@@ -82,7 +82,9 @@ describe('container lifecycle: concurrent start, failures, sweep of dead gateway
     await docker.getContainer(`ringfence-mcp-p1-${sessions.a}`).kill();
     const result = await slow;
     expect(result.isError).toBe(true);
-    expect(firstText(result)).toMatch(/p1\/probe failed upstream/);
+    expect(firstText(result)).toMatch(
+      /p1\/probe failed: the server stopped before it answered: its container exited/,
+    );
     const next = await a.client.callTool({ name: 'p1_probe', arguments: {} });
     expect(next.isError).toBe(true);
     expect(firstText(next)).toMatch(/not available \(its container exited/);

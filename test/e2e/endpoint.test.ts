@@ -117,7 +117,9 @@ describe('the served endpoint over stdio: results, failures and other servers', 
   it('an upstream that dies mid-call: a clear error, and the gateway and other servers carry on', async () => {
     const died = await served.client.callTool({ name: 'main_die', arguments: {} });
     expect(died.isError).toBe(true);
-    expect(firstText(died)).toMatch(/main\/die failed upstream/);
+    expect(firstText(died)).toMatch(
+      /^ringfence: main\/die failed: the connection to the server dropped .*ringfence mcp ls --logs$/,
+    );
     const other = await served.client.callTool({ name: 'other_echo', arguments: { text: 'still here' } });
     expect(firstText(other)).toContain('still here');
     const again = await served.client.callTool({ name: 'main_echo', arguments: { text: 'x' } });

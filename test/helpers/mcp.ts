@@ -68,7 +68,16 @@ export async function startPromptServer(promptsFile: string) {
   return { url: `http://127.0.0.1:${ready.port}/mcp`, child, stderr, stop: () => child.kill('SIGKILL') };
 }
 
-/** `ringfence mcp serve --http` on a free loopback port, resolved once it listens. */
+/** The long-call test server (test/fixtures/long-call-server.mjs), recording its calls in `recordFile`. */
+export async function startLongCallServer(recordFile: string) {
+  const { child, ready, stderr } = await startWithReadyLine<{ port: number }>(process.execPath, [
+    `${repoRoot}test/fixtures/long-call-server.mjs`,
+    recordFile,
+  ]);
+  return { url: `http://127.0.0.1:${ready.port}/mcp`, child, stderr };
+}
+
+/** `ringfence mcp serve --http` with `token` on a free loopback port, resolved once it listens. */
 export async function serveHttp(home: string, token: string, args: string[] = []) {
   const { spawn } = await import('node:child_process');
   const port = await freePort();

@@ -57,6 +57,7 @@ export {
   isImageAllowed,
   isReadOnlyTool,
   isToolAllowed,
+  maxCallSeconds,
   orgPins,
   ruleMatches,
 } from './evaluate/evaluate.js';

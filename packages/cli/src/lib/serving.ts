@@ -1,4 +1,5 @@
 import { AuditLog, defaultAuditPath } from '@ringfence/gateway/audit';
+import { answerCapBytes, MAX_RESULT_MB } from '@ringfence/gateway/config';
 import { resolveHome } from '@ringfence/gateway/home';
 import { policyView } from '@ringfence/gateway/policy-view';
 import { LOCAL_ONLY, type PolicyView } from '@ringfence/gateway/ports';
@@ -67,7 +68,9 @@ export async function servingDeps(
 ): Promise<ServingDeps> {
   const home = resolveHome();
   const policy = await loadPolicyView(home);
-  const guard = new SchemaGuard();
+  // The result cap that binds is each server's (the pipeline's, base64 counted decoded); the
+  // guard's own size check of a whole result is set to the largest answer any server may send.
+  const guard = new SchemaGuard({ limits: { maxResultBytes: answerCapBytes(MAX_RESULT_MB * 1024 * 1024) } });
   const audit = await AuditLog.open({ session, path: defaultAuditPath(), onNotice: reportLine });
   const runtime = await createContainerRuntime({
     home,

@@ -92,6 +92,33 @@ describe('checkEntryShape', () => {
     expect(checkEntryShape(result)).toMatchObject({ ok: false });
     expect(checkEntryShape({ ...result, parent_seq: 2 })).toMatchObject({ ok: true });
   });
+
+  it('accepts a result without `cancelled` (older logs) or naming who cancelled, and nothing else', () => {
+    const result = {
+      seq: 3,
+      ts: decision.ts,
+      type: 'mcp.result',
+      session: 's',
+      parent_seq: 2,
+      refs: { server: 'gh', tool: 't', is_error: true, result: null, reason: 'cancelled by the client' },
+      prev: AUDIT_GENESIS,
+    };
+    expect(checkEntryShape(result)).toMatchObject({ ok: true });
+    for (const who of ['client', 'timeout'])
+      expect(checkEntryShape({ ...result, refs: { ...result.refs, cancelled: who } })).toMatchObject({
+        ok: true,
+      });
+    for (const bad of [true, 'server', ''])
+      expect(checkEntryShape({ ...result, refs: { ...result.refs, cancelled: bad } })).toMatchObject({
+        ok: false,
+        message: 'refs.cancelled must be "client" or "timeout"',
+      });
+    const line = serializeEntry({
+      ...result,
+      refs: { cancelled: 'client', ...result.refs },
+    } as AuditEntry);
+    expect(line).toContain('"reason":"cancelled by the client","cancelled":"client"},"prev"');
+  });
 });
 
 describe('serializeEntry', () => {

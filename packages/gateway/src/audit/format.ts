@@ -94,6 +94,11 @@ const REFS: Record<AuditType, Spec> = {
     reason: { ...TEXT, optional: true },
     // Written only when something was dropped, so 0 is as malformed as a negative count.
     dropped: { check: isSeq, what: 'a positive integer', optional: true },
+    cancelled: {
+      check: (v) => v === 'client' || v === 'timeout',
+      what: '"client" or "timeout"',
+      optional: true,
+    },
   },
   'mcp.egress': {
     server: NAME,

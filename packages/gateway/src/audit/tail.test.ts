@@ -158,6 +158,21 @@ describe('describeAuditLine', () => {
     for (const line of [decision!, egress!])
       expect(line).not.toMatch(/[\n\r\u001b\u0007\u200b\u202e\u{e0000}-\u{e007f}]/u);
   });
+
+  it('says who cancelled a call', () => {
+    const entry = {
+      seq: 9,
+      ts: '2026-11-29T00:00:00.000Z',
+      type: 'mcp.result',
+      session: 's',
+      parent_seq: 8,
+      refs: { server: 'art', tool: 'draw', is_error: true, result: null, cancelled: 'client' },
+      prev: `sha256:${'0'.repeat(64)}`,
+    } as const;
+    expect(describeAuditLine({ raw: '', entry } as AuditLogLine)).toMatch(
+      /mcp\.result\s+art\/draw {2}error {2}cancelled by the client {2}for #8/,
+    );
+  });
 });
 
 describe('egressInputFromProxyLine', () => {

@@ -79,6 +79,11 @@ export interface ResultRefs {
    * Absent when nothing was dropped, and in entries written before it existed.
    */
   readonly dropped?: number;
+  /**
+   * Who cancelled the upstream request (`notifications/cancelled` was sent): the client, or the
+   * gateway's timeout or ceiling. Absent when the call was not cancelled (and in older logs).
+   */
+  readonly cancelled?: 'client' | 'timeout';
 }
 
 export interface EgressRefs {

@@ -1,4 +1,17 @@
 export {
+  answerCapBytes,
+  type CallLimits,
+  type CallTimeouts,
+  callLimitsOf,
+  DEFAULT_CALL_LIMITS,
+  DEFAULT_CALL_SECONDS,
+  DEFAULT_CEILING_SECONDS,
+  DEFAULT_MAX_RESULT_MB,
+  limitsProblem,
+  MAX_CALL_SECONDS,
+  MAX_RESULT_MB,
+} from './limits.js';
+export {
   ConfigError,
   type ConfigErrorCode,
   type ContainerServerConfig,

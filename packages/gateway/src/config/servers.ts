@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { parseAllowEntry, parseCidr } from '@ringfence/egress-proxy/contract';
 import { RingfenceError } from '@ringfence/policy';
 import { expectObject, expectOnlyKeys, JsonStore } from '../store/json-store.js';
+import { type CallTimeouts, limitsProblem } from './limits.js';
 
 export type ConfigErrorCode =
   | 'SERVER_NAME'
@@ -36,6 +37,10 @@ interface ServerBase {
   readonly name: string;
   /** Empty or absent: every tool. */
   readonly allow_tools?: readonly string[];
+  /** Absent: the defaults of `config/limits.ts` (60 s without progress, 600 s in all). */
+  readonly timeouts?: CallTimeouts;
+  /** The result cap in MiB, base64 content counted decoded; absent: 6. */
+  readonly max_result_mb?: number;
 }
 
 export interface ContainerServerConfig extends ServerBase {
@@ -190,8 +195,16 @@ function parseServer(value: unknown, index: number, inFile: boolean): ServerConf
   if (typeof entry.name !== 'string') throw new ConfigError('SERVER_FIELD', `${what}.name must be a string`);
   validateServerName(entry.name);
   if (entry.allow_tools !== undefined) stringArray(entry.allow_tools, `${what}.allow_tools`);
+  const limits = limitsProblem(entry, {
+    timeouts: `${what}.timeouts`,
+    call: `${what}.timeouts.call_seconds`,
+    ceiling: `${what}.timeouts.ceiling_seconds`,
+    maxResult: `${what}.max_result_mb`,
+  });
+  if (limits) throw new ConfigError('SERVER_FIELD', limits);
+  const common = ['name', 'transport', 'allow_tools', 'timeouts', 'max_result_mb'];
   if (entry.transport === 'http') {
-    expectOnlyKeys(entry, ['name', 'transport', 'url', 'headers', 'allow_tools'], what);
+    expectOnlyKeys(entry, [...common, 'url', 'headers'], what);
     if (typeof entry.url !== 'string') throw new ConfigError('SERVER_FIELD', `${what}.url must be a string`);
     validateRemoteUrl(entry.url);
     if (entry.headers !== undefined) stringRecord(entry.headers, `${what}.headers`);
@@ -200,18 +213,7 @@ function parseServer(value: unknown, index: number, inFile: boolean): ServerConf
   if (entry.transport === 'container') {
     expectOnlyKeys(
       entry,
-      [
-        'name',
-        'transport',
-        'image',
-        'image_id',
-        'command',
-        'egress',
-        'env',
-        'allow_tools',
-        'mounts',
-        'limits',
-      ],
+      [...common, 'image', 'image_id', 'command', 'egress', 'env', 'mounts', 'limits'],
       what,
     );
     if (typeof entry.image !== 'string' || !entry.image)

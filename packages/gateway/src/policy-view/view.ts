@@ -6,6 +6,7 @@ import {
   isEgressWithinCeiling,
   isImageAllowed,
   isReadOnlyTool,
+  maxCallSeconds,
   orgPins,
   type VerifiedPolicy,
 } from '@ringfence/policy';
@@ -66,6 +67,7 @@ export function policyView(verified: VerifiedPolicy): PolicyView {
         : `The organisation policy "${policy.name}" (version ${policy.version}) does not allow the image ${image.name}; allowed_mcp lists: ${(policy.allowed_mcp ?? []).join(', ')}. Use an allowed image or ask your policy admin.`,
     egressRefusal: (server, egress) =>
       egressProblem(policy.name, egressCeiling(policy, server), server, egress),
+    maxCallSeconds: (server) => maxCallSeconds(policy, server),
     defaultEgress: policy.default_egress ?? 'deny',
     decideCall: (call) => {
       const decision = decideCall(policy, call);

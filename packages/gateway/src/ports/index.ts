@@ -5,6 +5,8 @@ export { UpstreamError, type UpstreamErrorCode } from './errors.js';
 export { LOCAL_ONLY, type PolicyRef, type PolicyView } from './policy.js';
 export type { SchemaAnswer, SchemaChecks } from './schema.js';
 export {
+  type CallOptions,
+  type CallProgress,
   type ContainedServer,
   type ContainedStdio,
   type ContainerLauncher,

@@ -30,6 +30,8 @@ export interface PolicyView {
   imageRefusal(image: ImageIdentity): string | undefined;
   /** Why this egress rule exceeds what the policy grants the server, or undefined. */
   egressRefusal(server: string, egress: EgressRule): string | undefined;
+  /** The longest one call to this server may run in all (`mcp[].max_call_seconds`); undefined = no cap. */
+  maxCallSeconds(server: string): number | undefined;
   /** The egress a new server gets when it names no hosts. */
   readonly defaultEgress: 'deny' | 'any';
   /** A tool call names `tool`; a prompt request names `prompt` (rules tell them apart). */
@@ -59,6 +61,7 @@ export const LOCAL_ONLY: PolicyView = {
   isReadOnly: () => false,
   imageRefusal: () => undefined,
   egressRefusal: () => undefined,
+  maxCallSeconds: () => undefined,
   defaultEgress: 'deny',
   decideCall: () => ({ action: 'allow', rule: 'no-policy', reason: 'no organisation policy is installed' }),
 };

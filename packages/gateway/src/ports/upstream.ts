@@ -1,3 +1,4 @@
+import type { CallLimits } from '../config/limits.js';
 import type { ContainerServerConfig } from '../config/servers.js';
 
 /** What the gateway needs from any upstream MCP server, whatever carries it (HTTP, a container). */
@@ -9,13 +10,21 @@ export interface Upstream {
   start(): Promise<void>;
   /** What the server declared when it initialised (known once `start()` resolved). */
   capabilities(): UpstreamCapabilities;
+  /** How long its calls may run and how large their results may be (its entry's, or the defaults). */
+  readonly limits: CallLimits;
   /** Every tool the server lists (all pages), each still untrusted and unparsed. */
   listTools(): Promise<ToolListing>;
   /** Every prompt the server lists (all pages), each still untrusted and unparsed. */
   listPrompts(): Promise<PromptListing>;
-  callTool(name: string, args: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<unknown>;
-  /** `prompts/get`; the answer is untrusted and unparsed. */
-  getPrompt(name: string, args: Record<string, string>, options?: { signal?: AbortSignal }): Promise<unknown>;
+  /**
+   * One tool call under `limits`. Rejects with an `UpstreamError` coded `CALL_CANCELLED` (the
+   * signal aborted), `CALL_TIMEOUT` (no answer or progress in time) or `CALL_CEILING` (the
+   * ceiling reached; the upstream request is cancelled either way) or `UPSTREAM_LOST` (the connection or the container
+   * went away with the call in flight), or with the server's own error.
+   */
+  callTool(name: string, args: Record<string, unknown>, options?: CallOptions): Promise<unknown>;
+  /** `prompts/get` under `limits`, failing as `callTool` does; the answer is untrusted and unparsed. */
+  getPrompt(name: string, args: Record<string, string>, options?: CallOptions): Promise<unknown>;
   /** `completion/complete` with params as the gateway built them; the answer is untrusted. */
   complete(params: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<unknown>;
   /** `logging/setLevel`. */
@@ -52,17 +61,32 @@ export interface PromptListing {
   readonly problems: readonly string[];
 }
 
+/** One progress notification of a call, checked (increasing, finite) and printable, for the caller. */
+export interface CallProgress {
+  readonly progress: number;
+  readonly total?: number;
+  readonly message?: string;
+}
+
+export interface CallOptions {
+  /** The client's cancel: when it aborts, the upstream request is cancelled too. */
+  readonly signal?: AbortSignal;
+  /** The call's progress, at most one every 100 ms; never called once the call has settled. */
+  readonly onProgress?: (progress: CallProgress) => void;
+  /** A cap on the whole call from outside the server entry (the policy), and its name for people. */
+  readonly cap?: { readonly ms: number; readonly source: string };
+}
+
+/** Timeouts of everything but calls (those are per server: `limits`). */
 export interface UpstreamTimeouts {
   readonly connectMs: number;
   readonly listMs: number;
-  readonly callMs: number;
   readonly closeMs: number;
 }
 
 export const DEFAULT_TIMEOUTS: UpstreamTimeouts = {
   connectMs: 20_000,
   listMs: 15_000,
-  callMs: 60_000,
   closeMs: 2_000,
 };
 

@@ -138,6 +138,33 @@ describe('planRegistration', () => {
   });
 });
 
+describe('call limits from the flags', () => {
+  it('stores --call-timeout, --call-ceiling and --max-result-mb on either transport', () => {
+    const flags = { callTimeout: 120, callCeiling: 1800, maxResultMb: 12 };
+    const limits = { timeouts: { call_seconds: 120, ceiling_seconds: 1800 }, max_result_mb: 12 };
+    const remote = plan({ url: 'https://mcp.example.com/mcp', ...flags });
+    expect(remote.transport === 'http' && remote.server).toMatchObject(limits);
+    const contained = plan({ image: 'example/server:1', ...flags });
+    expect(contained.transport === 'container' && contained.draft).toMatchObject(limits);
+    const none = plan({ url: 'https://mcp.example.com/mcp' });
+    expect(none.transport === 'http' && none.server).not.toHaveProperty('timeouts');
+    expect(none.transport === 'http' && none.server).not.toHaveProperty('max_result_mb');
+    const one = plan({ url: 'https://mcp.example.com/mcp', callCeiling: 3600 });
+    expect(one.transport === 'http' && one.server.timeouts).toEqual({ ceiling_seconds: 3600 });
+  });
+
+  it.each([
+    [{ callTimeout: 0 }, /^--call-timeout must be a whole number of seconds from 1 to 86400, got 0\.$/],
+    [{ callCeiling: 100_000 }, /^--call-ceiling must be a whole number of seconds/],
+    [{ callTimeout: 300, callCeiling: 60 }, /^--call-ceiling \(60 s\) is below --call-timeout \(300 s\)/],
+    [{ maxResultMb: 64 }, /^--max-result-mb must be a whole number of MiB from 1 to 32, got 64\.$/],
+  ])('refuses %j as a usage error naming the flag', (flags, message) => {
+    const error = refusal(() => plan({ url: 'https://mcp.example.com/mcp', ...flags }));
+    expect(error.code).toBe('REGISTRATION_USAGE');
+    expect(error.message).toMatch(message);
+  });
+});
+
 describe('flag parsers', () => {
   it('keeps everything after the first "=" as the value and refuses an empty key', () => {
     expect(parseKeyValues(['A=b=c', 'E='], '--env')).toEqual({ A: 'b=c', E: '' });

@@ -2,6 +2,8 @@
  * `ringfence mcp add`'s flags → the server to register. Pure: everything a person can get wrong
  * on the command line is refused here, before any engine is asked or any image is built.
  */
+
+import { type CallTimeouts, limitsProblem } from '../config/limits.js';
 import {
   type ContainerServerConfig,
   type EgressRule,
@@ -33,6 +35,12 @@ export interface RegistrationInput {
   readonly mounts?: readonly string[];
   /** KEY=VALUE. */
   readonly headers?: readonly string[];
+  /** Seconds a call may go without an answer or progress. */
+  readonly callTimeout?: number;
+  /** Seconds a call may run in all. */
+  readonly callCeiling?: number;
+  /** The result cap in MiB (base64 content counted decoded). */
+  readonly maxResultMb?: number;
 }
 
 /** A contained server before its image exists on the engine (an npm image is built later). */
@@ -45,6 +53,29 @@ export type RegistrationPlan =
   | { readonly transport: 'container'; readonly source: ImageSource; readonly draft: ContainerDraft };
 
 const usage = (message: string) => new RegistrationError('REGISTRATION_USAGE', message);
+
+/** `timeouts` and `max_result_mb` of the entry, from the flags that give them. */
+export function limitsFromFlags(input: RegistrationInput): {
+  timeouts?: CallTimeouts;
+  max_result_mb?: number;
+} {
+  const timeouts: CallTimeouts = {
+    ...(input.callTimeout !== undefined ? { call_seconds: input.callTimeout } : {}),
+    ...(input.callCeiling !== undefined ? { ceiling_seconds: input.callCeiling } : {}),
+  };
+  const limits = {
+    ...(Object.keys(timeouts).length > 0 ? { timeouts } : {}),
+    ...(input.maxResultMb !== undefined ? { max_result_mb: input.maxResultMb } : {}),
+  };
+  const problem = limitsProblem(limits, {
+    timeouts: 'timeouts',
+    call: '--call-timeout',
+    ceiling: '--call-ceiling',
+    maxResult: '--max-result-mb',
+  });
+  if (problem) throw usage(`${problem}.`);
+  return limits;
+}
 
 /** Repeated KEY=VALUE flags → a record; an entry without "=" (or with an empty key) is refused. */
 export function parseKeyValues(values: readonly string[] | undefined, flag: string): Record<string, string> {
@@ -115,6 +146,7 @@ function planRemote(input: RegistrationInput): HttpServerConfig {
     url,
     ...(Object.keys(headers).length > 0 ? { headers } : {}),
     ...(input.allowTools ? { allow_tools: [...input.allowTools] } : {}),
+    ...limitsFromFlags(input),
   };
 }
 
@@ -138,6 +170,7 @@ function planContained(
       ...(Object.keys(env).length > 0 ? { env } : {}),
       ...(input.allowTools ? { allow_tools: [...input.allowTools] } : {}),
       ...(mounts.length > 0 ? { mounts } : {}),
+      ...limitsFromFlags(input),
     },
   };
 }

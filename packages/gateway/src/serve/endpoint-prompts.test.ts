@@ -8,6 +8,7 @@ import {
   PromptListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_CALL_LIMITS } from '../config/limits.js';
 import type { HttpServerConfig } from '../config/servers.js';
 import { fingerprintDefinition } from '../pins/fingerprint.js';
 import { PinStore } from '../pins/store.js';
@@ -19,6 +20,7 @@ import { Gateway } from './gateway.js';
 /** A server with prompts, completions and logging, scripted by the test. */
 class ScriptedUpstream implements Upstream {
   readonly destination = 'remote fake';
+  readonly limits = DEFAULT_CALL_LIMITS;
   prompts: unknown[];
   completions: unknown = { completion: { values: ['alpha', 'beta'] } };
   readonly asked: { method: string; params: unknown }[] = [];

@@ -6,6 +6,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_CALL_LIMITS } from '../config/limits.js';
 import { PinStore } from '../pins/store.js';
 import type { AuditSink } from '../ports/audit.js';
 import type { SchemaChecks } from '../ports/schema.js';
@@ -47,6 +48,7 @@ class HostileUpstream implements Upstream {
   readonly destination = 'remote fake';
   /** What `prompts/get` answers; a test may replace it. */
   static prompt: unknown = PROMPT;
+  readonly limits = DEFAULT_CALL_LIMITS;
   async start() {}
   capabilities() {
     return { prompts: true, completions: false, logging: false };

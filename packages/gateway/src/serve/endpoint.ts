@@ -15,6 +15,7 @@ import {
 import { z } from 'zod';
 import type { DefinitionKind } from '../pins/kinds.js';
 import type { Caller } from '../ports/caller.js';
+import type { CallProgress } from '../ports/upstream.js';
 import type { Gateway } from './gateway.js';
 import { isLogLevel, type LogLevel, logPasses, type RelayedLog } from './log-relay.js';
 import { CallRefused } from './pipeline/index.js';
@@ -101,6 +102,24 @@ export function createEndpointServer(
         }
       : {}),
   });
+  // The client's cancel, and its progress token: the token goes back with each progress
+  // notification; the server upstream is given another one (InFlightCalls), so it never sees or
+  // names the client's.
+  const forwarding = (params: { _meta?: { progressToken?: unknown } }, extra: Extra) => {
+    const token = params._meta?.progressToken;
+    const onProgress =
+      typeof token === 'string' || typeof token === 'number'
+        ? (progress: CallProgress) => {
+            extra
+              .sendNotification({
+                method: 'notifications/progress',
+                params: { ...progress, progressToken: token },
+              } as never)
+              .catch(() => {});
+          }
+        : undefined;
+    return { signal: extra.signal, ...(onProgress ? { onProgress } : {}) };
+  };
   const refusals = async <T>(work: () => Promise<T>): Promise<T> => {
     try {
       return await work();
@@ -127,7 +146,13 @@ export function createEndpointServer(
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) =>
     refusals(() =>
       tracked('tool', request.params.name, extra as Extra, () =>
-        gateway.callTool(request.params.name, request.params.arguments, caller(), protocolVersion()),
+        gateway.callTool(
+          request.params.name,
+          request.params.arguments,
+          caller(),
+          protocolVersion(),
+          forwarding(request.params, extra as Extra),
+        ),
       ),
     ),
   );
@@ -144,6 +169,7 @@ export function createEndpointServer(
             request.params.arguments,
             caller(),
             protocolVersion(),
+            forwarding(request.params as { _meta?: { progressToken?: unknown } }, extra as Extra),
           );
           return result as never;
         }),

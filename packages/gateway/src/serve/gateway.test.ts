@@ -5,6 +5,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_CALL_LIMITS } from '../config/limits.js';
 import type { HttpServerConfig } from '../config/servers.js';
 import { PinStore } from '../pins/store.js';
 import type { AuditSink } from '../ports/audit.js';
@@ -19,6 +20,7 @@ const audit: AuditSink = { append: async () => 1 };
 
 class FakeUpstream implements Upstream {
   readonly destination = 'remote fake';
+  readonly limits = DEFAULT_CALL_LIMITS;
   closed = false;
   constructor(
     readonly name: string,
@@ -167,7 +169,7 @@ describe('UpstreamClient listing', () => {
     );
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
-    const client = new UpstreamClient();
+    const client = new UpstreamClient('pager');
     await client.connect(clientSide);
     return client;
   }

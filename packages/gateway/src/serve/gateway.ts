@@ -30,6 +30,7 @@ import {
 import { DEFAULT_LOG_RATE, type LogRateOptions, LogRelay, type RelayedLog } from './log-relay.js';
 import {
   CallRefused,
+  type ForwardedRequest,
   lookup,
   type PipelineDeps,
   type PromptResult,
@@ -344,13 +345,15 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
 
   /**
    * Run one call through the pipeline; refusals come back as error results that say why.
-   * `protocolVersion` is what the endpoint negotiated with this client (undefined: none).
+   * `protocolVersion` is what the endpoint negotiated with this client (undefined: none). `call`
+   * carries the client's cancel and, when it asked for progress, where progress goes.
    */
   async callTool(
     name: string,
     args: unknown,
     caller: Caller,
     protocolVersion: string | undefined,
+    call: Pick<ForwardedRequest, 'signal' | 'onProgress'> = {},
   ): Promise<CallToolResult> {
     const found = lookup(this.catalog, name, 'tool');
     if (!found.pass) throw new CallRefused('UNKNOWN_TOOL', `ringfence: ${found.what}`);
@@ -362,19 +365,22 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
       caller,
       ...this.target(entry.server),
       protocolVersion,
+      ...call,
     });
   }
 
   /**
    * Run one prompt request through the pipeline. `prompts/get` has no error result, so every
    * refusal is thrown as a `CallRefused` that says why (the endpoint sends it as a JSON-RPC error).
-   * `protocolVersion`, as for `callTool`, decides what the messages' content may carry.
+   * `protocolVersion` and `call`, as for `callTool`, decide what the messages' content may carry
+   * and carry the client's cancel and progress.
    */
   async getPrompt(
     name: string,
     args: unknown,
     caller: Caller,
     protocolVersion: string | undefined,
+    call: Pick<ForwardedRequest, 'signal' | 'onProgress'> = {},
   ): Promise<PromptResult> {
     const found = lookup(this.prompts, name, 'prompt');
     if (!found.pass) throw new CallRefused('UNKNOWN_PROMPT', `ringfence: ${found.what}`);
@@ -386,6 +392,7 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
       caller,
       ...this.target(entry.server),
       protocolVersion,
+      ...call,
     });
     if (reply.isError === true) {
       const text = (reply.content as { text?: string }[] | undefined)?.[0]?.text ?? 'ringfence refused it';

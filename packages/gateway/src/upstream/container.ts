@@ -1,6 +1,8 @@
+import { answerCapBytes, type CallLimits, callLimitsOf } from '../config/limits.js';
 import type { ContainerServerConfig } from '../config/servers.js';
 import { UpstreamError } from '../ports/errors.js';
 import {
+  type CallOptions,
   type ContainedServer,
   DEFAULT_TIMEOUTS,
   type PromptListing,
@@ -9,15 +11,25 @@ import {
   type UpstreamCapabilities,
   type UpstreamTimeouts,
 } from '../ports/upstream.js';
+import { withTimeout } from '../util/timeout.js';
 import { UpstreamClient } from './mcp-client.js';
 import { StreamTransport } from './stream-transport.js';
+
+/** How long a call that lost its container's stdio waits for the engine to report the exit. */
+const EXIT_REPORT_WAIT_MS = 500;
 
 /** A third-party MCP server in its own hardened container, spoken to over its attached stdio. */
 export class ContainerUpstream implements Upstream {
   readonly name: string;
   readonly destination: string;
+  readonly limits: CallLimits;
   private client: UpstreamClient | undefined;
   private closing = false;
+  private exitReported: (reason: string) => void = () => {};
+  /** Settles when the engine reports the container's exit, with its reason. */
+  private readonly exited = new Promise<string>((resolve) => {
+    this.exitReported = resolve;
+  });
   private changeListener: (() => void) | undefined;
   private logListener: ((params: unknown) => void) | undefined;
   private closedListener: ((reason: string) => void) | undefined;
@@ -29,17 +41,35 @@ export class ContainerUpstream implements Upstream {
   ) {
     this.name = config.name;
     this.destination = `sandbox mcp-${config.name}`;
+    this.limits = callLimitsOf(config);
     server.onExit((reason) => {
-      if (!this.closing) this.closedListener?.(reason);
+      this.exitReported(reason);
+      if (this.closing) return;
+      // Its stdout may outlive it for a moment (the attach stream): the calls end now, with why.
+      this.client?.failAll(
+        new UpstreamError('UPSTREAM_LOST', `the server stopped before it answered: ${reason}`),
+      );
+      this.closedListener?.(reason);
     });
   }
 
   async start(): Promise<void> {
     const stdio = await this.server.start();
-    const transport = new StreamTransport(stdio.stdout, stdio.stdin, () => {
-      stdio.stdin.end();
-    });
-    this.client = new UpstreamClient(this.timeouts);
+    const transport = new StreamTransport(
+      stdio.stdout,
+      stdio.stdin,
+      () => {
+        stdio.stdin.end();
+      },
+      answerCapBytes(this.limits.maxResultBytes),
+    );
+    this.client = new UpstreamClient(this.name, this.timeouts, this.limits);
+    this.client.describeLoss = async () => {
+      const reason = await this.waitForExit(EXIT_REPORT_WAIT_MS);
+      return reason
+        ? `the server stopped before it answered: ${reason}`
+        : 'the connection to the server closed before it answered';
+    };
     this.client.onListChanged(() => this.changeListener?.());
     this.client.onLog((params) => this.logListener?.(params));
     try {
@@ -51,6 +81,11 @@ export class ContainerUpstream implements Upstream {
         `${(error as Error).message}${tail ? `; its stderr ends: ${tail.slice(-400)}` : ''}`,
       );
     }
+  }
+
+  /** The exit reason, once the engine has reported it, waiting at most `ms` for it. */
+  private waitForExit(ms: number): Promise<string | undefined> {
+    return withTimeout(this.exited, ms, () => new Error('no exit reported')).catch(() => undefined);
   }
 
   private get live(): UpstreamClient {
@@ -70,12 +105,8 @@ export class ContainerUpstream implements Upstream {
     return this.live.listPrompts();
   }
 
-  getPrompt(
-    name: string,
-    args: Record<string, string>,
-    options: { signal?: AbortSignal } = {},
-  ): Promise<unknown> {
-    return this.live.getPrompt(name, args, options.signal);
+  getPrompt(name: string, args: Record<string, string>, options: CallOptions = {}): Promise<unknown> {
+    return this.live.getPrompt(name, args, options);
   }
 
   complete(params: Record<string, unknown>, options: { signal?: AbortSignal } = {}): Promise<unknown> {
@@ -86,12 +117,8 @@ export class ContainerUpstream implements Upstream {
     return this.live.setLoggingLevel(level);
   }
 
-  callTool(
-    name: string,
-    args: Record<string, unknown>,
-    options: { signal?: AbortSignal } = {},
-  ): Promise<unknown> {
-    return this.live.callTool(name, args, options.signal);
+  callTool(name: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<unknown> {
+    return this.live.callTool(name, args, options);
   }
 
   onListChanged(listener: () => void): void {

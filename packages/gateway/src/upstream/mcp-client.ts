@@ -1,12 +1,18 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
+  ErrorCode,
   LoggingMessageNotificationSchema,
+  McpError,
+  ProgressNotificationSchema,
   PromptListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { type CallLimits, DEFAULT_CALL_LIMITS } from '../config/limits.js';
+import { UpstreamError } from '../ports/errors.js';
 import {
+  type CallOptions,
   DEFAULT_TIMEOUTS,
   type PromptListing,
   type ToolListing,
@@ -14,6 +20,7 @@ import {
   type UpstreamTimeouts,
 } from '../ports/upstream.js';
 import { passThroughJsonSchemaValidator } from '../schema/index.js';
+import { InFlightCalls } from './calls.js';
 
 export const MAX_LIST_PAGES = 64;
 /** Per listing: tools, or prompts. */
@@ -44,8 +51,14 @@ export class UpstreamClient {
   private logListener: ((params: unknown) => void) | undefined;
   private lastChange = 0;
   private changeTimer: NodeJS.Timeout | undefined;
+  private readonly calls = new InFlightCalls();
 
-  constructor(readonly timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS) {
+  constructor(
+    /** The server's name, for the messages of calls that end without its answer. */
+    readonly server: string,
+    readonly timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS,
+    readonly limits: CallLimits = DEFAULT_CALL_LIMITS,
+  ) {
     this.client = new Client(CLIENT_INFO, {
       capabilities: {},
       jsonSchemaValidator: passThroughJsonSchemaValidator,
@@ -56,6 +69,12 @@ export class UpstreamClient {
     this.client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) =>
       this.logListener?.(notification.params),
     );
+    // Replaces the SDK's own progress handling: the tokens are the gateway's (see InFlightCalls),
+    // and progress for any other token is dropped.
+    this.client.setNotificationHandler(ProgressNotificationSchema, (notification) => {
+      const { progressToken, ...params } = notification.params;
+      this.calls.progress(progressToken, params);
+    });
   }
 
   /** What the server declared at initialisation. */
@@ -72,8 +91,29 @@ export class UpstreamClient {
     this.logListener = listener;
   }
 
+  /** Calls in flight (for tests and for people). */
+  get inFlight(): number {
+    return this.calls.size;
+  }
+
   async connect(transport: Transport): Promise<void> {
     await this.client.connect(transport, { timeout: this.timeouts.connectMs });
+  }
+
+  /**
+   * Why the calls in flight lost their connection, for people; a container's upstream waits a
+   * moment for the exit code, which the engine reports just after the stdio closes.
+   */
+  describeLoss: () => Promise<string> = async () => 'the connection to the server closed before it answered';
+
+  /** End one call at once: its answer can no longer come (its stream broke). */
+  failCall(token: string, error: Error): boolean {
+    return this.calls.fail(token, error);
+  }
+
+  /** End every call in flight at once: the connection or the server is gone. */
+  failAll(error: Error): void {
+    this.calls.failAll(error);
   }
 
   onListChanged(listener: () => void): void {
@@ -142,18 +182,66 @@ export class UpstreamClient {
     return { items, problems };
   }
 
-  async callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
-    return this.client.request({ method: 'tools/call', params: { name, arguments: args } }, LooseResult, {
-      timeout: this.timeouts.callMs,
-      ...(signal ? { signal } : {}),
-    });
+  /**
+   * One call under the server's limits, capped further by `options.cap`: the timeout without
+   * progress restarts at each progress notification, the ceiling does not. Whatever ends the call
+   * early (the caller's cancel, a timeout) cancels the upstream request as well.
+   */
+  callTool(name: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<unknown> {
+    return this.forward('tools/call', { name, arguments: args }, options);
   }
 
-  async getPrompt(name: string, args: Record<string, string>, signal?: AbortSignal): Promise<unknown> {
-    return this.client.request({ method: 'prompts/get', params: { name, arguments: args } }, LooseResult, {
-      timeout: this.timeouts.callMs,
-      ...(signal ? { signal } : {}),
-    });
+  /** `prompts/get` under the same limits, cancel and progress as a tool call. */
+  getPrompt(name: string, args: Record<string, string>, options: CallOptions = {}): Promise<unknown> {
+    return this.forward('prompts/get', { name, arguments: args }, options);
+  }
+
+  private forward(
+    method: 'tools/call' | 'prompts/get',
+    params: Record<string, unknown>,
+    options: CallOptions,
+  ): Promise<unknown> {
+    const capped = options.cap !== undefined && options.cap.ms < this.limits.ceilingMs;
+    const ceilingMs = capped ? options.cap!.ms : this.limits.ceilingMs;
+    const idleMs = Math.min(this.limits.idleMs, ceilingMs);
+    const seconds = (ms: number) => Math.round(ms / 100) / 10;
+    return this.calls.run(
+      (token, signal) =>
+        this.client
+          .request(
+            { method, params: { ...params, _meta: { progressToken: token } } } as never,
+            LooseResult,
+            // The SDK's own timer is only a backstop: the call's timers above end it first.
+            { signal, timeout: ceilingMs + 1_000 },
+          )
+          .catch(async (error: unknown) => {
+            // The SDK's own words for it are a bare "Connection closed".
+            if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)
+              throw new UpstreamError('UPSTREAM_LOST', await this.describeLoss());
+            throw error;
+          }),
+      {
+        idleMs,
+        ceilingMs,
+        signal: options.signal,
+        onProgress: options.onProgress,
+        endings: {
+          idle: () =>
+            new UpstreamError(
+              'CALL_TIMEOUT',
+              `no answer and no progress from ${this.server} for ${seconds(idleMs)} s, so the call was cancelled. If the tool needs longer, register the server again with a longer --call-timeout (ringfence mcp rm ${this.server}, then ringfence mcp add ${this.server} … --call-timeout SECONDS)`,
+            ),
+          ceiling: () =>
+            new UpstreamError(
+              'CALL_CEILING',
+              capped
+                ? `the call ran for ${seconds(ceilingMs)} s, the longest ${options.cap!.source} allows, so it was cancelled. Ask your policy admin if the tool needs longer`
+                : `the call ran for ${seconds(ceilingMs)} s, the longest a call to ${this.server} may run (its call ceiling), so it was cancelled. If the tool needs longer, register the server again with a higher --call-ceiling (ringfence mcp rm ${this.server}, then ringfence mcp add ${this.server} … --call-ceiling SECONDS)`,
+            ),
+          cancelled: () => new UpstreamError('CALL_CANCELLED', 'the client cancelled the call'),
+        },
+      },
+    );
   }
 
   async complete(params: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {

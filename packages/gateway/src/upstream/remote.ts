@@ -2,9 +2,11 @@ import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { answerCapBytes, type CallLimits, callLimitsOf, DEFAULT_CALL_LIMITS } from '../config/limits.js';
 import type { HttpServerConfig } from '../config/servers.js';
 import { UpstreamError } from '../ports/errors.js';
 import {
+  type CallOptions,
   DEFAULT_TIMEOUTS,
   type PromptListing,
   type ToolListing,
@@ -13,53 +15,143 @@ import {
   type UpstreamTimeouts,
 } from '../ports/upstream.js';
 import { withTimeout } from '../util/timeout.js';
+import { describeNetworkError, watchAnswerStream } from './answer-stream.js';
 import { UpstreamClient } from './mcp-client.js';
 
+/** Errors of a connection that was never made (as against one that broke). */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/** Answer streams remembered for resumption at once; older ones are forgotten first. */
+const MAX_RESUMABLE = 256;
+
+/** What the gateway's fetch needs to know of the connection it serves. */
+export interface FetchGuard {
+  /** Largest answer to one request (each event, on the session's GET stream). */
+  readonly maxAnswerBytes: number;
+  /** The answer stream of the call with this progress token broke: its answer cannot come. */
+  readonly onCallBroken?: (token: string, error: UpstreamError) => void;
+}
+
+/** The gateway's progress token of a `tools/call` request body, if it is one. */
+function callToken(body: unknown): string | undefined {
+  if (typeof body !== 'string' || !body.includes('"progressToken"')) return undefined;
+  try {
+    const message = JSON.parse(body) as {
+      method?: unknown;
+      params?: { _meta?: { progressToken?: unknown } };
+    };
+    const token = message.method === 'tools/call' ? message.params?._meta?.progressToken : undefined;
+    return typeof token === 'string' ? token : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function headerOf(init: RequestInit | undefined, name: string): string | undefined {
+  const value = new Headers(init?.headers).get(name);
+  return value ?? undefined;
+}
+
 /**
- * fetch that never follows a redirect: a server that answers 3xx is refused, so a registered
- * https endpoint cannot bounce our requests (and its headers) somewhere else.
+ * The fetch of one remote connection. It never follows a redirect (a registered https endpoint
+ * cannot bounce our requests and their headers elsewhere), caps what one answer may take in
+ * memory, and watches the event stream that answers each call: when it breaks, is garbled, or
+ * ends without the answer, `onCallBroken` ends that call at once. A stream that ended after an
+ * event id may be resumed (the SDK asks again with Last-Event-ID); if asking fails, the call ends.
  */
-export const noRedirectFetch: typeof fetch = async (input, init) => {
-  const response = await fetch(input, { ...init, redirect: 'manual' });
-  if (response.status >= 300 && response.status < 400) {
-    await response.body?.cancel().catch(() => {});
-    const location = response.headers.get('location') ?? 'no location';
-    throw new UpstreamError(
-      'UPSTREAM_REDIRECT',
-      `the server answered ${response.status} (redirect to ${location}); redirects are not followed`,
-    );
-  }
-  if (!response.body) return response;
-  // The session's long-lived GET stream may run for hours: what is capped there is one event
-  // (the SDK buffers an event until its blank line), not the whole stream.
-  if ((init?.method ?? 'GET') === 'GET') {
-    return new Response(limitedBody(response.body, MAX_RESPONSE_BYTES, { perEvent: true }), {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers,
+export function guardedFetch(guard: FetchGuard): typeof fetch {
+  const { maxAnswerBytes, onCallBroken } = guard;
+  /** Event id after which a call's stream ended unanswered → that call's token. */
+  const resumable = new Map<string, string>();
+  const watch = (body: ReadableStream<Uint8Array>, token: string) =>
+    watchAnswerStream(body, (end) => {
+      if (end.kind === 'broken') onCallBroken?.(token, end.error);
+      else if (end.kind === 'resumable') {
+        resumable.set(end.lastEventId, token);
+        // A stream never resumed (its call ended another way) must not be kept for ever.
+        if (resumable.size > MAX_RESUMABLE) resumable.delete(resumable.keys().next().value as string);
+      }
     });
-  }
-  // The answer to one request may not grow without bound (the SDK buffers it whole).
-  // A declared length is enforced by fetch itself (it fails on more bytes), so only a body of
-  // unknown length (chunked, or an event stream) needs counting — which costs on every chunk.
-  const declared = response.headers.get('content-length');
-  if (declared !== null && /^\d+$/.test(declared)) {
-    if (Number(declared) <= MAX_RESPONSE_BYTES) return response;
-    await response.body.cancel().catch(() => {});
-    throw new UpstreamError(
-      'UPSTREAM_ANSWER_TOO_LARGE',
-      `the server's answer is ${declared} bytes, over the ${MAX_RESPONSE_BYTES}-byte cap`,
-    );
-  }
-  return new Response(limitedBody(response.body, MAX_RESPONSE_BYTES), {
+
+  return async (input, init) => {
+    const method = init?.method ?? 'GET';
+    const resumedId = method === 'GET' ? headerOf(init, 'last-event-id') : undefined;
+    const token = method === 'POST' ? callToken(init?.body) : resumedId && resumable.get(resumedId);
+    if (resumedId !== undefined) resumable.delete(resumedId);
+    let response: Response;
+    try {
+      response = await fetch(input, { ...init, redirect: 'manual' });
+    } catch (error) {
+      if ((error as Error)?.name === 'AbortError') throw error;
+      const why = describeNetworkError(error);
+      const lost = new UpstreamError(
+        'UPSTREAM_LOST',
+        UNREACHABLE.has(why)
+          ? `the server could not be reached (${why})`
+          : `the connection to the server dropped (${why}) before it answered`,
+        { cause: error },
+      );
+      if (token && resumedId !== undefined) onCallBroken?.(token, lost);
+      throw lost;
+    }
+    if (response.status >= 300 && response.status < 400) {
+      await response.body?.cancel().catch(() => {});
+      const location = response.headers.get('location') ?? 'no location';
+      throw new UpstreamError(
+        'UPSTREAM_REDIRECT',
+        `the server answered ${response.status} (redirect to ${location}); redirects are not followed`,
+      );
+    }
+    if (token && resumedId !== undefined && !response.ok)
+      onCallBroken?.(
+        token,
+        new UpstreamError(
+          'UPSTREAM_LOST',
+          `the server refused to resume the answer stream (HTTP ${response.status}); the call was ended`,
+        ),
+      );
+    if (!response.body) return response;
+    const eventStream = mediaTypeOf(response) === 'text/event-stream';
+    // The session's long-lived GET stream may run for hours: what is capped there is one event
+    // (the SDK buffers an event until its blank line), not the whole stream.
+    if (method === 'GET') {
+      const limited = limitedBody(response.body, maxAnswerBytes, { perEvent: true });
+      return rebody(response, token && eventStream && response.ok ? watch(limited, token) : limited);
+    }
+    // The answer to one request may not grow without bound (the SDK buffers it whole).
+    // A declared length is enforced by fetch itself (it fails on more bytes), so only a body of
+    // unknown length (chunked, or an event stream) needs counting — which costs on every chunk.
+    const declared = response.headers.get('content-length');
+    if (declared !== null && /^\d+$/.test(declared) && !eventStream) {
+      if (Number(declared) <= maxAnswerBytes) return response;
+      await response.body.cancel().catch(() => {});
+      throw new UpstreamError(
+        'UPSTREAM_ANSWER_TOO_LARGE',
+        `the server's answer is ${declared} bytes, over the ${maxAnswerBytes}-byte cap`,
+      );
+    }
+    const limited = limitedBody(response.body, maxAnswerBytes);
+    return rebody(response, token && eventStream && response.ok ? watch(limited, token) : limited);
+  };
+}
+
+function mediaTypeOf(response: Response): string {
+  return (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+function rebody(response: Response, body: ReadableStream<Uint8Array>): Response {
+  return new Response(body, {
     status: response.status,
     statusText: response.statusText,
     headers: response.headers,
   });
-};
+}
 
-/** Largest answer to one request from a remote server. */
-export const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+/** Largest answer to one request from a remote server with the default result cap. */
+export const MAX_RESPONSE_BYTES = answerCapBytes(DEFAULT_CALL_LIMITS.maxResultBytes);
+
+/** The gateway's fetch with the default caps and no calls to watch (start-up checks, tests). */
+export const noRedirectFetch: typeof fetch = guardedFetch({ maxAnswerBytes: MAX_RESPONSE_BYTES });
 
 const LF = 10;
 
@@ -115,6 +207,7 @@ function limitedBody(
 export class RemoteUpstream implements Upstream {
   readonly name: string;
   readonly destination: string;
+  readonly limits: CallLimits;
   private connection: { client: UpstreamClient; transport: StreamableHTTPClientTransport } | undefined;
   private changeListener: (() => void) | undefined;
   private logListener: ((params: unknown) => void) | undefined;
@@ -127,6 +220,7 @@ export class RemoteUpstream implements Upstream {
   ) {
     this.name = config.name;
     this.destination = `remote ${new URL(config.url).host}`;
+    this.limits = callLimitsOf(config);
   }
 
   async start(): Promise<void> {
@@ -134,11 +228,14 @@ export class RemoteUpstream implements Upstream {
   }
 
   private async connect() {
+    const client = new UpstreamClient(this.name, this.timeouts, this.limits);
     const transport = new StreamableHTTPClientTransport(new URL(this.config.url), {
       requestInit: { headers: { ...this.config.headers } },
-      fetch: noRedirectFetch,
+      fetch: guardedFetch({
+        maxAnswerBytes: answerCapBytes(this.limits.maxResultBytes),
+        onCallBroken: (token, error) => client.failCall(token, error),
+      }),
     });
-    const client = new UpstreamClient(this.timeouts);
     client.onListChanged(() => this.changeListener?.());
     client.onLog((params) => this.logListener?.(params));
     transport.onclose = () => {
@@ -213,12 +310,8 @@ export class RemoteUpstream implements Upstream {
     return this.withSessionRetry((client) => client.listPrompts());
   }
 
-  getPrompt(
-    name: string,
-    args: Record<string, string>,
-    options: { signal?: AbortSignal } = {},
-  ): Promise<unknown> {
-    return this.withSessionRetry((client) => client.getPrompt(name, args, options.signal));
+  getPrompt(name: string, args: Record<string, string>, options: CallOptions = {}): Promise<unknown> {
+    return this.withSessionRetry((client) => client.getPrompt(name, args, options));
   }
 
   complete(params: Record<string, unknown>, options: { signal?: AbortSignal } = {}): Promise<unknown> {
@@ -229,12 +322,8 @@ export class RemoteUpstream implements Upstream {
     return this.withSessionRetry((client) => client.setLoggingLevel(level));
   }
 
-  callTool(
-    name: string,
-    args: Record<string, unknown>,
-    options: { signal?: AbortSignal } = {},
-  ): Promise<unknown> {
-    return this.withSessionRetry((client) => client.callTool(name, args, options.signal));
+  callTool(name: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<unknown> {
+    return this.withSessionRetry((client) => client.callTool(name, args, options));
   }
 
   onListChanged(listener: () => void): void {

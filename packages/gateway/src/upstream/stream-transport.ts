@@ -12,21 +12,25 @@ export class StreamTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
-  private readonly buffer = new ReadBuffer();
+  private readonly buffer: ReadBuffer;
   private closed = false;
 
   constructor(
     private readonly input: NodeJS.ReadableStream,
     private readonly output: NodeJS.WritableStream,
     private readonly onClose?: () => Promise<void> | void,
-  ) {}
+    /** Largest message (line) the server may send; more drops the connection. */
+    maxLineBytes?: number,
+  ) {
+    this.buffer = new ReadBuffer(maxLineBytes === undefined ? undefined : { maxBufferSize: maxLineBytes });
+  }
 
   async start(): Promise<void> {
     this.input.on('data', (chunk: Buffer) => {
       try {
         this.buffer.append(chunk);
       } catch (error) {
-        // A line over the buffer cap (10 MiB): the server is flooding; drop the connection.
+        // A line over the cap (`answerCapBytes`, 16 MiB by default): the server is flooding; drop the connection.
         this.onerror?.(error as Error);
         void this.close();
         return;

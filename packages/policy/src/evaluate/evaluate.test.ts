@@ -11,6 +11,7 @@ import {
   isImageAllowed,
   isReadOnlyTool,
   isToolAllowed,
+  maxCallSeconds,
   orgPins,
   ruleMatches,
 } from './evaluate.js';
@@ -89,6 +90,13 @@ describe('servers', () => {
     expect(orgPins(pinned, 'docs', 'prompt')).toEqual(new Map([['greet', DIGEST_B]]));
     expect(orgPins(pinned, 'tools-only', 'prompt')).toEqual(new Map());
     expect(orgPins(pinned, 'unknown', 'prompt')).toBeUndefined();
+  });
+
+  it('gives the call-time cap of a server that has one, and none otherwise', () => {
+    const capped = basePolicy({ mcp: [{ server: 'slow', max_call_seconds: 900 }] });
+    expect(maxCallSeconds(capped, 'slow')).toBe(900);
+    expect(maxCallSeconds(capped, 'other')).toBeUndefined();
+    expect(maxCallSeconds(policy, 'github')).toBeUndefined();
   });
 
   it('gives the egress ceiling and checks requests against it', () => {

@@ -90,6 +90,14 @@ export function isReadOnlyTool(policy: Policy, server: string, tool: string): bo
   return serverEntry(policy, server)?.read_only_tools?.includes(tool) ?? false;
 }
 
+/**
+ * The longest one tool call to `server` may run, in seconds, progress or not; `undefined` when
+ * the policy sets no cap (the server entry's own ceiling then holds alone).
+ */
+export function maxCallSeconds(policy: Policy, server: string): number | undefined {
+  return serverEntry(policy, server)?.max_call_seconds;
+}
+
 /** The most network access a server may be given. */
 export type EgressCeiling = { mode: 'deny' } | { mode: 'any' } | { mode: 'allow'; hosts: readonly string[] };
 

@@ -117,6 +117,13 @@ export const POLICY_SCHEMA = {
           uniqueItems: true,
           items: { $ref: '#/$defs/toolName' },
         },
+        max_call_seconds: {
+          description:
+            'The longest one tool call to this server may run, progress or not. Absent: no cap beyond the server entry.',
+          type: 'integer',
+          minimum: 1,
+          maximum: 86400,
+        },
       },
     },
     rule: {

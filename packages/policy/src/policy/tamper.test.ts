@@ -226,6 +226,17 @@ describe('tamper suite', () => {
     expectCode(verify(policyText(rule)), 'POLICY_SCHEMA');
   });
 
+  it('a call-time cap that is not a whole number of seconds from 1 to 86400', () => {
+    for (const bad of [0, -5, 1.5, 86401, '60']) {
+      const policy = basePolicy();
+      (policy.mcp![0] as unknown as Record<string, unknown>).max_call_seconds = bad;
+      expectCode(verify(policyText(policy)), 'POLICY_SCHEMA');
+    }
+    const good = basePolicy();
+    good.mcp![0]!.max_call_seconds = 900;
+    expect(verify(policyText(good)).ok).toBe(true);
+  });
+
   it('a wrong _type', () => {
     expectCode(verify(policyText({ ...basePolicy(), _type: 'ringfence/root' })), 'POLICY_WRONG_TYPE');
   });

@@ -20,6 +20,8 @@ export interface PolicyServer {
   /** The most network access this server may be given. */
   egress_allow?: string[];
   read_only_tools?: string[];
+  /** The longest one call to this server may run in all, in seconds; absent: no extra cap. */
+  max_call_seconds?: number;
 }
 
 /** One `when` condition on the call arguments, addressed by JSON Pointer. */

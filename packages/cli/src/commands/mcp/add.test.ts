@@ -98,11 +98,47 @@ describe('ringfence mcp add', () => {
     });
   });
 
+  it('stores --call-timeout, --call-ceiling and --max-result-mb in the entry', async () => {
+    const { error } = await runCommand(
+      [
+        'mcp',
+        'add',
+        'render',
+        '--url',
+        'https://render.example.com/mcp',
+        '--call-timeout',
+        '120',
+        '--call-ceiling',
+        '1800',
+        '--max-result-mb',
+        '12',
+      ],
+      { root },
+    );
+    expect(error).toBeUndefined();
+    expect(JSON.parse(await readFile(servers, 'utf8')).servers[0]).toMatchObject({
+      timeouts: { call_seconds: 120, ceiling_seconds: 1800 },
+      max_result_mb: 12,
+    });
+  });
+
   it('flags that do not describe one server are a usage error (exit 2) and write nothing', async () => {
     for (const args of [
       ['mcp', 'add', 'x'],
       ['mcp', 'add', 'x', '--image', 'example/img:1', '--header', 'A=b'],
       ['mcp', 'add', 'x', '--image', 'example/img:1', '--env', 'NOVALUE'],
+      [
+        'mcp',
+        'add',
+        'x',
+        '--url',
+        'https://a.example.com/mcp',
+        '--call-timeout',
+        '90',
+        '--call-ceiling',
+        '30',
+      ],
+      ['mcp', 'add', 'x', '--url', 'https://a.example.com/mcp', '--max-result-mb', '100'],
     ]) {
       const { error } = await runCommand(args, { root });
       expect(exitOf(error), args.join(' ')).toBe(2);

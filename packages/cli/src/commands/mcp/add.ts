@@ -14,6 +14,7 @@ export default class McpAdd extends RingfenceCommand {
     '<%= config.bin %> mcp add files --npm @modelcontextprotocol/server-filesystem@2026.8.31 --mount docs --mount out:rw -- /workspace/docs /workspace/out',
     '<%= config.bin %> mcp add github --image ghcr.io/example/github-mcp:1.2 --egress-allow api.github.com -e GITHUB_TOKEN=$GITHUB_TOKEN',
     '<%= config.bin %> mcp add docs --url https://mcp.example.com/mcp --header "Authorization=Bearer $TOKEN"',
+    '<%= config.bin %> mcp add render --url https://render.example.com/mcp --call-timeout 120 --call-ceiling 1800 --max-result-mb 12',
   ];
 
   static override strict = false;
@@ -60,6 +61,18 @@ export default class McpAdd extends RingfenceCommand {
       description: 'HTTP header KEY=VALUE for a remote server (repeatable)',
       multiple: true,
     }),
+    'call-timeout': Flags.integer({
+      description:
+        'seconds a call may go without an answer or a progress notification before it fails (default 60)',
+    }),
+    'call-ceiling': Flags.integer({
+      description:
+        'seconds a call may run in all, progress or not (default 600, or --call-timeout if longer); the policy may cap it',
+    }),
+    'max-result-mb': Flags.integer({
+      description:
+        'largest result passed on, in MiB, base64 images and audio counted decoded (default 6, at most 32)',
+    }),
   };
 
   async run(): Promise<void> {
@@ -79,6 +92,9 @@ export default class McpAdd extends RingfenceCommand {
         allowTools: flags['allow-tool'],
         mounts: flags.mount,
         headers: flags.header,
+        callTimeout: flags['call-timeout'],
+        callCeiling: flags['call-ceiling'],
+        maxResultMb: flags['max-result-mb'],
       },
       { home, policy: await loadPolicyView(home), engine: connectEngine, from: process.cwd() },
     );

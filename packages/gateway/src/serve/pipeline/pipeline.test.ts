@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AuditInput } from '../../audit/types.js';
+import { DEFAULT_CALL_LIMITS } from '../../config/limits.js';
 import type { AuditSink } from '../../ports/audit.js';
 import type { Caller } from '../../ports/caller.js';
 import { LOCAL_ONLY, type PolicyView } from '../../ports/policy.js';
@@ -49,6 +50,7 @@ function harness(
   const upstream: Upstream = {
     name: 'files',
     destination: 'sandbox mcp-files',
+    limits: { ...DEFAULT_CALL_LIMITS, maxResultBytes: overrides.maxResultBytes ?? 1024 },
     start: async () => {},
     listTools: async () => ({ tools: [], problems: [] }),
     callTool: async (name, args, options) => {
@@ -357,7 +359,7 @@ describe('the call pipeline: forwarding', () => {
     {
       name: 'a result over the cap',
       result: { content: [{ type: 'text', text: 'z'.repeat(2000) }] },
-      why: /over the 1024-byte cap/,
+      why: /the result counts \d+ bytes, over the 1024 bytes cap for files \(counted: its JSON in UTF-8, with the base64 data of images, audio and embedded blobs at their decoded size\)\. A larger cap is set when the server is registered: ringfence mcp rm files, then ringfence mcp add files … --max-result-mb N/,
     },
     {
       name: 'a result the pinned output schema refuses',
@@ -433,9 +435,22 @@ describe('the call pipeline: forwarding', () => {
     const result = await runForward(h.deps, h.request({}));
     expect(result.isError).toBe(true);
     expect(text(result)).toMatch(
-      /^ringfence withheld the result of files\/read: the result is \d+ bytes once its links are shown as text, over the 1024-byte cap\./,
+      /^ringfence withheld the result of files\/read: the result counts \d+ bytes once its links are shown as text, over the 1024 bytes cap for files \(counted: .*--max-result-mb N\./,
     );
-    expect(String(refs(h.written[1])?.reason)).toMatch(/^result withheld: the result is \d+ bytes once/);
+    expect(String(refs(h.written[1])?.reason)).toMatch(/^result withheld: the result counts \d+ bytes once/);
+  });
+
+  it('counts the rebuilt result as it counts the sent one: base64 at its decoded size', async () => {
+    // 1,500 bytes of image as 2,000 base64 characters, and one link made text: under the 2,000-byte
+    // cap counted decoded, over it as raw JSON, so counting the rebuilt result raw would withhold it.
+    const image = { type: 'image', data: 'QUJD'.repeat(500), mimeType: 'image/png' };
+    const link = { type: 'resource_link', uri: 'a:b', name: 'b' };
+    const h = harness({ maxResultBytes: 2000, callTool: async () => ({ content: [image, link] }) });
+    const result = await runForward(h.deps, h.request({}));
+    expect(Buffer.byteLength(JSON.stringify(result))).toBeGreaterThan(2000);
+    expect(result.isError).not.toBe(true);
+    expect(result.content[0]).toStrictEqual(image);
+    expect(refs(h.written[1])).toMatchObject({ is_error: false, dropped: 1 });
   });
 
   it('writes no dropped count when nothing was dropped', async () => {

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { AuditInput } from '../../audit/types.js';
+import { DEFAULT_CALL_LIMITS } from '../../config/limits.js';
 import { LOCAL_ONLY, type PolicyView } from '../../ports/policy.js';
-import type { Upstream } from '../../ports/upstream.js';
+import type { CallOptions, Upstream } from '../../ports/upstream.js';
 import type { PromptEntry } from '../catalog.js';
+import { measureResult } from './result-size.js';
 import { runForward } from './run.js';
 import type { PipelineDeps, PromptGetRequest } from './types.js';
 
@@ -22,12 +24,16 @@ const entry: PromptEntry = {
 function harness(options: { answer?: unknown; policy?: Partial<PolicyView>; maxResultBytes?: number } = {}) {
   const written: AuditInput[] = [];
   const forwarded: [string, Record<string, string>][] = [];
+  const optionsSeen: CallOptions[] = [];
   const decided: unknown[] = [];
   const upstream = {
     name: 'docs',
     destination: 'remote docs.example',
-    getPrompt: async (name: string, args: Record<string, string>) => {
+    // The cap that counts is the server's own (its entry's `limits`).
+    limits: { ...DEFAULT_CALL_LIMITS, maxResultBytes: options.maxResultBytes ?? 10_000 },
+    getPrompt: async (name: string, args: Record<string, string>, callOptions: CallOptions = {}) => {
       forwarded.push([name, args]);
+      optionsSeen.push(callOptions);
       return (
         options.answer ?? { messages: [{ role: 'user', content: { type: 'text', text: `Hi ${args.name}` } }] }
       );
@@ -68,7 +74,7 @@ function harness(options: { answer?: unknown; policy?: Partial<PolicyView>; maxR
     unavailableReason: '',
     protocolVersion: undefined,
   });
-  return { deps, request, written, forwarded, decided };
+  return { deps, request, written, forwarded, decided, optionsSeen };
 }
 
 const text = (reply: unknown) => (reply as { content: { text: string }[] }).content[0]?.text;
@@ -85,6 +91,25 @@ describe('prompts/get through the pipeline', () => {
       ['mcp.decision', 'prompt', 'greet'],
       ['mcp.result', 'prompt', 'greet'],
     ]);
+  });
+
+  it('forwards under the cancel and progress sink of the client and the call cap of the policy, as a tool call', async () => {
+    const h = harness({ policy: { maxCallSeconds: (server) => (server === 'docs' ? 30 : undefined) } });
+    const signal = new AbortController().signal;
+    const onProgress = () => {};
+    await runForward(h.deps, { ...h.request({ name: 'Ada' }), signal, onProgress });
+    expect(h.optionsSeen).toHaveLength(1);
+    expect(h.optionsSeen[0]).toMatchObject({ signal, onProgress, cap: { ms: 30_000 } });
+    expect(h.optionsSeen[0]?.cap?.source).toMatch(/max_call_seconds for docs/);
+  });
+
+  it('refuses a request the client cancelled before it was forwarded; nothing reaches the server', async () => {
+    const h = harness();
+    const controller = new AbortController();
+    controller.abort();
+    const reply = await runForward(h.deps, { ...h.request({ name: 'Ada' }), signal: controller.signal });
+    expect(text(reply)).toMatch(/cancelled/);
+    expect(h.forwarded).toEqual([]);
   });
 
   const refusals: [string, unknown, string][] = [
@@ -134,7 +159,7 @@ describe('prompts/get through the pipeline', () => {
     [
       'an answer over the cap',
       { messages: [{ role: 'user', content: { type: 'text', text: 'x'.repeat(200) } }] },
-      /over the 100-byte cap/,
+      /over the 100 bytes cap for docs .*--max-result-mb N\./,
     ],
   ];
   for (const [label, answer, why] of answers) {
@@ -152,5 +177,13 @@ describe('prompts/get through the pipeline', () => {
       answer: { description: 'd', messages: [], _meta: { trace: 1 }, isError: true, extra: 'x' },
     });
     expect(await runForward(h.deps, h.request({ name: 'Ada' }))).toEqual({ description: 'd', messages: [] });
+  });
+});
+
+describe('the size of a prompt answer', () => {
+  it('counts base64 in its messages at the decoded size, as for a tool result', () => {
+    const data = 'A'.repeat(4000);
+    const answer = { messages: [{ role: 'user', content: { type: 'image', data, mimeType: 'image/png' } }] };
+    expect(measureResult(answer)).toBe(Buffer.byteLength(JSON.stringify(answer)) - 4000 + 3000);
   });
 });

@@ -1,4 +1,5 @@
-import { type ResultOutcome, withheld } from './results.js';
+import { measureResult, resultTooLarge } from './result-size.js';
+import { type ResultOutcome, resultCap, withheld } from './results.js';
 import { isPlainObject } from './steps.js';
 import {
   PASS,
@@ -59,12 +60,12 @@ export function checkPromptResult(
   }
   let size: number;
   try {
-    size = Buffer.byteLength(JSON.stringify(result));
+    size = measureResult(result);
   } catch {
     // As for a tool result: parsing has no depth limit, serialising does.
     return refuse('the server sent a result nested too deeply to check');
   }
-  if (size > deps.maxResultBytes)
-    return refuse(`the result is ${size} bytes, over the ${deps.maxResultBytes}-byte cap`);
+  const cap = resultCap(deps, request);
+  if (size > cap) return refuse(resultTooLarge(request, size, cap));
   return { reply: result as PromptResult };
 }

@@ -78,7 +78,13 @@ export function recordResult(
   deps: PipelineDeps,
   request: ForwardedRequest,
   decisionSeq: number,
-  outcome: { result: unknown; isError: boolean; reason?: string; dropped?: number },
+  outcome: {
+    result: unknown;
+    isError: boolean;
+    reason?: string;
+    dropped?: number;
+    cancelled?: 'client' | 'timeout';
+  },
   options: { defer?: boolean } = {},
 ): Promise<number> {
   return deps.audit.append(
@@ -92,6 +98,7 @@ export function recordResult(
         is_error: outcome.isError,
         ...(outcome.reason ? { reason: outcome.reason.slice(0, 1000) } : {}),
         ...(outcome.dropped ? { dropped: outcome.dropped } : {}),
+        ...(outcome.cancelled ? { cancelled: outcome.cancelled } : {}),
       },
     },
     options,

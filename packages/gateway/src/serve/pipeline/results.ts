@@ -1,6 +1,7 @@
 import type { CallToolResult } from '../../ports/caller.js';
 import { printable } from '../../text/printable.js';
 import { errorResult, requestLabel } from './record.js';
+import { measureResult, resultTooLarge } from './result-size.js';
 import { sanitisePrompt, sanitiseResult } from './sanitise.js';
 import { isPlainObject } from './steps.js';
 import type { ForwardedRequest, PipelineDeps, PromptResult, ToolCallRequest } from './types.js';
@@ -24,6 +25,11 @@ export interface ResultOutcome<Reply = CallToolResult> {
   readonly refused?: string;
   /** Members and content items of the server's answer the client did not receive as sent. */
   readonly dropped?: number;
+}
+
+/** The server's own cap (`mcp add --max-result-mb`), else the gateway's. */
+export function resultCap(deps: PipelineDeps, request: ForwardedRequest): number {
+  return request.upstream?.limits.maxResultBytes ?? deps.maxResultBytes;
 }
 
 export function withheld(request: ForwardedRequest, why: string): ResultOutcome<never> {
@@ -55,14 +61,14 @@ export async function checkResult(
   }
   let size: number;
   try {
-    size = Buffer.byteLength(JSON.stringify(result));
+    size = measureResult(result);
   } catch {
     // Parsing JSON has no depth limit but serialising it does (the stack): a result a few
     // thousand levels deep parses upstream and would otherwise throw here, and in the digest.
     return refuse('the server sent a result nested too deeply to check');
   }
-  if (size > deps.maxResultBytes)
-    return refuse(`the result is ${size} bytes, over the ${deps.maxResultBytes}-byte cap`);
+  const cap = resultCap(deps, request);
+  if (size > cap) return refuse(resultTooLarge(request, size, cap));
   const { entry } = request;
   const verdict = await deps.guard.checkResult(entry.outputSchema, result, { key: entry.server });
   if (!verdict.ok)
@@ -93,14 +99,12 @@ export function sanitise(
   if (!outcome.ok) return withheld(request, `the server sent a malformed result (${outcome.problem})`);
   // Links made text, replaced URIs and the note on dropped items can make a result of many tiny
   // items several times larger than what was sent; the cap holds for what the client receives too.
+  // One cap, counted one way (`measureResult`), before and after.
   if (outcome.dropped > 0) {
-    const size = Buffer.byteLength(JSON.stringify(outcome.reply));
-    if (size > deps.maxResultBytes) {
-      return withheld(
-        request,
-        `the result is ${size} bytes once its links are shown as text, over the ${deps.maxResultBytes}-byte cap`,
-      );
-    }
+    const size = measureResult(outcome.reply);
+    const cap = resultCap(deps, request);
+    if (size > cap)
+      return withheld(request, resultTooLarge(request, size, cap, 'once its links are shown as text'));
   }
   return { reply: outcome.reply, dropped: outcome.dropped };
 }

@@ -1,4 +1,7 @@
 import type { CallToolResult } from '../../ports/caller.js';
+import { UpstreamError } from '../../ports/errors.js';
+import type { CallOptions } from '../../ports/upstream.js';
+import { printable } from '../../text/printable.js';
 import { checkPromptResult, promptArguments } from './prompts.js';
 import { errorResult, recordDecision, recordResult, refuse, requestLabel } from './record.js';
 import { checkResult, sanitise, upstreamErrorText } from './results.js';
@@ -8,17 +11,25 @@ import type {
   PipelineDeps,
   PromptGetRequest,
   PromptResult,
+  Refusal,
   ToolCallRequest,
 } from './types.js';
 
-/** What differs by method: the arguments check, the forwarding, and the result check. */
+/**
+ * What differs by method: the arguments check, the forwarding, and the result check. Both
+ * methods forward under the same cancel, progress and time limits (`callOptions`).
+ */
 const byMethod = {
   checkArguments: (deps: PipelineDeps, request: ForwardedRequest, args: Record<string, unknown>) =>
     request.method === 'prompts/get' ? promptArguments(request, args) : inputSchema(deps, request, args),
-  forward: (request: ForwardedRequest, args: Record<string, unknown>) =>
+  forward: (deps: PipelineDeps, request: ForwardedRequest, args: Record<string, unknown>) =>
     request.method === 'prompts/get'
-      ? request.upstream!.getPrompt(request.entry.prompt, args as Record<string, string>)
-      : request.upstream!.callTool(request.entry.tool, args),
+      ? request.upstream!.getPrompt(
+          request.entry.prompt,
+          args as Record<string, string>,
+          callOptions(deps, request),
+        )
+      : request.upstream!.callTool(request.entry.tool, args, callOptions(deps, request)),
   checkResult: (deps: PipelineDeps, request: ForwardedRequest, result: unknown) =>
     request.method === 'prompts/get'
       ? checkPromptResult(deps, request, result)
@@ -53,6 +64,8 @@ export async function runForward(
     if (!outcome.pass) return refuse(deps, request, outcome);
   }
 
+  // A client that gave up while the checks ran (an ask can take minutes) gets nothing forwarded.
+  if (request.signal?.aborted) return refuse(deps, request, CANCELLED_BEFORE_FORWARD);
   const decisionSeq = await recordDecision(deps, request, {
     allowed: true,
     rule: verdict.rule,
@@ -61,18 +74,21 @@ export async function runForward(
   const label = requestLabel(request);
   let result: unknown;
   try {
-    result = await byMethod.forward(request, args);
+    result = await byMethod.forward(deps, request, args);
   } catch (error) {
-    // The server chooses this text: it is capped and made printable for the model, and the audit
-    // log keeps only its digest (it may echo the arguments, which are never stored).
+    const ended = endedWithoutAnswer(request, error);
+    // The server chooses the text of its own errors: it is capped and made printable for the
+    // model, and the audit log keeps only its digest (it may echo the arguments, never stored).
     const message = upstreamErrorText(error);
     await recordResult(deps, request, decisionSeq, {
       result: message,
       isError: true,
-      reason: 'upstream failed',
+      reason: ended?.reason ?? 'upstream failed',
+      ...(ended?.cancelled ? { cancelled: ended.cancelled } : {}),
     });
     return errorResult(
-      `ringfence: ${label} failed upstream: ${message}. The server's last output is shown by: ringfence mcp ls --logs`,
+      ended?.reply ??
+        `ringfence: ${label} failed upstream: ${message}. The server's last output is shown by: ringfence mcp ls --logs`,
     );
   }
 
@@ -95,4 +111,68 @@ export async function runForward(
     deps.log(`ringfence: audit: the result of ${label} could not be recorded: ${(error as Error).message}`),
   );
   return checked.reply;
+}
+
+const CANCELLED_BEFORE_FORWARD: Refusal = {
+  pass: false,
+  code: 'CANCELLED',
+  rule: 'cancelled',
+  reason: 'the client cancelled the call before it was forwarded',
+  what: 'the client cancelled the call before it was forwarded; nothing reached the server.',
+};
+
+/** The client's cancel and progress, and the policy's cap on the call's whole time. */
+function callOptions(deps: PipelineDeps, request: ForwardedRequest): CallOptions {
+  const { server } = request.entry;
+  const cap = deps.policy.maxCallSeconds(server);
+  return {
+    ...(request.signal ? { signal: request.signal } : {}),
+    ...(request.onProgress ? { onProgress: request.onProgress } : {}),
+    ...(cap !== undefined
+      ? { cap: { ms: cap * 1000, source: `the organisation policy (mcp[].max_call_seconds for ${server})` } }
+      : {}),
+  };
+}
+
+/**
+ * A call that ended without the server's answer, for the result entry and the reply: cancelled
+ * by the client, timed out (the gateway cancelled it upstream), or lost with its connection or
+ * container. Undefined for the server's own error. The entry's reason is the gateway's fixed
+ * text: the message may quote what a server sent.
+ */
+function endedWithoutAnswer(
+  request: ForwardedRequest,
+  error: unknown,
+): { reason: string; reply: string; cancelled?: 'client' | 'timeout' } | undefined {
+  if (!(error instanceof UpstreamError)) return undefined;
+  const label = requestLabel(request);
+  const message = printable(error.message);
+  switch (error.code) {
+    case 'CALL_CANCELLED':
+      return {
+        reason: 'cancelled by the client',
+        cancelled: 'client',
+        reply: `ringfence: the call to ${label} was cancelled by the client; the server was told to stop.`,
+      };
+    case 'CALL_TIMEOUT':
+      return {
+        reason: 'timed out without progress',
+        cancelled: 'timeout',
+        reply: `ringfence: ${label} timed out: ${message}.`,
+      };
+    case 'CALL_CEILING':
+      return {
+        reason: 'reached the call ceiling',
+        cancelled: 'timeout',
+        reply: `ringfence: ${label} timed out: ${message}.`,
+      };
+    case 'UPSTREAM_LOST':
+    case 'UPSTREAM_MALFORMED':
+      return {
+        reason: error.code === 'UPSTREAM_LOST' ? 'upstream lost' : 'upstream answer stream malformed',
+        reply: `ringfence: ${label} failed: ${upstreamErrorText(new Error(error.message))}. Check that the server is up; its last output is shown by: ringfence mcp ls --logs`,
+      };
+    default:
+      return undefined;
+  }
 }

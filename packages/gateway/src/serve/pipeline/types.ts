@@ -3,7 +3,7 @@ import type { AuditSink } from '../../ports/audit.js';
 import type { Caller, CallToolResult } from '../../ports/caller.js';
 import type { PolicyView } from '../../ports/policy.js';
 import type { SchemaChecks } from '../../ports/schema.js';
-import type { Upstream } from '../../ports/upstream.js';
+import type { CallProgress, Upstream } from '../../ports/upstream.js';
 import type { CatalogEntry, PromptEntry } from '../catalog.js';
 
 export type { CallToolResult };
@@ -24,6 +24,10 @@ interface RequestBase {
    * when the client never initialised; the oldest version's members then apply.
    */
   readonly protocolVersion: string | undefined;
+  /** Aborts when the client cancels the request; the upstream request is cancelled with it. */
+  readonly signal?: AbortSignal;
+  /** Where the call's progress goes, when the client asked for it (it has its own token). */
+  readonly onProgress?: (progress: CallProgress) => void;
 }
 
 export interface ToolCallRequest extends RequestBase {
@@ -53,7 +57,7 @@ export interface PipelineDeps {
   readonly guard: SchemaChecks;
   readonly audit: AuditSink;
   readonly policyRef: { policy?: { name: string; digest: `sha256:${string}`; signer: string } };
-  /** Cap on the serialized arguments and on the serialized result (bytes). */
+  /** Cap on the serialized arguments (bytes); results are capped per server (`Upstream.limits`). */
   readonly maxResultBytes: number;
   /** stderr, for an audit write that failed after the reply was decided. */
   readonly log: (line: string) => void;
@@ -72,7 +76,8 @@ export type RefusalCode =
   | 'ASK_DECLINED'
   | 'INPUT_SCHEMA'
   | 'PROMPT_ARGUMENTS'
-  | 'UNAVAILABLE';
+  | 'UNAVAILABLE'
+  | 'CANCELLED';
 
 /**
  * Why a step stopped a request. `rule` and `reason` go to the audit entry; the reply to the

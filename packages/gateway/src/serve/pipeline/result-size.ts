@@ -1,0 +1,66 @@
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const MIB = 1024 * 1024;
+
+/** The bytes a base64 string decodes to, or undefined when it is not strict base64. */
+function decodedBytes(text: string): number | undefined {
+  if (text.length % 4 !== 0 || !BASE64.test(text)) return undefined;
+  const padding = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
+  return (text.length / 4) * 3 - padding;
+}
+
+/** The base64 strings of a result's content: image and audio `data`, embedded resource `blob`. */
+function base64Fields(content: unknown): string[] {
+  if (!Array.isArray(content)) return [];
+  const fields: string[] = [];
+  for (const item of content) {
+    if (typeof item !== 'object' || item === null) continue;
+    const { type, data, resource } = item as { type?: unknown; data?: unknown; resource?: unknown };
+    if ((type === 'image' || type === 'audio') && typeof data === 'string') fields.push(data);
+    const blob = (resource as { blob?: unknown } | null | undefined)?.blob;
+    if (type === 'resource' && typeof blob === 'string') fields.push(blob);
+  }
+  return fields;
+}
+
+/**
+ * The size a result counts for against its server's cap: its JSON in UTF-8, except that each
+ * strict-base64 `data` of image and audio content and `blob` of an embedded resource (in a tool
+ * result's content or a prompt's messages) counts as
+ * the bytes it decodes to. So a 5 MiB image counts 5 MiB, not the 6.7 MiB of its base64; what is
+ * not strict base64 counts as it is. `json` is the result's JSON, when the caller has it already.
+ */
+export function measureResult(
+  result: { content?: unknown; messages?: unknown },
+  json = JSON.stringify(result),
+): number {
+  let bytes = Buffer.byteLength(json);
+  // A prompt's messages carry one content item each, counted as a tool result's content is.
+  const promptContent = Array.isArray(result.messages)
+    ? result.messages.map((message) => (message as { content?: unknown } | null)?.content)
+    : [];
+  for (const field of [...base64Fields(result.content), ...base64Fields(promptContent)]) {
+    const decoded = decodedBytes(field);
+    // A base64 string has no character JSON escapes: in the JSON it took exactly its length.
+    if (decoded !== undefined) bytes -= field.length - decoded;
+  }
+  return bytes;
+}
+
+/** `bytes` for people: exact, and in MiB when that is the easier figure. */
+function formatBytes(bytes: number): string {
+  return bytes >= MIB ? `${bytes} bytes (${(bytes / MIB).toFixed(1)} MiB)` : `${bytes} bytes`;
+}
+
+/**
+ * Why a result over its server's cap is withheld: what was counted, and how the cap is raised.
+ * `when` says at which point it was counted, when that was not as the server sent it.
+ */
+export function resultTooLarge(
+  request: { entry: { server: string } },
+  size: number,
+  cap: number,
+  when?: string,
+): string {
+  const { server } = request.entry;
+  return `the result counts ${formatBytes(size)}${when ? ` ${when}` : ''}, over the ${formatBytes(cap)} cap for ${server} (counted: its JSON in UTF-8, with the base64 data of images, audio and embedded blobs at their decoded size). A larger cap is set when the server is registered: ringfence mcp rm ${server}, then ringfence mcp add ${server} … --max-result-mb N`;
+}

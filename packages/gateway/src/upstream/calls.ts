@@ -1,0 +1,194 @@
+import { randomBytes } from 'node:crypto';
+import type { CallProgress } from '../ports/upstream.js';
+import { printable } from '../text/printable.js';
+
+/** Progress goes to the caller at most this often per call; the latest one waits for its turn. */
+export const PROGRESS_MIN_INTERVAL_MS = 100;
+/** Progress text is for people and is the server's: printable, and no longer than this. */
+export const PROGRESS_MESSAGE_MAX = 500;
+
+/** How one call ends when it does not end with the server's answer. */
+export interface CallEndings {
+  /** No answer and no progress for `idleMs`. */
+  idle(): Error;
+  /** `ceilingMs` since the call was sent. */
+  ceiling(): Error;
+  /** The caller's signal aborted. */
+  cancelled(): Error;
+}
+
+export interface CallRun {
+  readonly idleMs: number;
+  readonly ceilingMs: number;
+  readonly endings: CallEndings;
+  readonly signal?: AbortSignal;
+  readonly onProgress?: (progress: CallProgress) => void;
+}
+
+interface Entry {
+  /** Settles the call with this error (once) and cancels the upstream request. */
+  fail(error: Error): void;
+  progress(params: Record<string, unknown>): boolean;
+}
+
+/**
+ * The calls in flight on one upstream connection, each under a progress token of the gateway's
+ * own: 128 random bits, so a server cannot name a call it was not given, and the caller's token
+ * never leaves the gateway (each caller gets its own back). Each call has its timers (reset by
+ * progress, bounded by a ceiling), follows its caller's cancel, and can be failed at once by the
+ * transport (its answer stream broke) or all together (the connection or the container is gone).
+ */
+export class InFlightCalls {
+  private readonly calls = new Map<string, Entry>();
+
+  get size(): number {
+    return this.calls.size;
+  }
+
+  /**
+   * `send(token, signal)` is the upstream request: it must carry `token` as its progress token and
+   * cancel itself when `signal` aborts (the SDK sends `notifications/cancelled`). The returned
+   * promise settles once: with the answer, with the request's own failure, or with the first of
+   * the endings and `fail`/`failAll`, whichever comes first.
+   */
+  run<T>(send: (token: string, signal: AbortSignal) => Promise<T>, options: CallRun): Promise<T> {
+    if (options.signal?.aborted) return Promise.reject(options.endings.cancelled());
+    const token = `rf-${randomBytes(16).toString('hex')}`;
+    const upstream = new AbortController();
+    return new Promise<T>((resolve, reject) => {
+      let settled = false;
+      let idle: NodeJS.Timeout | undefined;
+      let ceiling: NodeJS.Timeout | undefined;
+      let lastProgress = Number.NEGATIVE_INFINITY;
+      const relay = progressRelay(options.onProgress);
+
+      const finish = () => {
+        settled = true;
+        clearTimeout(idle);
+        clearTimeout(ceiling);
+        relay.stop();
+        options.signal?.removeEventListener('abort', onAbort);
+        this.calls.delete(token);
+      };
+      const fail = (error: Error) => {
+        if (settled) return;
+        finish();
+        reject(error);
+        upstream.abort(error);
+      };
+      const armIdle = () => {
+        clearTimeout(idle);
+        idle = setTimeout(() => fail(options.endings.idle()), options.idleMs);
+      };
+      const onAbort = () => fail(options.endings.cancelled());
+      ceiling = setTimeout(() => fail(options.endings.ceiling()), options.ceilingMs);
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      armIdle();
+
+      this.calls.set(token, {
+        fail,
+        progress: (params) => {
+          const checked = checkProgress(params, lastProgress);
+          if (!checked || settled) return false;
+          lastProgress = checked.progress;
+          armIdle();
+          relay.push(checked);
+          return true;
+        },
+      });
+
+      Promise.resolve()
+        .then(() => send(token, upstream.signal))
+        .then(
+          (value) => {
+            if (settled) return;
+            finish();
+            resolve(value);
+          },
+          (error: unknown) => {
+            if (settled) return;
+            finish();
+            reject(error);
+          },
+        );
+    });
+  }
+
+  /**
+   * A progress notification from the server. False (dropped) for a token that is not a call in
+   * flight here, or for a value that is not finite or does not increase.
+   */
+  progress(token: unknown, params: Record<string, unknown>): boolean {
+    if (typeof token !== 'string') return false;
+    return this.calls.get(token)?.progress(params) ?? false;
+  }
+
+  /** End one call at once (its answer stream broke); false if it is not in flight. */
+  fail(token: string, error: Error): boolean {
+    const entry = this.calls.get(token);
+    entry?.fail(error);
+    return entry !== undefined;
+  }
+
+  /** End every call in flight at once: the connection or the server is gone. */
+  failAll(error: Error): void {
+    for (const entry of [...this.calls.values()]) entry.fail(error);
+  }
+}
+
+/** A notification's progress, total and message, checked; undefined when it must be dropped. */
+function checkProgress(params: Record<string, unknown>, last: number): CallProgress | undefined {
+  const { progress, total, message } = params;
+  if (typeof progress !== 'number' || !Number.isFinite(progress) || progress <= last) return undefined;
+  if (total !== undefined && (typeof total !== 'number' || !Number.isFinite(total))) return undefined;
+  if (message !== undefined && typeof message !== 'string') return undefined;
+  const text = message === undefined ? undefined : printable(message);
+  return {
+    progress,
+    ...(total !== undefined ? { total } : {}),
+    ...(text !== undefined
+      ? { message: text.length > PROGRESS_MESSAGE_MAX ? `${text.slice(0, PROGRESS_MESSAGE_MAX)}…` : text }
+      : {}),
+  };
+}
+
+/**
+ * Hands progress to the caller at most once per interval: what comes sooner waits, and a newer
+ * one replaces it (the caller wants the latest state, not every step). Nothing is handed on after
+ * `stop()`: progress after the answer would reach a request that is over.
+ */
+function progressRelay(deliver: ((progress: CallProgress) => void) | undefined) {
+  let last = Number.NEGATIVE_INFINITY;
+  let pending: CallProgress | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const send = (progress: CallProgress) => {
+    last = Date.now();
+    try {
+      deliver?.(progress);
+    } catch {
+      // The caller's side failing to pass progress on must not fail the call.
+    }
+  };
+  return {
+    push(progress: CallProgress) {
+      if (!deliver) return;
+      const wait = last + PROGRESS_MIN_INTERVAL_MS - Date.now();
+      if (wait <= 0 && !timer) return send(progress);
+      pending = progress;
+      timer ??= setTimeout(
+        () => {
+          timer = undefined;
+          const next = pending;
+          pending = undefined;
+          if (next) send(next);
+        },
+        Math.max(wait, 0),
+      );
+    },
+    stop() {
+      clearTimeout(timer);
+      timer = undefined;
+      pending = undefined;
+    },
+  };
+}

@@ -138,7 +138,7 @@ describe('the call pipeline: every refusal writes one decision entry and never r
       setup: { policy: { decideCall: () => ({ action: 'deny', rule: 'no-read', reason: 'reads are off' }) } },
       args: {},
       rule: 'no-read',
-      reply: /reads are off \(policy rule "no-read"\)/,
+      reply: /reads are off \(policy rule "no-read"\)\. If it should be allowed, ask your policy admin/,
     },
     {
       name: 'an ask the client cannot put to a person',

@@ -141,7 +141,10 @@ export async function rulesAndAsk(
     what,
   });
   if (decision.action === 'deny') {
-    return refusal('POLICY_DENIED', decision.reason, `${decision.reason} (policy rule "${decision.rule}").`);
+    return {
+      ...refusal('POLICY_DENIED', decision.reason, `${decision.reason} (policy rule "${decision.rule}").`),
+      next: 'If it should be allowed, ask your policy admin (`ringfence doctor` names the policy in force).',
+    };
   }
   const hidden = escapedCharacterCount(args);
   if (decision.refuseInvisible && hidden > 0) {

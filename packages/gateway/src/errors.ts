@@ -5,6 +5,7 @@ export type GatewayErrorCode =
   | 'ENGINE_CONFIG'
   | 'IMAGE_BUILD_FAILED'
   | 'IMAGE_CONTEXT'
+  | 'NPM_FETCH'
   | 'HOME_INSECURE';
 
 /** Local (non-wire) errors of the gateway library. */

@@ -15,6 +15,13 @@ export {
   planNodeBaseContext,
 } from './node-base.js';
 export {
+  EXACT_VERSION,
+  type FetchedPackage,
+  fetchNpmPackage,
+  type NpmRequest,
+  parseNpmRequest,
+} from './npm-fetch.js';
+export {
   buildNpmServerImage,
   findInstalledPackage,
   type InstalledPackage,

@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { dirname, join, relative, sep } from 'node:path';
+import { dirname, join, parse, relative, sep } from 'node:path';
 import type Docker from 'dockerode';
 import { GatewayError } from '../errors.js';
 import { type BuiltImage, buildContextImage } from './build.js';
@@ -37,7 +37,7 @@ interface PackageJson {
 const readJson = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as PackageJson;
 
 /** Node's lookup: `dir/node_modules/name`, then each parent's, up to and including `root`. */
-function resolvePackageDir(name: string, from: string, root: string): string | undefined {
+export function resolvePackageDir(name: string, from: string, root: string): string | undefined {
   for (let dir = from; ; dir = dirname(dir)) {
     const candidate = join(dir, 'node_modules', name);
     try {
@@ -65,19 +65,7 @@ export interface InstalledPackage {
  * are kept (their versions must match what is installed), so the image says what it contains.
  */
 export function findInstalledPackage(spec: NpmSpec, from: string): InstalledPackage {
-  let dir: string | undefined;
-  for (let d = from; ; d = dirname(d)) {
-    const candidate = join(d, 'node_modules', spec.name);
-    try {
-      if (statSync(join(candidate, 'package.json')).isFile()) {
-        dir = candidate;
-        break;
-      }
-    } catch {
-      /* keep looking */
-    }
-    if (dirname(d) === d) break;
-  }
+  const dir = resolvePackageDir(spec.name, from, parse(from).root);
   const install = `Install it on this machine first (npm install ${spec.name}@${spec.version}), then run this again.`;
   if (!dir)
     throw new GatewayError('IMAGE_CONTEXT', `${spec.name} is not installed under ${from}. ${install}`);
@@ -246,6 +234,12 @@ export function npmImageRepository(name: string): string {
     .replace(/^@/, '')
     .replace(/[^a-z0-9._-]+/gi, '-')
     .toLowerCase()}`;
+}
+
+/** The version of `name` that Node's lookup from `from` finds, if any. */
+export function installedVersion(name: string, from: string): string | undefined {
+  const dir = resolvePackageDir(name, from, parse(from).root);
+  return dir ? readJson(join(dir, 'package.json')).version : undefined;
 }
 
 export async function buildNpmServerImage(

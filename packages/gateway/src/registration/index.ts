@@ -14,6 +14,7 @@ export { type PullOptions, type PullResult, pullServer, pullSummary } from './pu
 export {
   buildNpmImage,
   inspectLocalImage,
+  type NpmImageOptions,
   type RegisterOptions,
   registerServer,
   registrationSummary,

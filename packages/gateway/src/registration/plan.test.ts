@@ -75,13 +75,17 @@ describe('planRegistration', () => {
     expect(egressOf(plan({ image: 'i', egress: 'deny' }, 'any'))).toEqual({ mode: 'deny' });
   });
 
-  it('reads --npm as an exact PACKAGE@VERSION before anything is built', () => {
+  it('reads --npm as PACKAGE, PACKAGE@VERSION or PACKAGE@RANGE before anything is built or fetched', () => {
     expect(plan({ npm: '@scope/pkg@1.2.3' })).toMatchObject({
-      source: { npm: { name: '@scope/pkg', version: '1.2.3' } },
+      source: { npm: { name: '@scope/pkg', wanted: '1.2.3' } },
     });
-    expect(refusal(() => plan({ npm: 'pkg@latest' })).message).toMatch(
-      /is not PACKAGE@VERSION with an exact version/,
-    );
+    expect(plan({ npm: '@scope/pkg' })).toMatchObject({
+      source: { npm: { name: '@scope/pkg', wanted: 'latest' } },
+    });
+    expect(plan({ npm: 'pkg@^1.2' })).toMatchObject({ source: { npm: { name: 'pkg', wanted: '^1.2' } } });
+    for (const bad of ['../pkg@1.0.0', 'pkg@', 'pkg@1.0.0;rm -rf /', 'pkg@$(id)']) {
+      expect(refusal(() => plan({ npm: bad })).message).toMatch(/is not an npm package/);
+    }
   });
 
   it.each([

@@ -14,7 +14,7 @@ import {
   validateRemoteUrl,
   validateServerName,
 } from '../config/servers.js';
-import { type NpmSpec, parseNpmSpec } from '../images/npm-server.js';
+import { type NpmRequest, parseNpmRequest } from '../images/npm-fetch.js';
 import { RegistrationError } from './errors.js';
 
 /** The flags of `mcp add`, as given (repeatable flags as lists). */
@@ -46,7 +46,7 @@ export interface RegistrationInput {
 /** A contained server before its image exists on the engine (an npm image is built later). */
 export type ContainerDraft = Omit<ContainerServerConfig, 'image' | 'image_id'>;
 
-export type ImageSource = { readonly image: string } | { readonly npm: NpmSpec };
+export type ImageSource = { readonly image: string } | { readonly npm: NpmRequest };
 
 export type RegistrationPlan =
   | { readonly transport: 'http'; readonly server: HttpServerConfig }
@@ -158,7 +158,7 @@ function planContained(
   const egress = egressFromFlags(input, defaultEgress);
   const mounts = parseMounts(input.mounts);
   const env = parseKeyValues(input.env, '--env');
-  const source: ImageSource = input.npm ? { npm: parseNpmSpec(input.npm) } : { image: input.image! };
+  const source: ImageSource = input.npm ? { npm: parseNpmRequest(input.npm) } : { image: input.image! };
   const command = input.command ?? [];
   return {
     source,

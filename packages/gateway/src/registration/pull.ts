@@ -1,6 +1,6 @@
 import type Docker from 'dockerode';
 import { type ContainerServerConfig, ServerStore } from '../config/servers.js';
-import { parseNpmSpec } from '../images/npm-server.js';
+import { parseNpmRequest } from '../images/npm-fetch.js';
 import { RegistrationError } from './errors.js';
 import { checkRegistrationAgainstPolicy, type RegistrationPolicy } from './policy.js';
 import { buildNpmImage } from './register.js';
@@ -59,7 +59,9 @@ export async function pullServer(name: string, options: PullOptions): Promise<Pu
   const npmPackage = current?.Config?.Labels?.['ringfence.npm-package'];
   let image = server.image;
   if (npmPackage) {
-    image = await buildNpmImage(docker, parseNpmSpec(npmPackage), options.from);
+    image = (
+      await buildNpmImage(docker, parseNpmRequest(npmPackage), { from: options.from, home: options.home })
+    ).ref;
   } else {
     options.onPull?.(server.image);
     await pull(docker, server.image);

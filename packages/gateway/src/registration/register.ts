@@ -1,7 +1,8 @@
 import type Docker from 'dockerode';
 import { type ContainerServerConfig, type ServerConfig, ServerStore } from '../config/servers.js';
 import { buildNodeBaseImage } from '../images/node-base.js';
-import { buildNpmServerImage, type NpmSpec } from '../images/npm-server.js';
+import { EXACT_VERSION, fetchNpmPackage, type NpmRequest } from '../images/npm-fetch.js';
+import { buildNpmServerImage, installedVersion, type NpmSpec } from '../images/npm-server.js';
 import { RegistrationError } from './errors.js';
 import { type ContainerDraft, type ImageSource, planRegistration, type RegistrationInput } from './plan.js';
 import { checkRegistrationAgainstPolicy, type RegistrationPolicy } from './policy.js';
@@ -14,12 +15,49 @@ export interface RegisterOptions {
   readonly engine: () => Promise<Docker>;
   /** The directory an --npm package is installed under (its node_modules are searched upwards). */
   readonly from: string;
+  /** Told what happened on the way that the person should know (a fetch, skipped install scripts). */
+  readonly notify?: (line: string) => void;
 }
 
-/** Build an image for an npm package installed under `from`, on the Node base image (built if missing). */
-export async function buildNpmImage(docker: Docker, spec: NpmSpec, from: string): Promise<string> {
+export interface NpmImageOptions {
+  /** Where a package installed by hand is looked for first (node_modules, upwards). */
+  readonly from: string;
+  /** RINGFENCE_HOME: where fetched packages are kept. */
+  readonly home: string;
+  readonly notify?: (line: string) => void;
+}
+
+/**
+ * Build an image for an npm package, on the Node base image (built if missing): from the exact
+ * version installed under `from` when there is one, else from the copy ringfence fetched into
+ * its home (fetched now if it is not there yet).
+ */
+export async function buildNpmImage(
+  docker: Docker,
+  request: NpmRequest,
+  options: NpmImageOptions,
+): Promise<{ ref: string; spec: NpmSpec }> {
+  let spec: NpmSpec;
+  let from = options.from;
+  if (EXACT_VERSION.test(request.wanted) && installedVersion(request.name, from) === request.wanted) {
+    spec = { name: request.name, version: request.wanted };
+  } else {
+    const fetched = await fetchNpmPackage(request, { home: options.home });
+    spec = fetched.spec;
+    from = fetched.dir;
+    const asked = `${request.name}@${request.wanted}`;
+    const exact = `${spec.name}@${spec.version}`;
+    options.notify?.(
+      `${fetched.fetched ? 'Fetched' : 'Using the copy already fetched of'} ${exact}${asked === exact ? '' : ` (for ${asked})`}, install scripts disabled, in ${fetched.dir}`,
+    );
+    if (fetched.skippedScripts.length > 0) {
+      options.notify?.(
+        `Not run: the install scripts of ${fetched.skippedScripts.join(', ')}. ringfence never runs them; if the server fails to start without them, use an image its publisher built instead (ringfence mcp add NAME --image REF).`,
+      );
+    }
+  }
   const baseRef = (await buildNodeBaseImage(docker)).ref;
-  return (await buildNpmServerImage(docker, { spec, from, baseRef })).ref;
+  return { ref: (await buildNpmServerImage(docker, { spec, from, baseRef })).ref, spec };
 }
 
 /** The image as the engine has it; ringfence never pulls implicitly. */
@@ -47,7 +85,16 @@ async function resolveContained(
   options: RegisterOptions,
 ): Promise<ContainerServerConfig> {
   const docker = await options.engine();
-  const image = 'npm' in source ? await buildNpmImage(docker, source.npm, options.from) : source.image;
+  const image =
+    'npm' in source
+      ? (
+          await buildNpmImage(docker, source.npm, {
+            from: options.from,
+            home: options.home,
+            ...(options.notify ? { notify: options.notify } : {}),
+          })
+        ).ref
+      : source.image;
   const info = await inspectLocalImage(docker, image);
   const server = withImage(draft, image, info.Id);
   checkRegistrationAgainstPolicy(options.policy, server, info);

@@ -63,6 +63,9 @@ const GetPromptRequest = z.object({
   params: z.looseObject({ name: z.string(), arguments: z.unknown().optional() }),
 });
 
+const INSTRUCTIONS =
+  'Tools and prompts are provided by third-party MCP servers run in isolation by ringfence. Each description names the server it comes from.';
+
 /**
  * One MCP server session facing one client, backed by the shared gateway. It offers tools
  * always, and prompts, completions and logging only when some running server does. The client
@@ -81,8 +84,7 @@ export function createEndpointServer(
   };
   const server = new Server(SERVER_INFO, {
     capabilities,
-    instructions:
-      'Tools and prompts are provided by third-party MCP servers run in isolation by ringfence. Each description names the server it comes from.',
+    instructions: `${gateway.options.notice ? `${gateway.options.notice}\n` : ''}${INSTRUCTIONS}`,
   });
 
   const protocolVersion = negotiatedVersion(server);

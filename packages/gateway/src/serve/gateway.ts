@@ -60,6 +60,11 @@ export interface GatewayOptions {
   readonly naming?: Naming;
   /** Each server's log budget. */
   readonly logRate?: LogRateOptions;
+  /**
+   * Said to every client in its `initialize` instructions, before the usual text: a client that
+   * shows instructions (or a model that reads them) learns why there is nothing to call.
+   */
+  readonly notice?: string;
 }
 
 /** The capabilities a client is offered: what at least one running server offers. */

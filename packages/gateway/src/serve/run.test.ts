@@ -1,6 +1,42 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import type { HttpServerConfig } from '../config/servers.js';
-import { selectServers } from './run.js';
+import type { AuditSink } from '../ports/audit.js';
+import { runGateway, selectServers } from './run.js';
+
+const ok = async () => ({ ok: true });
+
+/** The client end of a stdio pipe pair, without a child process. */
+class StdioLikeTransport implements Transport {
+  private readonly buffer = new ReadBuffer();
+  onmessage?: (message: JSONRPCMessage) => void;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  constructor(
+    private readonly input: PassThrough,
+    private readonly output: PassThrough,
+  ) {}
+  async start() {
+    this.input.on('data', (chunk: Buffer) => {
+      this.buffer.append(chunk);
+      for (let m = this.buffer.readMessage(); m; m = this.buffer.readMessage()) this.onmessage?.(m);
+    });
+  }
+  async send(message: JSONRPCMessage) {
+    this.output.write(serializeMessage(message));
+  }
+  async close() {
+    this.output.end();
+    this.onclose?.();
+  }
+}
 
 const server = (name: string): HttpServerConfig => ({
   name,
@@ -21,5 +57,37 @@ describe('selectServers (mcp serve --only)', () => {
       '--only doc: no server of that name is registered (registered: docs, memory). See them with: ringfence mcp ls',
     );
     expect(() => selectServers([], 'docs')).toThrow(/\(none is registered\)/);
+  });
+});
+
+describe('runGateway with nothing registered', () => {
+  it('says so, naming the home, in the initialize instructions and on the report lines', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'rf-empty-'));
+    const toServer = new PassThrough();
+    const fromServer = new PassThrough();
+    const lines: string[] = [];
+    const running = await runGateway({
+      home,
+      guard: { prepare: ok, checkArguments: ok, checkResult: ok },
+      audit: { append: async () => ({}) } as unknown as AuditSink,
+      createUpstream: () => {
+        throw new Error('no server should start');
+      },
+      log: (line) => lines.push(line),
+      stdin: toServer,
+      stdout: fromServer,
+    });
+    const client = new Client({ name: 'probe', version: '1' });
+    await client.connect(new StdioLikeTransport(fromServer, toServer));
+    try {
+      expect(client.getInstructions()).toContain(`no servers are registered in ${home}`);
+      expect(client.getInstructions()).toContain('RINGFENCE_HOME');
+      expect(lines.join('\n')).toContain(`no servers are registered in ${home}`);
+      expect((await client.listTools()).tools).toEqual([]);
+    } finally {
+      await client.close();
+      await running.close();
+      await rm(home, { recursive: true, force: true });
+    }
   });
 });

@@ -63,8 +63,17 @@ export function selectServers(registered: readonly ServerConfig[], only: string 
   );
 }
 
+/**
+ * What `mcp serve` says when it has nothing to serve: a client started with a minimal environment
+ * (no RINGFENCE_HOME) would otherwise get an empty tool list and no hint why.
+ */
+export function emptyGatewayNotice(home: string): string {
+  return `ringfence: no servers are registered in ${home}, so there are no tools. Add one with: ringfence mcp add NAME --url URL (or --image / --npm); if your servers are registered in another home, start ringfence with RINGFENCE_HOME set to it (ringfence client setup writes that into the client's entry).`;
+}
+
 export async function runGateway(options: ServeOptions): Promise<RunningGateway> {
   const servers = selectServers(await new ServerStore(options.home).list(), options.only);
+  const notice = servers.length === 0 ? emptyGatewayNotice(options.home) : undefined;
   const session = options.session ?? newSessionId();
   const gateway = new Gateway({
     servers,
@@ -77,12 +86,9 @@ export async function runGateway(options: ServeOptions): Promise<RunningGateway>
     ...(options.policy ? { policy: options.policy } : {}),
     ...(options.startTimeoutMs ? { startTimeoutMs: options.startTimeoutMs } : {}),
     ...(options.only !== undefined ? { naming: { prefixed: false } } : {}),
+    ...(notice ? { notice } : {}),
   });
-  if (servers.length === 0) {
-    options.log(
-      'ringfence: no servers are registered; add one with: ringfence mcp add NAME --url URL (or --image / --npm)',
-    );
-  }
+  if (notice) options.log(notice);
   await gateway.start();
   const exposed = gateway.listTools().length;
   const prompts = gateway.listPrompts().length;

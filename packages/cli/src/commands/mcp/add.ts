@@ -7,7 +7,7 @@ import { loadPolicyView } from '../../lib/serving.js';
 
 export default class McpAdd extends RingfenceCommand {
   static override description =
-    'Register an MCP server: a container image (--image), an npm package installed on this machine built into a local image (--npm), or a remote streamable-HTTP server (--url). Contained servers get no network unless --egress / --egress-allow say otherwise. Tools are pinned the first time the gateway sees them.';
+    'Register an MCP server: a container image (--image), an npm package built into a local image (--npm: the copy installed here if its exact version is, else fetched from the configured npm registry into RINGFENCE_HOME/npm with install scripts disabled, once per version), or a remote streamable-HTTP server (--url). Contained servers get no network unless --egress / --egress-allow say otherwise. Tools are pinned the first time the gateway sees them.';
 
   static override examples = [
     '<%= config.bin %> mcp add memory --npm @modelcontextprotocol/server-memory@2026.8.31',
@@ -28,7 +28,8 @@ export default class McpAdd extends RingfenceCommand {
       exclusive: ['npm', 'url'],
     }),
     npm: Flags.string({
-      description: 'PACKAGE@VERSION installed on this machine, built into a local image',
+      description:
+        'PACKAGE[@VERSION|@RANGE] built into a local image (fetched once, install scripts disabled, when not installed here)',
       exclusive: ['image', 'url'],
     }),
     url: Flags.string({
@@ -96,7 +97,13 @@ export default class McpAdd extends RingfenceCommand {
         callCeiling: flags['call-ceiling'],
         maxResultMb: flags['max-result-mb'],
       },
-      { home, policy: await loadPolicyView(home), engine: connectEngine, from: process.cwd() },
+      {
+        home,
+        policy: await loadPolicyView(home),
+        engine: connectEngine,
+        from: process.cwd(),
+        notify: (line) => this.logToStderr(line),
+      },
     );
     this.log(registrationSummary(server));
   }

@@ -16,11 +16,17 @@ export function unwrap(text: string): string {
   return text.replace(/\u001b\[[0-9;]*m/g, '').replace(/\s*\n\s*›\s+/g, ' ');
 }
 
-/** Run the real `ringfence` binary as a user would, with extra environment. */
-export function ringfence(args: string[], env: NodeJS.ProcessEnv = {}, input?: string): Promise<CliResult> {
+/** Run the real `ringfence` binary as a user would, with extra environment (and a folder to run in). */
+export function ringfence(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  input?: string,
+  options: { cwd?: string } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [cliBin, ...args], {
       env: { ...process.env, ...env },
+      ...(options.cwd ? { cwd: options.cwd } : {}),
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

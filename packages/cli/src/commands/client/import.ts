@@ -1,0 +1,73 @@
+import { importClient } from '@ringfence/gateway/clients';
+import { ServerStore } from '@ringfence/gateway/config';
+import { resolveHome } from '@ringfence/gateway/home';
+import { registerServer } from '@ringfence/gateway/registration';
+import { RingfenceCommand } from '../../lib/base-command.js';
+import { clientArg, clientConfigPath, configFlag, dryRunFlag, launchOf } from '../../lib/client-args.js';
+import { connectEngine } from '../../lib/engine.js';
+import { loadPolicyView } from '../../lib/serving.js';
+
+export default class ClientImport extends RingfenceCommand {
+  static override summary = "Move an AI client's MCP servers behind ringfence.";
+
+  static override description =
+    'Each entry of the client’s config becomes a registration: `npx [-y] PKG[@VERSION] ARGS…` → --npm PKG@EXACT-VERSION (fetched and locked), `docker run … IMAGE ARGS…` → --image with its env (and workspace mounts), a url entry → --url with its headers. ' +
+    'Values of env and headers are stored in RINGFENCE_HOME (0600) and never printed. Entries ringfence cannot contain (uvx, a local program, ${…} placeholders) stay as they are, with the reason. ' +
+    'Then each imported entry is pointed at `ringfence mcp serve --only NAME`, under its old name, after a copy of the file is kept beside it. A second run changes nothing.';
+
+  static override examples = [
+    '<%= config.bin %> client import claude-desktop --dry-run',
+    '<%= config.bin %> client import claude-desktop',
+    '<%= config.bin %> client import vscode --config ./.vscode/mcp.json',
+  ];
+
+  static override args = { client: clientArg };
+
+  static override flags = { config: configFlag, 'dry-run': dryRunFlag };
+
+  async run(): Promise<void> {
+    const { args, flags } = await this.parse(ClientImport);
+    const kind = args.client as Parameters<typeof clientConfigPath>[0];
+    const home = resolveHome();
+    const dryRun = flags['dry-run'];
+    const policy = dryRun ? undefined : await loadPolicyView(home);
+    const result = await importClient({
+      kind,
+      path: clientConfigPath(kind, flags.config),
+      home,
+      launch: launchOf(this.config.root),
+      dryRun,
+      registered: (await new ServerStore(home).list()).map((s) => s.name),
+      register: (input) =>
+        registerServer(input, {
+          home,
+          policy: policy!,
+          engine: connectEngine,
+          from: process.cwd(),
+          notify: (line) => this.logToStderr(`  ${line}`),
+        }),
+      progress: (line) => this.logToStderr(line),
+    });
+    const width = Math.max(5, ...result.rows.map((row) => row.entry.length));
+    this.log(`${'entry'.padEnd(width)}  outcome`);
+    for (const row of result.rows) {
+      const outcome = row.server ? `${row.outcome} as ${row.server}` : row.outcome;
+      this.log(`${row.entry.padEnd(width)}  ${outcome}${row.reason ? `: ${row.reason}` : ''}`);
+      for (const note of row.notes) this.log(`${' '.repeat(width)}    note: ${note}`);
+    }
+    if (result.changes.length === 0) {
+      this.log(`\nNothing to change in ${result.path}.`);
+      return;
+    }
+    this.log(`\n${dryRun ? 'Would change' : 'Changed'} ${result.path}:`);
+    for (const change of result.changes) {
+      this.log(`  - ${change.entry}: ${change.before}`);
+      this.log(`  + ${change.entry}: ${change.after}`);
+    }
+    if (result.backup) this.log(`The file as it was is kept in ${result.backup}.`);
+    if (!dryRun)
+      this.log(
+        `Restart ${kind}: the same servers, now contained, pinned and audited. Review them with: ringfence mcp tools`,
+      );
+  }
+}

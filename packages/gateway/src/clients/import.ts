@@ -1,0 +1,101 @@
+import type { ServerConfig } from '../config/servers.js';
+import type { RegistrationInput } from '../registration/plan.js';
+import { describeEntry, type Launch, ringfenceEntry } from './entries.js';
+import {
+  backupClientConfig,
+  type ClientEntry,
+  type ClientKind,
+  readClientConfig,
+  writeClientConfig,
+} from './formats.js';
+import { serverNameFor, translateEntry } from './translate.js';
+
+export interface ImportRow {
+  /** The entry's name in the client's config. */
+  readonly entry: string;
+  /** What it was, as a person may see it (no secret values). */
+  readonly was: string;
+  readonly outcome: 'imported' | 'would import' | 'skipped' | 'already through ringfence';
+  /** The registered server's name, when imported. */
+  readonly server?: string;
+  readonly reason?: string;
+  readonly notes: readonly string[];
+}
+
+export interface ImportResult {
+  readonly path: string;
+  readonly rows: readonly ImportRow[];
+  /** Entries that change in the client's config: name, before and after, as a person may see them. */
+  readonly changes: readonly { entry: string; before: string; after: string }[];
+  /** Where the file was copied before it was rewritten (absent when nothing was written). */
+  readonly backup?: string;
+}
+
+export interface ImportOptions {
+  readonly kind: ClientKind;
+  readonly path: string;
+  readonly home: string;
+  readonly launch: Launch;
+  readonly dryRun: boolean;
+  /** Names already registered (they are never reused for another server). */
+  readonly registered: readonly string[];
+  /** `mcp add` with these flags; throws with the reason when it refuses. */
+  readonly register: (input: RegistrationInput) => Promise<ServerConfig>;
+  /** Told as each entry is registered (an npm fetch or image build can take a while). */
+  readonly progress?: (line: string) => void;
+}
+
+/**
+ * `ringfence client import`: register each entry of a client's config that ringfence can
+ * contain, then point those entries at `ringfence mcp serve --only NAME` so the client keeps the
+ * same servers under the same names. Entries it cannot import stay as they were. The file is
+ * copied beside itself before it is rewritten; a second run finds only ringfence's entries and
+ * changes nothing.
+ */
+export async function importClient(options: ImportOptions): Promise<ImportResult> {
+  const config = await readClientConfig(options.kind, options.path, { mustExist: true });
+  const taken = new Set(options.registered);
+  const rows: ImportRow[] = [];
+  const servers: Record<string, ClientEntry> = { ...config.servers };
+  const changes: { entry: string; before: string; after: string }[] = [];
+  for (const [entry, value] of Object.entries(config.servers)) {
+    const was = value && typeof value === 'object' ? describeEntry(value) : '(not an object)';
+    const translation =
+      value && typeof value === 'object'
+        ? translateEntry(value)
+        : ({ kind: 'skip', reason: 'it is not an object' } as const);
+    if (translation.kind === 'ringfence') {
+      rows.push({ entry, was, outcome: 'already through ringfence', notes: [] });
+      continue;
+    }
+    if (translation.kind === 'skip') {
+      rows.push({ entry, was, outcome: 'skipped', reason: translation.reason, notes: [] });
+      continue;
+    }
+    const server = serverNameFor(entry, taken);
+    if (!options.dryRun) {
+      options.progress?.(`Registering ${entry} as ${server} (${was})`);
+      try {
+        await options.register({ name: server, ...translation.input });
+      } catch (error) {
+        rows.push({ entry, was, outcome: 'skipped', reason: (error as Error).message, notes: [] });
+        continue;
+      }
+    }
+    taken.add(server);
+    const after = ringfenceEntry(options.kind, options.launch, options.home, server);
+    servers[entry] = after;
+    changes.push({ entry, before: was, after: describeEntry(after) });
+    rows.push({
+      entry,
+      was,
+      outcome: options.dryRun ? 'would import' : 'imported',
+      server,
+      notes: translation.notes,
+    });
+  }
+  if (options.dryRun || changes.length === 0) return { path: config.path, rows, changes };
+  const backup = await backupClientConfig(config.path);
+  await writeClientConfig(config, servers);
+  return { path: config.path, rows, changes, backup };
+}

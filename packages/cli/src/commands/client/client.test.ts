@@ -1,0 +1,91 @@
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCommand } from '@oclif/test';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+const root = new URL('../../..', import.meta.url).pathname;
+let dir: string;
+let home: string;
+const saved = { ...process.env };
+
+/** A Cursor config (mcpServers, from Cursor's docs) with tokens in headers and env. */
+const CURSOR = {
+  mcpServers: {
+    docs: { url: 'https://docs.example.com/mcp', headers: { Authorization: 'Bearer cliHeaderSecret' } },
+    memory: {
+      command: 'npx',
+      args: ['-y', '@modelcontextprotocol/server-memory@2026.8.31'],
+      env: { API_TOKEN: 'cliEnvSecret' },
+    },
+    fetch: { command: 'uvx', args: ['mcp-server-fetch'] },
+  },
+};
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'rf-cli-client-'));
+  home = join(dir, 'home');
+  process.env.RINGFENCE_HOME = home;
+  process.env.RINGFENCE_POLICY_DIR = join(dir, 'policy');
+  // No engine answers here: the npx entry is refused with the engine's reason and kept as it was.
+  process.env.DOCKER_HOST = `unix://${join(dir, 'no-engine.sock')}`;
+  process.exitCode = undefined;
+});
+afterEach(async () => {
+  process.env = { ...saved };
+  process.exitCode = undefined;
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('ringfence client import', () => {
+  it('registers the url entry with its header stored 0600, prints the table and the change, never a secret value', async () => {
+    const config = join(dir, 'mcp.json');
+    await writeFile(config, JSON.stringify(CURSOR), { mode: 0o600 });
+    const first = await runCommand(['client', 'import', 'cursor', '--config', config], { root });
+    expect(first.error).toBeUndefined();
+    const output = first.stdout + first.stderr;
+    expect(output).toMatch(/docs\s+imported as docs/);
+    expect(output).toMatch(/memory\s+skipped: .*engine/i);
+    expect(output).toMatch(/fetch\s+skipped: it runs a Python program/);
+    expect(output).toContain('+ docs: ');
+    expect(output).toContain('headers Authorization (values not shown)');
+    for (const secret of ['cliHeaderSecret', 'cliEnvSecret']) expect(output).not.toContain(secret);
+
+    const servers = join(home, 'mcp-servers.json');
+    expect(JSON.parse(await readFile(servers, 'utf8')).servers[0]).toMatchObject({
+      name: 'docs',
+      url: 'https://docs.example.com/mcp',
+      headers: { Authorization: 'Bearer cliHeaderSecret' },
+    });
+    expect((await stat(servers)).mode & 0o777).toBe(0o600);
+    const written = JSON.parse(await readFile(config, 'utf8'));
+    expect(written.mcpServers.docs.args.slice(-4)).toEqual(['mcp', 'serve', '--only', 'docs']);
+    expect(written.mcpServers.docs.env).toEqual({
+      RINGFENCE_HOME: home,
+      DOCKER_HOST: process.env.DOCKER_HOST,
+    });
+    expect(written.mcpServers.memory).toEqual(CURSOR.mcpServers.memory);
+
+    const second = await runCommand(['client', 'import', 'cursor', '--config', config], { root });
+    expect(second.stdout).toMatch(/docs\s+already through ringfence/);
+    expect(second.stdout).toContain('Nothing to change');
+    expect((await readdir(dir)).filter((f) => f.includes('ringfence-backup'))).toHaveLength(1);
+  });
+
+  it('an unknown client is refused with the ones it knows', async () => {
+    const { error } = await runCommand(['client', 'import', 'zed'], { root });
+    expect(error?.message).toMatch(/Expected zed to be one of: claude-desktop, claude-code, vscode, cursor/);
+  });
+});
+
+describe('ringfence client setup', () => {
+  it('--per-server with nothing registered refuses and says what to run', async () => {
+    const { error } = await runCommand(
+      ['client', 'setup', 'cursor', '--config', join(dir, 'm.json'), '--per-server'],
+      {
+        root,
+      },
+    );
+    expect(error?.message).toContain('ringfence client import cursor');
+  });
+});

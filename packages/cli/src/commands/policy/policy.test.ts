@@ -151,6 +151,40 @@ describe('ringfence policy', () => {
     expect(text.stderr).toMatch(/FAIL .*POLICY_SIGNATURES_INSUFFICIENT/);
   });
 
+  it('verify several files: each reported, exit 1 when any fails, --json gives every result', async () => {
+    await setup();
+    const envelope = JSON.parse(await readFile(p('policy.json'), 'utf8'));
+    envelope.signatures = [];
+    await writeFile(p('unsigned.json'), JSON.stringify(envelope));
+    const all = [p('policy.json'), p('unsigned.json'), p('missing.json')];
+    const text = await run(['policy', 'verify', ...all, '--root', p('root.json')]);
+    expect(text.exit).toBe(1);
+    expect(text.stdout).toContain(`OK ${p('policy.json')}: policy cli-test version 3`);
+    expect(text.stdout).toContain('1 of 3 policies verify.');
+    expect(text.stderr).toContain(`FAIL ${p('unsigned.json')}: `);
+    expect(text.stderr).toContain(`FAIL ${p('missing.json')}: FILE_UNREADABLE`);
+    const json = await run(['policy', 'verify', ...all, '--root', p('root.json'), '--json']);
+    expect(json.exit).toBe(1);
+    const report = JSON.parse(json.stdout);
+    expect(report.ok).toBe(false);
+    expect(report.results.map((r: { file: string; ok: boolean }) => [r.file, r.ok])).toEqual([
+      [p('policy.json'), true],
+      [p('unsigned.json'), false],
+      [p('missing.json'), false],
+    ]);
+    const good = await run([
+      'policy',
+      'verify',
+      p('policy.json'),
+      p('policy.json'),
+      '--root',
+      p('root.json'),
+      '--json',
+    ]);
+    expect(good.exit).toBe(0);
+    expect(JSON.parse(good.stdout)).toMatchObject({ ok: true, results: [{ ok: true }, { ok: true }] });
+  });
+
   it('verify --min-days-valid fails a policy that expires sooner', async () => {
     await setup();
     await writeFile(

@@ -67,14 +67,23 @@ describe('mcp add --npm fetches, locks and reuses', () => {
     await registry?.close();
     await ringfence(['mcp', 'rm', 'scripted'], env).catch(() => {});
     const images = await docker.listImages({ filters: { reference: ['ringfence/mcp-rf-scripted-server'] } });
-    for (const image of images) await docker.getImage(image.Id).remove({ force: true }).catch(() => {});
+    for (const image of images)
+      await docker
+        .getImage(image.Id)
+        .remove({ force: true })
+        .catch(() => {});
     await rm(work, { recursive: true, force: true });
   });
 
   it('fetches the exact version from the configured registry and builds an image whose lock has integrity for every package', async () => {
-    const result = await ringfence(['mcp', 'add', 'memory', '--npm', `${MEMORY}@${VERSION}`], env, undefined, {
-      cwd: empty,
-    });
+    const result = await ringfence(
+      ['mcp', 'add', 'memory', '--npm', `${MEMORY}@${VERSION}`],
+      env,
+      undefined,
+      {
+        cwd: empty,
+      },
+    );
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toContain(`Fetched ${MEMORY}@${VERSION}, install scripts disabled`);
     expect(registry.requests.some((path) => path.endsWith(`/${VERSION}.tgz`))).toBe(true);
@@ -92,16 +101,26 @@ describe('mcp add --npm fetches, locks and reuses', () => {
 
   it('fetches nothing again for the same version, and resolves a range once to the exact version it records', async () => {
     const before = registry.requests.length;
-    const again = await ringfence(['mcp', 'add', 'memory-b', '--npm', `${MEMORY}@${VERSION}`], env, undefined, {
-      cwd: empty,
-    });
+    const again = await ringfence(
+      ['mcp', 'add', 'memory-b', '--npm', `${MEMORY}@${VERSION}`],
+      env,
+      undefined,
+      {
+        cwd: empty,
+      },
+    );
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toContain(`Using the copy already fetched of ${MEMORY}@${VERSION}`);
     expect(registry.requests.length).toBe(before);
 
-    const ranged = await ringfence(['mcp', 'add', 'memory-c', '--npm', `${MEMORY}@^2026.8.0`], env, undefined, {
-      cwd: empty,
-    });
+    const ranged = await ringfence(
+      ['mcp', 'add', 'memory-c', '--npm', `${MEMORY}@^2026.8.0`],
+      env,
+      undefined,
+      {
+        cwd: empty,
+      },
+    );
     expect(ranged.code, ranged.stderr).toBe(0);
     expect(ranged.stderr).toContain(`${MEMORY}@${VERSION} (for ${MEMORY}@^2026.8.0)`);
     // Resolving the range asks for the package document; no tarball is fetched again.
@@ -110,9 +129,14 @@ describe('mcp add --npm fetches, locks and reuses', () => {
   });
 
   it('builds a package that declares install scripts without running them, and says so', async () => {
-    const result = await ringfence(['mcp', 'add', 'scripted', '--npm', 'rf-scripted-server'], env, undefined, {
-      cwd: empty,
-    });
+    const result = await ringfence(
+      ['mcp', 'add', 'scripted', '--npm', 'rf-scripted-server'],
+      env,
+      undefined,
+      {
+        cwd: empty,
+      },
+    );
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toContain('Fetched rf-scripted-server@1.0.0 (for rf-scripted-server@latest)');
     expect(result.stderr).toContain('Not run: the install scripts of rf-scripted-server');

@@ -39,7 +39,9 @@ function closureOf(name: string): string[] {
     if (seen.has(dir)) continue;
     seen.add(dir);
     const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Manifest;
-    const peers = Object.keys(pkg.peerDependencies ?? {}).filter((p) => !pkg.peerDependenciesMeta?.[p]?.optional);
+    const peers = Object.keys(pkg.peerDependencies ?? {}).filter(
+      (p) => !pkg.peerDependenciesMeta?.[p]?.optional,
+    );
     for (const dep of [...Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies }), ...peers]) {
       const found = lookup(dep, dir);
       if (found) queue.push(found);
@@ -76,7 +78,16 @@ export async function startLocalRegistry(
   for (const dir of dirs) {
     const manifest = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as Manifest;
     const file = join(work, `pkg-${n++}.tgz`);
-    await run('tar', ['-czf', file, '--exclude=./node_modules', '--transform', 's,^\\.,package,', '-C', dir, '.']);
+    await run('tar', [
+      '-czf',
+      file,
+      '--exclude=./node_modules',
+      '--transform',
+      's,^\\.,package,',
+      '-C',
+      dir,
+      '.',
+    ]);
     const versions = published.get(manifest.name) ?? new Map<string, Published>();
     versions.set(manifest.version, { manifest, tarball: await readFile(file) });
     published.set(manifest.name, versions);
@@ -93,7 +104,8 @@ export async function startLocalRegistry(
       return void res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(found.tarball);
     }
     const versions = published.get(path.slice(1));
-    if (!versions) return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
+    if (!versions)
+      return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
     const doc = {
       name: path.slice(1),
       'dist-tags': { latest: [...versions.keys()].at(-1) },

@@ -142,7 +142,7 @@ describe('client import, Claude Desktop (claude_desktop_config.json, mcpServers)
 });
 
 describe('client import, Claude Code (.mcp.json, mcpServers with type)', () => {
-  it('imports stdio and http entries, refuses SSE and ${…} expansions, and writes typed entries', async () => {
+  it('imports stdio and http entries, refuses SSE and placeholder expansions, and writes typed entries', async () => {
     const { path, registered, first } = await importFixture('claude-code', 'claude-code.mcp.json');
     expect(registered).toEqual([
       {
@@ -165,7 +165,7 @@ describe('client import, Claude Code (.mcp.json, mcpServers with type)', () => {
 });
 
 describe('client import, VS Code (.vscode/mcp.json, servers and inputs)', () => {
-  it('imports under "servers", leaves inputs and an ${input:…} entry alone, and drops docker flags it sets itself', async () => {
+  it('imports under "servers", leaves inputs and an input-placeholder entry alone, and drops docker flags it sets itself', async () => {
     const { path, registered, first, again } = await importFixture('vscode', 'vscode.mcp.json');
     expect(registered.map((r) => r.name)).toEqual(['memory', 'remote', 'everything']);
     expect(registered[0]).toMatchObject({ npm: '@modelcontextprotocol/server-memory' });

@@ -1,7 +1,9 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ringfence } from '../helpers/cli.js';
 import { docker, TEST_LABEL } from '../helpers/containers.js';
@@ -38,7 +40,7 @@ const imageOf = async (home: string, name: string): Promise<string> => {
  * through the registry npm is configured with. Here that registry is on loopback and serves the
  * packages installed in this repository, so nothing leaves the machine.
  */
-describe('mcp add --npm fetches, locks and reuses', () => {
+describe('mcp add --npm fetches, locks and reuses; client import builds on it', () => {
   let work: string;
   let home: string;
   let empty: string;
@@ -141,6 +143,72 @@ describe('mcp add --npm fetches, locks and reuses', () => {
     expect(result.stderr).toContain('Fetched rf-scripted-server@1.0.0 (for rf-scripted-server@latest)');
     expect(result.stderr).toContain('Not run: the install scripts of rf-scripted-server');
     expect(existsSync(marker())).toBe(false);
+  });
+
+  it('client import claude-desktop: the npx server is fetched, contained, and works again through the rewritten entry', async () => {
+    const config = join(work, 'claude_desktop_config.json');
+    const secret = 'memoryFileSecretPathValue';
+    await writeFile(
+      config,
+      JSON.stringify({
+        mcpServers: {
+          notes: {
+            command: 'npx',
+            args: ['-y', `${MEMORY}@${VERSION}`],
+            env: { MEMORY_FILE_PATH: `/tmp/${secret}.jsonl` },
+          },
+          fetch: { command: 'uvx', args: ['mcp-server-fetch'] },
+        },
+      }),
+      { mode: 0o600 },
+    );
+    const imported = await ringfence(
+      ['client', 'import', 'claude-desktop', '--config', config],
+      env,
+      undefined,
+      {
+        cwd: empty,
+      },
+    );
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(imported.stdout).toMatch(/notes\s+imported as notes/);
+    expect(imported.stdout).toMatch(/fetch\s+skipped: it runs a Python program/);
+    expect(imported.stdout + imported.stderr).not.toContain(secret);
+    expect(
+      (await readdir(work)).filter((f) => f.startsWith('claude_desktop_config.json.ringfence-backup-')),
+    ).toHaveLength(1);
+
+    // What Claude Desktop starts after a restart: the rewritten entry, with nothing else in its environment.
+    const entry = JSON.parse(await readFile(config, 'utf8')).mcpServers.notes;
+    const transport = new StdioClientTransport({
+      command: entry.command,
+      args: entry.args,
+      env: { PATH: process.env.PATH!, ...entry.env },
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'claude-desktop-stand-in', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toEqual(expect.arrayContaining(['create_entities', 'read_graph']));
+      await client.callTool({
+        name: 'create_entities',
+        arguments: { entities: [{ name: 'fence', entityType: 'thing', observations: ['contained'] }] },
+      });
+      const graph = await client.callTool({ name: 'read_graph', arguments: {} });
+      expect(JSON.stringify(graph.content)).toContain('contained');
+    } finally {
+      await client.close();
+    }
+    const again = await ringfence(
+      ['client', 'import', 'claude-desktop', '--config', config],
+      env,
+      undefined,
+      {
+        cwd: empty,
+      },
+    );
+    expect(again.stdout).toContain('Nothing to change');
   });
 
   it('offline (the registry refuses connections): a clear refusal with the manual alternative, nothing registered', async () => {

@@ -233,7 +233,10 @@ function translateDockerRun(args: string[], clientEnv: Record<string, string>): 
   };
 }
 
-/** `-v REL:/workspace/REL[:ro|:rw]` (or `--mount type=bind,…`) with REL relative: ringfence's rule. */
+/**
+ * `-v ./REL:/workspace/REL[:ro]` (or `--mount type=bind,…`) with REL inside: ringfence's rule, with
+ * docker's mode (read-write unless `ro`).
+ */
 function workspaceMount(flag: string, spec: string): string | undefined {
   let source: string;
   let target: string;
@@ -248,9 +251,11 @@ function workspaceMount(flag: string, spec: string): string | undefined {
     readOnly = fields.readonly === 'true' || fields.ro === 'true';
   } else {
     const [src = '', dst = '', mode = ''] = spec.split(':');
+    // A bare name is a named volume to docker, not a folder: only ./PATH binds a folder.
+    if (!src.startsWith('./')) return undefined;
     source = src;
     target = dst;
-    readOnly = mode !== 'rw';
+    readOnly = mode.split(',').includes('ro');
   }
   const rel = source.replace(/^\.\//, '');
   if (rel === '' || rel.startsWith('/') || rel.split('/').includes('..') || target !== `/workspace/${rel}`)

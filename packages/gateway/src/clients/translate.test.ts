@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { describeEntry, ringfenceEntry } from './entries.js';
+import { serverNameFor, translateEntry } from './translate.js';
+
+const docker = (...args: string[]) => translateEntry({ command: 'docker', args: ['run', ...args] });
+
+describe('translateEntry: docker run', () => {
+  it('maps a bind mount onto the workspace rule only when it is one (REL → /workspace/REL)', () => {
+    expect(
+      docker(
+        '-i',
+        '--mount',
+        'type=bind,src=./out,dst=/workspace/out',
+        '-v',
+        './docs:/workspace/docs:ro',
+        'img:1',
+      ),
+    ).toMatchObject({ kind: 'register', input: { image: 'img:1', mounts: ['out:rw', 'docs'] } });
+    const outside = docker(
+      '-v',
+      '/etc:/workspace/etc',
+      '-v',
+      './../up:/workspace/../up',
+      '-v',
+      'vol:/workspace/vol',
+      'img:1',
+    );
+    expect(outside).toMatchObject({ kind: 'register', input: { image: 'img:1' } });
+    expect(outside.kind === 'register' && outside.input.mounts).toBeFalsy();
+    expect(docker('-v', './out:/workspace/out', 'img:1')).toMatchObject({ input: { mounts: ['out:rw'] } });
+  });
+
+  it('takes -e KEY from the entry env, and skips when the value is nowhere', () => {
+    expect(
+      translateEntry({ command: 'docker', args: ['run', '-e', 'TOKEN', 'img:1'], env: { TOKEN: 't' } }),
+    ).toMatchObject({ kind: 'register', input: { env: ['TOKEN=t'] } });
+    expect(docker('-e', 'TOKEN', 'img:1')).toMatchObject({
+      kind: 'skip',
+      reason: expect.stringContaining('-e TOKEN'),
+    });
+  });
+
+  it('refuses --entrypoint and --env-file rather than running something else', () => {
+    expect(docker('--entrypoint', 'sh', 'img:1').kind).toBe('skip');
+    expect(docker('--env-file', '.env', 'img:1').kind).toBe('skip');
+  });
+
+  it('keeps the arguments after the image as the command', () => {
+    expect(docker('--rm', 'img:1', '--mode', 'fast')).toMatchObject({
+      input: { command: ['--mode', 'fast'] },
+    });
+  });
+});
+
+describe('translateEntry: npx and others', () => {
+  it('refuses a package that is not from the registry (path, git, URL)', () => {
+    for (const spec of ['./local', 'github:me/server', 'https://example.com/x.tgz']) {
+      expect(translateEntry({ command: 'npx', args: ['-y', spec] }).kind).toBe('skip');
+    }
+  });
+  it('recognises its own entries, and a disabled one is left alone', () => {
+    const ours = ringfenceEntry('cursor', { command: '/n', args: ['/r.js'] }, '/h', 'x', {});
+    expect(translateEntry(ours).kind).toBe('ringfence');
+    expect(translateEntry({ command: 'npx', args: ['-y', 'pkg'], disabled: true }).kind).toBe('skip');
+  });
+});
+
+describe('describeEntry never shows a secret value', () => {
+  it('hides env and header values, flag values named like secrets, and a URL query', () => {
+    const text = describeEntry({
+      command: 'srv',
+      args: ['--api-key', 'S1', '--token=S2', '-e', 'PLAIN=S3', '--header', 'X-Any: S4', 'Authorization:S5'],
+      env: { A: 'S6' },
+      headers: { B: 'S7' },
+    });
+    for (const secret of ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7']) expect(text).not.toContain(secret);
+    expect(describeEntry({ url: 'https://u:S8@h.example/mcp?key=S9' })).toBe('http https://h.example/mcp?…');
+  });
+});
+
+describe('serverNameFor', () => {
+  it('fits the name rule and never reuses a taken or reserved name', () => {
+    expect(serverNameFor('Docs Search', new Set())).toBe('docs-search');
+    expect(serverNameFor('docs', new Set(['docs', 'docs-2']))).toBe('docs-3');
+    expect(serverNameFor('ringfence', new Set())).toBe('ringfence-2');
+    expect(serverNameFor('日本', new Set())).toBe('server');
+  });
+});

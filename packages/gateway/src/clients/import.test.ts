@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { copyFile, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -131,6 +132,28 @@ describe('client import, Claude Desktop (claude_desktop_config.json, mcpServers)
     });
     const written = JSON.parse(await readFile(path, 'utf8'));
     expect(written.mcpServers.github.command).toBe('docker');
+  });
+
+  it('shows the change before the file is touched', async () => {
+    const path = join(dir, 'c.json');
+    await copyFile(join(FIXTURES, 'cursor.mcp.json'), path);
+    const original = await readFile(path, 'utf8');
+    let seen: string | undefined;
+    await importClient({
+      kind: 'cursor',
+      path,
+      home: '/h',
+      launch: LAUNCH,
+      dryRun: false,
+      registered: [],
+      register: async (input) => ({ name: input.name }) as ServerConfig,
+      beforeWrite: (result) => {
+        expect(result.changes.map((c) => c.entry)).toEqual(['server-name', 'remote-server']);
+        seen = readFileSync(path, 'utf8');
+      },
+    });
+    expect(seen).toBe(original);
+    expect(await readFile(path, 'utf8')).not.toBe(original);
   });
 
   it('keeps the file mode of a config that holds tokens', async () => {

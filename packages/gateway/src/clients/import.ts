@@ -43,6 +43,8 @@ export interface ImportOptions {
   readonly register: (input: RegistrationInput) => Promise<ServerConfig>;
   /** Told as each entry is registered (an npm fetch or image build can take a while). */
   readonly progress?: (line: string) => void;
+  /** Shown what happened and what will change, before the file is touched. */
+  readonly beforeWrite?: (result: ImportResult) => void;
 }
 
 /**
@@ -95,6 +97,7 @@ export async function importClient(options: ImportOptions): Promise<ImportResult
     });
   }
   if (options.dryRun || changes.length === 0) return { path: config.path, rows, changes };
+  options.beforeWrite?.({ path: config.path, rows, changes });
   const backup = await backupClientConfig(config.path);
   await writeClientConfig(config, servers);
   return { path: config.path, rows, changes, backup };

@@ -1,4 +1,4 @@
-import { importClient } from '@ringfence/gateway/clients';
+import { type ImportResult, importClient } from '@ringfence/gateway/clients';
 import { ServerStore } from '@ringfence/gateway/config';
 import { resolveHome } from '@ringfence/gateway/home';
 import { registerServer } from '@ringfence/gateway/registration';
@@ -31,6 +31,26 @@ export default class ClientImport extends RingfenceCommand {
     const home = resolveHome();
     const dryRun = flags['dry-run'];
     const policy = dryRun ? undefined : await loadPolicyView(home);
+    let shown = false;
+    const show = (result: ImportResult) => {
+      shown = true;
+      const width = Math.max(5, ...result.rows.map((row) => row.entry.length));
+      this.log(`${'entry'.padEnd(width)}  outcome`);
+      for (const row of result.rows) {
+        const outcome = row.server ? `${row.outcome} as ${row.server}` : row.outcome;
+        this.log(`${row.entry.padEnd(width)}  ${outcome}${row.reason ? `: ${row.reason}` : ''}`);
+        for (const note of row.notes) this.log(`${' '.repeat(width)}    note: ${note}`);
+      }
+      if (result.changes.length === 0) {
+        this.log(`\nNothing to change in ${result.path}.`);
+        return;
+      }
+      this.log(`\n${dryRun ? 'Would change' : 'Changing'} ${result.path}:`);
+      for (const change of result.changes) {
+        this.log(`  - ${change.entry}: ${change.before}`);
+        this.log(`  + ${change.entry}: ${change.after}`);
+      }
+    };
     const result = await importClient({
       kind,
       path: clientConfigPath(kind, flags.config),
@@ -47,25 +67,11 @@ export default class ClientImport extends RingfenceCommand {
           notify: (line) => this.logToStderr(`  ${line}`),
         }),
       progress: (line) => this.logToStderr(line),
+      beforeWrite: show,
     });
-    const width = Math.max(5, ...result.rows.map((row) => row.entry.length));
-    this.log(`${'entry'.padEnd(width)}  outcome`);
-    for (const row of result.rows) {
-      const outcome = row.server ? `${row.outcome} as ${row.server}` : row.outcome;
-      this.log(`${row.entry.padEnd(width)}  ${outcome}${row.reason ? `: ${row.reason}` : ''}`);
-      for (const note of row.notes) this.log(`${' '.repeat(width)}    note: ${note}`);
-    }
-    if (result.changes.length === 0) {
-      this.log(`\nNothing to change in ${result.path}.`);
-      return;
-    }
-    this.log(`\n${dryRun ? 'Would change' : 'Changed'} ${result.path}:`);
-    for (const change of result.changes) {
-      this.log(`  - ${change.entry}: ${change.before}`);
-      this.log(`  + ${change.entry}: ${change.after}`);
-    }
+    if (!shown) show(result);
     if (result.backup) this.log(`The file as it was is kept in ${result.backup}.`);
-    if (!dryRun)
+    if (result.backup)
       this.log(
         `Restart ${kind}: the same servers, now contained, pinned and audited. Review them with: ringfence mcp tools`,
       );

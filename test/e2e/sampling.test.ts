@@ -89,7 +89,8 @@ describe('sampling and elicitation over --http, several sessions', () => {
     }
     const listed = await ringfence(['mcp', 'ls'], env);
     expect(listed.stdout).toMatch(/writer .* may ask sampling, elicitation \(if the policy allows\)/);
-    expect(listed.stdout).toMatch(/plain .* asks nothing/);
+    expect(listed.stdout).toMatch(/^plain {2}container .* not seen yet$/m);
+    expect(listed.stdout).not.toMatch(/^plain .*may ask/m);
     ({ url } = await serveHttp(home, TOKEN, ['--session', uniqueName('smp-http')]));
   });
 

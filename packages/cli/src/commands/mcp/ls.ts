@@ -85,7 +85,7 @@ export default class McpLs extends RingfenceCommand {
         const pinned =
           row.pinned === 0 && row.withheld === 0 ? 'not seen yet' : `${row.pinned} pinned${pending}`;
         this.log(
-          `${rendered(row.name, 'name')}  ${row.transport}  ${rendered(row.target, 'name')}${row.egress ? `  egress ${rendered(row.egress, 'line')}` : ''}  ${row.asks.length ? `may ask ${row.asks.join(', ')} (if the policy allows)` : 'asks nothing'}  ${pinned}`,
+          `${rendered(row.name, 'name')}  ${row.transport}  ${rendered(row.target, 'name')}${row.egress ? `  egress ${rendered(row.egress, 'line')}` : ''}${row.asks.length ? `  may ask ${row.asks.join(', ')} (if the policy allows)` : ''}  ${pinned}`,
         );
         // A server's own stderr: its lines are kept, each marked as its, and nothing in them is raw.
         if (flags.logs && row.stderr)

@@ -38,7 +38,7 @@ import {
   upstreamErrorText,
 } from './pipeline/index.js';
 import { SERVER_INFO } from './server-info.js';
-import { type RequestSink, ServerRequests } from './server-requests.js';
+import { declaredEntry, type RequestSink, ServerRequests } from './server-requests.js';
 
 export interface GatewayOptions {
   readonly servers: readonly ServerConfig[];
@@ -96,20 +96,6 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
     });
   }
 
-  /**
-   * The entry the upstream is built from: sampling and elicitation declared to the server only
-   * where the registration and the policy both allow them. Each request is decided again anyway.
-   */
-  private declared(config: ServerConfig): ServerConfig {
-    return {
-      ...config,
-      allow_sampling:
-        config.allow_sampling === true && this.policy.allowsServerRequest(config.name, 'sampling'),
-      allow_elicitation:
-        config.allow_elicitation === true && this.policy.allowsServerRequest(config.name, 'elicitation'),
-    };
-  }
-
   /** Start all servers concurrently; a server that fails is reported and skipped. */
   async start(): Promise<void> {
     await this.options.audit.append({
@@ -124,7 +110,7 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
     const timeoutMs = this.options.startTimeoutMs ?? 60_000;
     let upstream: Upstream | undefined;
     try {
-      upstream = this.options.createUpstream(this.declared(config));
+      upstream = this.options.createUpstream(declaredEntry(config, this.policy));
       const started = upstream;
       started.onLog((params) => this.logs.relay(config.name, params));
       started.onServerRequest((request) => this.serverRequests.handle(config, request));

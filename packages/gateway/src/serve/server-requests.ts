@@ -124,6 +124,19 @@ export function elicitationParams(server: string, params: unknown): Record<strin
   };
 }
 
+/**
+ * The entry an upstream is built from: sampling and elicitation declared to the server only where
+ * the registration and the policy both allow them. Each request is decided again anyway.
+ */
+export function declaredEntry(config: ServerConfig, policy: PolicyView): ServerConfig {
+  return {
+    ...config,
+    allow_sampling: config.allow_sampling === true && policy.allowsServerRequest(config.name, 'sampling'),
+    allow_elicitation:
+      config.allow_elicitation === true && policy.allowsServerRequest(config.name, 'elicitation'),
+  };
+}
+
 const HOW_TO_ALLOW: Record<ServerRequestKind, string> = {
   sampling: '--allow-sampling',
   elicitation: '--allow-elicitation',

@@ -2,12 +2,16 @@
 // The MCP conformance suite as a judge (docs/conformance.md). Runs on the repository's Node 20;
 // the suite itself runs on the Node 22 installed in conformance/suite/.
 //
-//   node conformance/run.mjs [--direct] [--through-ringfence] [--expect-direct N] [--expect-through M]
+//   node conformance/run.mjs [--direct] [--through-ringfence] [--through-ringfence-allowed]
+//                            [--expect-direct N] [--expect-through M] [--expect-allowed K]
 //
 // --direct             the suite against the fixture (conformance/fixtures/everything-server.mjs)
 // --through-ringfence  the suite against `ringfence mcp serve --http` with the fixture registered
-//                      behind it (with --only NAME when this build's `mcp serve` has it)
-// --expect-direct N / --expect-through M
+//                      behind it as a user would by default (with --only NAME when this build's
+//                      `mcp serve` has it): its sampling and elicitation requests are refused
+// --through-ringfence-allowed
+//                      the same, registered with --allow-sampling --allow-elicitation
+// --expect-direct N / --expect-through M / --expect-allowed K
 //                      the least number of checks that must pass (exit 1 below it)
 // --out FILE           the JSON summary (default conformance/results/latest.json)
 //
@@ -41,8 +45,12 @@ async function measure(mode, inventory, resultsDir) {
   let through;
   try {
     let url = fixture.url;
-    if (mode === 'through') {
-      through = await serveThroughRingfence({ fixtureUrl: fixture.url, name: SERVER_NAME });
+    if (mode !== 'direct') {
+      through = await serveThroughRingfence({
+        fixtureUrl: fixture.url,
+        name: SERVER_NAME,
+        allow: mode === 'allowed',
+      });
       url = through.url;
     }
     const workDir = join(resultsDir, mode);
@@ -63,7 +71,17 @@ async function measure(mode, inventory, resultsDir) {
     const scored = score(run.runs, inventory);
     return {
       mode,
-      ...(through ? { gateway: { serve: through.mode, server: SERVER_NAME } } : {}),
+      ...(through
+        ? {
+            gateway: {
+              serve: through.mode,
+              server: SERVER_NAME,
+              registration: mode === 'allowed' ? 'sampling and elicitation allowed' : 'default',
+              // Each refusal of sampling or elicitation is an audit entry: counted here from the log.
+              serverRequests: through.serverRequests(),
+            },
+          }
+        : {}),
       passed: scored.passed,
       total: scored.total,
       durationMs: Date.now() - started,
@@ -89,6 +107,8 @@ async function measure(mode, inventory, resultsDir) {
 const LABELS = {
   direct: 'direct (suite → fixture)',
   through: 'through ringfence (suite → mcp serve --http → fixture)',
+  allowed:
+    'through ringfence, sampling and elicitation allowed (mcp add --allow-sampling --allow-elicitation)',
 };
 
 async function main() {
@@ -114,8 +134,17 @@ async function main() {
       return 2;
     }
     const result = /** @type {(typeof results)[number]} */ (results.at(-1));
-    const label = result.gateway ? `${LABELS.through}, ${result.gateway.serve} mode` : LABELS.direct;
+    const label = result.gateway ? `${LABELS[mode]}, ${result.gateway.serve} mode` : LABELS.direct;
     process.stdout.write(`${formatMode(label, result)}\n`);
+    if (result.gateway) {
+      const { passed, refused, rules } = result.gateway.serverRequests;
+      const why = Object.entries(rules)
+        .map(([rule, n]) => `${rule} ${n}`)
+        .join(', ');
+      process.stdout.write(
+        `  sampling and elicitation in the gateway's audit log: ${passed} passed on, ${refused} refused${why ? ` (${why})` : ''}\n`,
+      );
+    }
   }
   const verdicts = results.map((r) => {
     const expected = options.expect[r.mode];

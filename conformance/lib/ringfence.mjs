@@ -4,7 +4,7 @@
 // gateway serving streamable HTTP with a token from RINGFENCE_MCP_TOKEN, and the bearer-token
 // proxy in front of it for the suite (lib/auth-proxy.mjs says why).
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,10 +33,33 @@ export async function serveHasOnly(env) {
 }
 
 /**
- * Register `fixtureUrl` as server `name` in a fresh home and serve it. Resolves to
- * { url, mode, home, gatewayOutput, close }: `url` is the proxy's, `mode` is 'only' or 'prefixed'.
+ * The sampling and elicitation requests the fixture sent through the gateway, as its audit log
+ * recorded them: how many were passed on and how many refused, by rule.
  */
-export async function serveThroughRingfence({ fixtureUrl, name, startTimeoutMs = 120_000 }) {
+export function serverRequestsAudited(home) {
+  let text = '';
+  try {
+    text = readFileSync(join(home, 'audit.jsonl'), 'utf8');
+  } catch {}
+  const counts = { passed: 0, refused: 0, rules: /** @type {Record<string, number>} */ ({}) };
+  for (const line of text.split('\n')) {
+    if (!line) continue;
+    const entry = JSON.parse(line);
+    if (entry.type !== 'mcp.server_request') continue;
+    if (entry.refs.allowed) counts.passed++;
+    else counts.refused++;
+    counts.rules[entry.refs.rule] = (counts.rules[entry.refs.rule] ?? 0) + 1;
+  }
+  return counts;
+}
+
+/**
+ * Register `fixtureUrl` as server `name` in a fresh home and serve it; `allow` registers it with
+ * --allow-sampling and --allow-elicitation. Resolves to { url, mode, home, gatewayOutput,
+ * serverRequests, close }: `url` is the proxy's, `mode` is 'only' or 'prefixed', and
+ * `serverRequests()` reads the gateway's audit of sampling and elicitation (before `close`).
+ */
+export async function serveThroughRingfence({ fixtureUrl, name, allow = false, startTimeoutMs = 120_000 }) {
   const home = mkdtempSync(join(tmpdir(), 'ringfence-conformance-home-'));
   const policyDir = mkdtempSync(join(tmpdir(), 'ringfence-conformance-policy-'));
   const token = randomBytes(32).toString('hex');
@@ -57,10 +80,13 @@ export async function serveThroughRingfence({ fixtureUrl, name, startTimeoutMs =
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   };
   try {
-    const added = await runToEnd(process.execPath, [CLI, 'mcp', 'add', name, '--url', fixtureUrl], { env });
+    const asks = allow ? ['--allow-sampling', '--allow-elicitation'] : [];
+    const added = await runToEnd(process.execPath, [CLI, 'mcp', 'add', name, '--url', fixtureUrl, ...asks], {
+      env,
+    });
     if (added.code !== 0) {
       throw new Error(
-        `ringfence mcp add ${name} --url ${fixtureUrl} failed (${added.code}):\n${added.stderr}${added.stdout}`,
+        `ringfence mcp add ${name} --url ${fixtureUrl} ${asks.join(' ')} failed (${added.code}):\n${added.stderr}${added.stdout}`,
       );
     }
     const only = await serveHasOnly(env);
@@ -78,6 +104,7 @@ export async function serveThroughRingfence({ fixtureUrl, name, startTimeoutMs =
       mode: only ? 'only' : 'prefixed',
       home,
       gatewayOutput: gateway.output,
+      serverRequests: () => serverRequestsAudited(home),
       close,
     };
   } catch (error) {

@@ -32,6 +32,9 @@ async function fixtureImage(file: string, repository: string): Promise<string> {
 /** The probe server (test/fixtures/probe-server.mjs): the hostile server looking around. */
 export const probeImage = () => fixtureImage('probe-server.mjs', 'ringfence-test/probe');
 
+/** A server that asks its client for sampling, elicitation and roots (test/fixtures/asking-server.mjs). */
+export const askingImage = () => fixtureImage('asking-server.mjs', 'ringfence-test/asking');
+
 /** A server that keeps running after its stdin ends and ignores SIGTERM (test/fixtures). */
 export const eofIgnoringImage = () => fixtureImage('eof-ignoring-server.mjs', 'ringfence-test/stubborn');
 

@@ -47,6 +47,7 @@ export { isRingfenceError, RingfenceError } from './errors.js';
 // Evaluation.
 export {
   allowedTools,
+  allowsServerRequest,
   type CallContext,
   type CallDecision,
   decideCall,
@@ -60,6 +61,7 @@ export {
   maxCallSeconds,
   orgPins,
   ruleMatches,
+  type ServerRequestKind,
 } from './evaluate/evaluate.js';
 export { globMatches } from './evaluate/glob.js';
 // Files: atomic writes and cross-process locks.

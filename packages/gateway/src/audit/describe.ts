@@ -60,6 +60,25 @@ export function describeAuditLine(line: AuditLogLine): string {
       detail = `${subject(r)}  ${r.is_error ? 'error' : 'ok'}${cancelled}  for #${entry.parent_seq}  result=${short(r.result)}${r.dropped ? `  dropped=${r.dropped}` : ''}`;
       break;
     }
+    case 'mcp.server_request': {
+      const r = entry.refs;
+      detail = [
+        name(r.server),
+        name(r.method),
+        r.allowed ? 'passed on' : 'REFUSED',
+        `rule=${name(r.rule)}`,
+        r.reason && `(${prose(r.reason)})`,
+        `request=${short(r.request)}`,
+      ]
+        .filter(Boolean)
+        .join('  ');
+      break;
+    }
+    case 'mcp.server_answer': {
+      const r = entry.refs;
+      detail = `${name(r.server)}  ${name(r.method)}  ${r.is_error ? 'error' : 'answered'}  for #${entry.parent_seq}  answer=${short(r.answer)}${r.reason ? `  (${prose(r.reason)})` : ''}`;
+      break;
+    }
     case 'mcp.egress': {
       const r = entry.refs;
       detail = [

@@ -110,7 +110,26 @@ const REFS: Record<AuditType, Spec> = {
     reason: TEXT,
     count: { check: isSeq, what: 'a positive integer', optional: true },
   },
+  'mcp.server_request': {
+    server: NAME,
+    method: NAME,
+    allowed: BOOL,
+    rule: NAME,
+    reason: { ...TEXT, optional: true },
+    request: { check: isDigestOrNull, what: 'a sha256: digest or null' },
+    policy: { check: POLICY, what: 'an object', optional: true },
+  },
+  'mcp.server_answer': {
+    server: NAME,
+    method: NAME,
+    is_error: BOOL,
+    answer: { check: isDigestOrNull, what: 'a sha256: digest or null' },
+    reason: { ...TEXT, optional: true },
+  },
 };
+
+/** Entry types that answer an earlier entry, named by `parent_seq`. */
+const HAS_PARENT: readonly AuditType[] = ['mcp.result', 'mcp.server_answer'];
 
 function envelope(type: AuditType): Spec {
   return {
@@ -120,7 +139,7 @@ function envelope(type: AuditType): Spec {
     session: NAME,
     agent: { ...NAME, optional: true },
     scope: { ...NAME, optional: true },
-    ...(type === 'mcp.result' ? { parent_seq: { check: isSeq, what: 'a positive integer' } } : {}),
+    ...(HAS_PARENT.includes(type) ? { parent_seq: { check: isSeq, what: 'a positive integer' } } : {}),
     refs: { check: REFS[type], what: 'an object' },
     prev: DIGEST_FIELD,
   };
@@ -175,7 +194,7 @@ export function checkEntryShape(value: unknown): ShapeCheck {
       return { ok: false, message: 'an expose decision has no arguments' };
     }
   }
-  if (entry.type === 'mcp.result' && entry.parent_seq >= entry.seq) {
+  if ((entry.type === 'mcp.result' || entry.type === 'mcp.server_answer') && entry.parent_seq >= entry.seq) {
     return { ok: false, message: `parent_seq ${entry.parent_seq} must come before seq ${entry.seq}` };
   }
   return { ok: true, entry };
@@ -244,6 +263,16 @@ export function prepareEntry(input: AuditInput, session: string): PreparedEntry 
   } else if (input.type === 'mcp.result') {
     const { result, ...rest } = input.refs;
     fields = { ...base, parent_seq: input.parentSeq, refs: { ...rest, result: contentDigest(result) } };
+  } else if (input.type === 'mcp.server_request') {
+    const { request, ...rest } = input.refs;
+    fields = { ...base, refs: { ...rest, request: contentDigest(request) } };
+  } else if (input.type === 'mcp.server_answer') {
+    const { answer, ...rest } = input.refs;
+    fields = {
+      ...base,
+      parent_seq: input.parentSeq,
+      refs: { ...rest, answer: answer === undefined ? null : contentDigest(answer) },
+    };
   } else {
     fields = { ...base, refs: input.refs };
   }

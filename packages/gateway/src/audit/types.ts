@@ -8,7 +8,14 @@ export const AUDIT_GENESIS: AuditDigest = `sha256:${'0'.repeat(64)}`;
 export const AUDIT_FILE_NAME = 'audit.jsonl';
 
 /** The entry kinds this version writes and verifies. */
-export const AUDIT_TYPES = ['gateway.start', 'mcp.decision', 'mcp.result', 'mcp.egress'] as const;
+export const AUDIT_TYPES = [
+  'gateway.start',
+  'mcp.decision',
+  'mcp.result',
+  'mcp.egress',
+  'mcp.server_request',
+  'mcp.server_answer',
+] as const;
 export type AuditType = (typeof AUDIT_TYPES)[number];
 
 /**
@@ -98,6 +105,33 @@ export interface EgressRefs {
   readonly count?: number;
 }
 
+/** A request a server sent to the client (sampling, elicitation): passed on, or refused and why. */
+export interface ServerRequestRefs {
+  readonly server: string;
+  /** `sampling/createMessage` or `elicitation/create`. */
+  readonly method: string;
+  readonly allowed: boolean;
+  /**
+   * What decided: `allowed`, or why not: `registration`, `policy`, `client-capability`,
+   * `no-caller`, `several-callers`, `too-large`, `malformed`.
+   */
+  readonly rule: string;
+  readonly reason?: string;
+  /** Digest of the canonical JSON of the request's params as the server sent them. */
+  readonly request: AuditDigest | null;
+  readonly policy?: AuditPolicyRef;
+}
+
+/** The client's answer to a request passed on (`parent_seq` names the `mcp.server_request`). */
+export interface ServerAnswerRefs {
+  readonly server: string;
+  readonly method: string;
+  readonly is_error: boolean;
+  /** Digest of the answer passed back to the server, or `null` when there was none (an error). */
+  readonly answer: AuditDigest | null;
+  readonly reason?: string;
+}
+
 interface EntryBase {
   readonly seq: number;
   /** ISO 8601 UTC with milliseconds, as `Date.prototype.toISOString` writes it. */
@@ -118,8 +152,24 @@ export type ResultEntry = EntryBase & {
 };
 export type EgressEntry = EntryBase & { readonly type: 'mcp.egress'; readonly refs: EgressRefs };
 
+export type ServerRequestEntry = EntryBase & {
+  readonly type: 'mcp.server_request';
+  readonly refs: ServerRequestRefs;
+};
+export type ServerAnswerEntry = EntryBase & {
+  readonly type: 'mcp.server_answer';
+  readonly parent_seq: number;
+  readonly refs: ServerAnswerRefs;
+};
+
 /** One line of `audit.jsonl`, parsed and shape-checked. */
-export type AuditEntry = GatewayStartEntry | DecisionEntry | ResultEntry | EgressEntry;
+export type AuditEntry =
+  | GatewayStartEntry
+  | DecisionEntry
+  | ResultEntry
+  | EgressEntry
+  | ServerRequestEntry
+  | ServerAnswerEntry;
 
 /** Who acted, when the gateway knows (agents from `ringfence agent add`). */
 export interface AuditActor {
@@ -155,4 +205,19 @@ export type AuditInput =
         readonly result: unknown;
       };
     })
-  | (AuditActor & { readonly type: 'mcp.egress'; readonly refs: EgressRefs });
+  | (AuditActor & { readonly type: 'mcp.egress'; readonly refs: EgressRefs })
+  | (AuditActor & {
+      readonly type: 'mcp.server_request';
+      readonly refs: Omit<ServerRequestRefs, 'request'> & {
+        /** The raw params; only their digest is written. */
+        readonly request: unknown;
+      };
+    })
+  | (AuditActor & {
+      readonly type: 'mcp.server_answer';
+      readonly parentSeq: number;
+      readonly refs: Omit<ServerAnswerRefs, 'answer'> & {
+        /** The raw answer (undefined: none); only its digest is written. */
+        readonly answer: unknown;
+      };
+    });

@@ -41,6 +41,10 @@ interface ServerBase {
   readonly timeouts?: CallTimeouts;
   /** The result cap in MiB, base64 content counted decoded; absent: 6. */
   readonly max_result_mb?: number;
+  /** `mcp add --allow-sampling`: it may ask the client's model (within the policy); absent: no. */
+  readonly allow_sampling?: boolean;
+  /** `mcp add --allow-elicitation`: it may ask the person questions (within the policy); absent: no. */
+  readonly allow_elicitation?: boolean;
 }
 
 export interface ContainerServerConfig extends ServerBase {
@@ -202,7 +206,19 @@ function parseServer(value: unknown, index: number, inFile: boolean): ServerConf
     maxResult: `${what}.max_result_mb`,
   });
   if (limits) throw new ConfigError('SERVER_FIELD', limits);
-  const common = ['name', 'transport', 'allow_tools', 'timeouts', 'max_result_mb'];
+  for (const key of ['allow_sampling', 'allow_elicitation'] as const) {
+    if (entry[key] !== undefined && typeof entry[key] !== 'boolean')
+      throw new ConfigError('SERVER_FIELD', `${what}.${key} must be true or false`);
+  }
+  const common = [
+    'name',
+    'transport',
+    'allow_tools',
+    'timeouts',
+    'max_result_mb',
+    'allow_sampling',
+    'allow_elicitation',
+  ];
   if (entry.transport === 'http') {
     expectOnlyKeys(entry, [...common, 'url', 'headers'], what);
     if (typeof entry.url !== 'string') throw new ConfigError('SERVER_FIELD', `${what}.url must be a string`);

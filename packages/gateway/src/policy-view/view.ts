@@ -1,5 +1,6 @@
 import {
   allowedTools,
+  allowsServerRequest,
   decideCall,
   type EgressCeiling,
   egressCeiling,
@@ -68,6 +69,7 @@ export function policyView(verified: VerifiedPolicy): PolicyView {
     egressRefusal: (server, egress) =>
       egressProblem(policy.name, egressCeiling(policy, server), server, egress),
     maxCallSeconds: (server) => maxCallSeconds(policy, server),
+    allowsServerRequest: (server, kind) => allowsServerRequest(policy, server, kind),
     defaultEgress: policy.default_egress ?? 'deny',
     decideCall: (call) => {
       const decision = decideCall(policy, call);

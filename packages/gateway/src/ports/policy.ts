@@ -32,6 +32,12 @@ export interface PolicyView {
   egressRefusal(server: string, egress: EgressRule): string | undefined;
   /** The longest one call to this server may run in all (`mcp[].max_call_seconds`); undefined = no cap. */
   maxCallSeconds(server: string): number | undefined;
+  /**
+   * Whether the policy lets this server send `sampling/createMessage` (`mcp[].allow_sampling`) or
+   * `elicitation/create` (`allow_elicitation`) to the client; absent under a policy means no.
+   * The server's registration must allow it as well.
+   */
+  allowsServerRequest(server: string, kind: 'sampling' | 'elicitation'): boolean;
   /** The egress a new server gets when it names no hosts. */
   readonly defaultEgress: 'deny' | 'any';
   /** A tool call names `tool`; a prompt request names `prompt` (rules tell them apart). */
@@ -62,6 +68,7 @@ export const LOCAL_ONLY: PolicyView = {
   imageRefusal: () => undefined,
   egressRefusal: () => undefined,
   maxCallSeconds: () => undefined,
+  allowsServerRequest: () => true,
   defaultEgress: 'deny',
   decideCall: () => ({ action: 'allow', rule: 'no-policy', reason: 'no organisation policy is installed' }),
 };

@@ -36,9 +36,37 @@ export interface Upstream {
   onListChanged(listener: () => void): void;
   /** Each `notifications/message` the server sends, its params still untrusted. */
   onLog(listener: (params: unknown) => void): void;
+  /**
+   * Each `sampling/createMessage` and `elicitation/create` the server sends, still untrusted: the
+   * handler's answer (or its error) goes back to the server. Without a handler they are refused.
+   */
+  onServerRequest(handler: ServerRequestHandler): void;
   /** Called once if the connection is lost outside of close(). */
   onClosed(listener: (reason: string) => void): void;
   close(): Promise<void>;
+}
+
+/** The requests a server may send to the client through the gateway. */
+export const SERVER_REQUEST_METHODS = ['sampling/createMessage', 'elicitation/create'] as const;
+export type ServerRequestMethod = (typeof SERVER_REQUEST_METHODS)[number];
+
+/** One request from a server to the client, as it came (params untrusted). */
+export interface ServerRequest {
+  readonly method: ServerRequestMethod;
+  readonly params: unknown;
+  /** Aborts when the server cancels its request or the connection goes. */
+  readonly signal: AbortSignal;
+}
+
+export type ServerRequestHandler = (request: ServerRequest) => Promise<Record<string, unknown>>;
+
+/**
+ * What the upstream client declares to one server at initialisation. Declaring is not allowing:
+ * every request is decided again when it comes (the gateway's `ServerRequests`).
+ */
+export interface ClientGrants {
+  readonly sampling: boolean;
+  readonly elicitation: boolean;
 }
 
 /** The server capabilities the gateway acts on; what it does not declare is not asked of it. */
@@ -95,6 +123,14 @@ export interface ContainedStdio {
   readonly stdout: NodeJS.ReadableStream;
   /** end() closes the container's stdin. */
   readonly stdin: NodeJS.WritableStream;
+  /** The folders mounted into the container, as the server sees them: its `roots/list` answer. */
+  readonly mounts?: readonly MountedFolder[];
+}
+
+export interface MountedFolder {
+  /** The absolute path inside the container. */
+  readonly target: string;
+  readonly readOnly: boolean;
 }
 
 /**

@@ -13,6 +13,7 @@ export { checkRegistrationAgainstPolicy, type RegistrationPolicy } from './polic
 export { type PullOptions, type PullResult, pullServer, pullSummary } from './pull.js';
 export {
   buildNpmImage,
+  clientRequestsOf,
   inspectLocalImage,
   type NpmImageOptions,
   type RegisterOptions,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { parseServersFile } from '../config/servers.js';
 import { parseKeyValues, parseMounts, planRegistration, type RegistrationInput } from './plan.js';
 
 const plan = (
@@ -139,6 +140,35 @@ describe('planRegistration', () => {
   it('refuses a bad name or a plain-http remote before anything else', () => {
     expect(refusal(() => plan({ name: 'Bad', image: 'i' })).code).toBe('SERVER_NAME');
     expect(refusal(() => plan({ url: 'http://mcp.example.com/mcp' })).code).toBe('SERVER_URL');
+  });
+});
+
+describe('sampling and elicitation from the flags', () => {
+  it('stores --allow-sampling and --allow-elicitation on either transport, and nothing without them', () => {
+    const flags = { allowSampling: true, allowElicitation: true };
+    const asks = { allow_sampling: true, allow_elicitation: true };
+    const remote = plan({ url: 'https://mcp.example.com/mcp', ...flags });
+    expect(remote.transport === 'http' && remote.server).toMatchObject(asks);
+    const contained = plan({ image: 'example/server:1', allowSampling: true });
+    expect(contained.transport === 'container' && contained.draft).toMatchObject({ allow_sampling: true });
+    expect(contained.transport === 'container' && contained.draft).not.toHaveProperty('allow_elicitation');
+    const none = plan({ url: 'https://mcp.example.com/mcp' });
+    expect(none.transport === 'http' && none.server).not.toHaveProperty('allow_sampling');
+    expect(
+      parseServersFile({ version: 1, servers: [remote.transport === 'http' && remote.server] }).servers[0],
+    ).toMatchObject(asks);
+  });
+
+  it('mcp-servers.json refuses a value that is not true or false', () => {
+    for (const bad of ['yes', 1, null]) {
+      const entry = { name: 'r', transport: 'http', url: 'https://mcp.example.com/mcp', allow_sampling: bad };
+      expect(() => parseServersFile({ version: 1, servers: [entry] })).toThrow(
+        expect.objectContaining({
+          code: 'SERVER_FIELD',
+          message: 'servers[0].allow_sampling must be true or false',
+        }),
+      );
+    }
   });
 });
 

@@ -41,6 +41,21 @@ export interface RegistrationInput {
   readonly callCeiling?: number;
   /** The result cap in MiB (base64 content counted decoded). */
   readonly maxResultMb?: number;
+  /** `--allow-sampling`: the server may ask the client's model, within the policy. */
+  readonly allowSampling?: boolean;
+  /** `--allow-elicitation`: the server may ask the person questions, within the policy. */
+  readonly allowElicitation?: boolean;
+}
+
+/** `allow_sampling` and `allow_elicitation` of the entry: written only when given. */
+function clientRequestsFromFlags(input: RegistrationInput): {
+  allow_sampling?: true;
+  allow_elicitation?: true;
+} {
+  return {
+    ...(input.allowSampling ? { allow_sampling: true } : {}),
+    ...(input.allowElicitation ? { allow_elicitation: true } : {}),
+  };
 }
 
 /** A contained server before its image exists on the engine (an npm image is built later). */
@@ -147,6 +162,7 @@ function planRemote(input: RegistrationInput): HttpServerConfig {
     ...(Object.keys(headers).length > 0 ? { headers } : {}),
     ...(input.allowTools ? { allow_tools: [...input.allowTools] } : {}),
     ...limitsFromFlags(input),
+    ...clientRequestsFromFlags(input),
   };
 }
 
@@ -171,6 +187,7 @@ function planContained(
       ...(input.allowTools ? { allow_tools: [...input.allowTools] } : {}),
       ...(mounts.length > 0 ? { mounts } : {}),
       ...limitsFromFlags(input),
+      ...clientRequestsFromFlags(input),
     },
   };
 }

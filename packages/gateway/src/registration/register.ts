@@ -118,9 +118,21 @@ export async function registerServer(
 }
 
 /** What `mcp add` prints once the server is recorded. */
+/** What a server may ask of the client, for listings: `sampling, elicitation`, or undefined. */
+export function clientRequestsOf(server: ServerConfig): string | undefined {
+  const asks = [server.allow_sampling && 'sampling', server.allow_elicitation && 'elicitation'].filter(
+    Boolean,
+  );
+  return asks.length > 0 ? asks.join(', ') : undefined;
+}
+
 export function registrationSummary(server: ServerConfig): string {
+  const asks = clientRequestsOf(server);
+  const may = asks
+    ? ` It may ask the client for ${asks} while it answers a call, if the organisation policy allows it too.`
+    : '';
   if (server.transport === 'http') {
-    return `Registered ${server.name} (remote ${new URL(server.url).host}). Its tools are pinned the first time the gateway starts: ringfence mcp tools`;
+    return `Registered ${server.name} (remote ${new URL(server.url).host}). Its tools are pinned the first time the gateway starts: ringfence mcp tools${may}`;
   }
   const egress =
     server.egress.mode === 'allow'
@@ -128,5 +140,5 @@ export function registrationSummary(server: ServerConfig): string {
       : server.egress.mode === 'any'
         ? 'unrestricted egress'
         : 'no network';
-  return `Registered ${server.name} (image ${server.image}, ${server.image_id.slice(0, 19)}; ${egress}). Its tools are pinned the first time the gateway starts: ringfence mcp tools`;
+  return `Registered ${server.name} (image ${server.image}, ${server.image_id.slice(0, 19)}; ${egress}). Its tools are pinned the first time the gateway starts: ringfence mcp tools${may}`;
 }

@@ -107,7 +107,11 @@ export class DockerContainedServer implements ContainedServer {
     }
     await this.container.start();
     this.watchExit(this.container);
-    return { stdout: streams.stdout, stdin: streams.stdin };
+    return {
+      stdout: streams.stdout,
+      stdin: streams.stdin,
+      mounts: mounts.map((mount) => ({ target: mount.target, readOnly: mount.readOnly })),
+    };
   }
 
   private watchExit(container: Docker.Container): void {

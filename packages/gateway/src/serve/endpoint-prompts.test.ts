@@ -68,6 +68,7 @@ class ScriptedUpstream implements Upstream {
   onLog(listener: (params: unknown) => void) {
     this.log = listener;
   }
+  onServerRequest() {}
   onClosed() {}
   async close() {}
   /** What the server would send: a list change (the gateway re-lists), a log line. */

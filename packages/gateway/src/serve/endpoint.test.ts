@@ -71,6 +71,7 @@ class HostileUpstream implements Upstream {
   async setLoggingLevel() {}
   onListChanged() {}
   onLog() {}
+  onServerRequest() {}
   onClosed() {}
   async close() {}
 }

@@ -3,6 +3,8 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import {
   CallToolRequestSchema,
   CompleteRequestSchema,
+  CreateMessageResultSchema,
+  ElicitResultSchema,
   ErrorCode,
   type InitializeRequest,
   InitializeRequestSchema,
@@ -20,6 +22,7 @@ import type { Gateway } from './gateway.js';
 import { isLogLevel, type LogLevel, logPasses, type RelayedLog } from './log-relay.js';
 import { CallRefused } from './pipeline/index.js';
 import { SERVER_INFO } from './server-info.js';
+import { type RequestSink, SERVER_REQUEST_TIMEOUT_MS } from './server-requests.js';
 
 /**
  * Keeps the protocol version this server answered the client's `initialize` with: it decides
@@ -141,7 +144,34 @@ export function createEndpointServer(
     const ids = inFlight.get(target) ?? new Set();
     inFlight.set(target, ids);
     ids.add(extra.requestId);
-    return gateway.busyWith(target, work).finally(() => ids.delete(extra.requestId));
+    return gateway.busyWith(target, work, sink).finally(() => ids.delete(extra.requestId));
+  };
+
+  // This session as the destination of a server's sampling and elicitation requests: the gateway
+  // uses it only while one of its requests to that server is in flight, and the request travels
+  // with it (on --http, on that request's stream; never on a stream another session could read).
+  const sink: RequestSink = {
+    ...identity,
+    capable: (kind) => {
+      const declared = server.getClientCapabilities();
+      if (kind === 'sampling') return declared?.sampling !== undefined;
+      // An empty elicitation capability means form, as the spec reads it for older clients.
+      const elicitation = declared?.elicitation as { form?: object; url?: object } | undefined;
+      return elicitation !== undefined && (elicitation.form !== undefined || elicitation.url === undefined);
+    },
+    forward: async (target, method, params, signal) => {
+      const related = inFlight.get(target)?.values().next().value;
+      const answer = await server.request(
+        { method, params } as never,
+        method === 'sampling/createMessage' ? CreateMessageResultSchema : ElicitResultSchema,
+        {
+          signal,
+          timeout: SERVER_REQUEST_TIMEOUT_MS,
+          ...(related !== undefined ? { relatedRequestId: related } : {}),
+        },
+      );
+      return answer as Record<string, unknown>;
+    },
   };
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: gateway.listTools() as never[] }));

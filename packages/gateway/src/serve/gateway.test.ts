@@ -49,6 +49,7 @@ class FakeUpstream implements Upstream {
   async setLoggingLevel() {}
   onListChanged() {}
   onLog() {}
+  onServerRequest() {}
   onClosed() {}
   async close() {
     this.closed = true;

@@ -38,6 +38,7 @@ import {
   upstreamErrorText,
 } from './pipeline/index.js';
 import { SERVER_INFO } from './server-info.js';
+import { declaredEntry, type RequestSink, ServerRequests } from './server-requests.js';
 
 export interface GatewayOptions {
   readonly servers: readonly ServerConfig[];
@@ -87,11 +88,17 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
   private catalog = new Map<string, CatalogEntry>();
   private prompts = new Map<string, PromptEntry>();
   private readonly logs: LogRelay;
+  private readonly serverRequests: ServerRequests;
 
   constructor(readonly options: GatewayOptions) {
     super();
     this.policy = options.policy ?? LOCAL_ONLY;
     this.logs = new LogRelay((log) => this.emit('log', log), options.logRate ?? DEFAULT_LOG_RATE);
+    this.serverRequests = new ServerRequests({
+      audit: options.audit,
+      policy: this.policy,
+      policyRef: () => this.policyRef(),
+    });
   }
 
   /** Start all servers concurrently; a server that fails is reported and skipped. */
@@ -108,9 +115,10 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
     const timeoutMs = this.options.startTimeoutMs ?? 60_000;
     let upstream: Upstream | undefined;
     try {
-      upstream = this.options.createUpstream(config);
+      upstream = this.options.createUpstream(declaredEntry(config, this.policy));
       const started = upstream;
       started.onLog((params) => this.logs.relay(config.name, params));
+      started.onServerRequest((request) => this.serverRequests.handle(config, request));
       // One budget for starting and listing together.
       const catalog = await withTimeout(
         started.start().then(() => this.listServer(started)),
@@ -302,12 +310,17 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
 
   private readonly busy = new Map<string, number>();
 
-  /** Run `work` counted as a request in flight to `server` (see `isBusy`). */
-  async busyWith<T>(server: string, work: () => Promise<T>): Promise<T> {
+  /**
+   * Run `work` counted as a request in flight to `server` (see `isBusy`); `sink` is the session
+   * it came from, where the server's sampling and elicitation requests meanwhile may go.
+   */
+  async busyWith<T>(server: string, work: () => Promise<T>, sink?: RequestSink): Promise<T> {
     this.busy.set(server, (this.busy.get(server) ?? 0) + 1);
+    const release = sink ? this.serverRequests.busy(server, sink) : undefined;
     try {
       return await work();
     } finally {
+      release?.();
       const left = (this.busy.get(server) ?? 1) - 1;
       if (left > 0) this.busy.set(server, left);
       else this.busy.delete(server);

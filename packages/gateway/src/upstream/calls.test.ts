@@ -109,19 +109,38 @@ describe('InFlightCalls: tokens', () => {
     expect(a.progress).toHaveLength(2);
   });
 
-  it('hands progress on at most every 100 ms, the latest one, and nothing after the answer', async () => {
+  it('hands on a burst of 10 at once, then at most one every 100 ms, the latest one', async () => {
     const calls = new InFlightCalls();
     const a = pending(calls);
     await vi.advanceTimersByTimeAsync(0);
     for (let i = 1; i <= 50; i++) calls.progress(a.token, { progress: i });
-    expect(a.progress.map((p) => p.progress)).toEqual([1]);
+    expect(a.progress.map((p) => p.progress)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     await vi.advanceTimersByTimeAsync(100);
-    expect(a.progress.map((p) => p.progress)).toEqual([1, 50]);
+    expect(a.progress.map((p) => p.progress).slice(10)).toEqual([50]);
     calls.progress(a.token, { progress: 51 });
+    calls.progress(a.token, { progress: 52 });
+    await vi.advanceTimersByTimeAsync(100);
+    expect(a.progress.map((p) => p.progress).slice(10)).toEqual([50, 52]);
+  });
+
+  it('hands on every step of a short call, the one still waiting before the answer, and nothing after it', async () => {
+    const calls = new InFlightCalls();
+    const a = pending(calls);
+    await vi.advanceTimersByTimeAsync(0);
+    // A server that reports 0, 50 and 100 at once and answers (the conformance suite's check).
+    for (const progress of [0, 50, 100]) calls.progress(a.token, { progress, total: 100 });
+    expect(a.progress.map((p) => p.progress)).toEqual([0, 50, 100]);
+    for (let i = 101; i <= 120; i++) calls.progress(a.token, { progress: i });
+    const before = a.progress.length;
     a.answer({});
     await a.settled;
+    // The latest waiting one went on with the answer, not after it.
+    expect(a.progress.at(-1)?.progress).toBe(120);
+    expect(a.progress.length).toBe(before + 1);
+    calls.progress(a.token, { progress: 121 });
     await vi.advanceTimersByTimeAsync(1_000);
-    expect(a.progress.map((p) => p.progress)).toEqual([1, 50]);
+    expect(a.progress.at(-1)?.progress).toBe(120);
+    expect(a.progress.length).toBe(before + 1);
   });
 });
 

@@ -2,8 +2,13 @@ import { randomBytes } from 'node:crypto';
 import type { CallProgress } from '../ports/upstream.js';
 import { printable } from '../text/printable.js';
 
-/** Progress goes to the caller at most this often per call; the latest one waits for its turn. */
+/**
+ * Progress goes to the caller at most this often per call once a burst is spent; the latest one
+ * waits for its turn. The burst lets the few steps of a short call through whole (a server that
+ * reports 0, 50 and 100 at once, then answers, is seen as it sent them).
+ */
 export const PROGRESS_MIN_INTERVAL_MS = 100;
+export const PROGRESS_BURST = 10;
 /** Progress text is for people and is the server's: printable, and no longer than this. */
 export const PROGRESS_MESSAGE_MAX = 500;
 
@@ -102,6 +107,8 @@ export class InFlightCalls {
         .then(
           (value) => {
             if (settled) return;
+            // The latest progress still waiting goes before the answer, never after it.
+            relay.flush();
             finish();
             resolve(value);
           },
@@ -153,42 +160,59 @@ function checkProgress(params: Record<string, unknown>, last: number): CallProgr
 }
 
 /**
- * Hands progress to the caller at most once per interval: what comes sooner waits, and a newer
- * one replaces it (the caller wants the latest state, not every step). Nothing is handed on after
- * `stop()`: progress after the answer would reach a request that is over.
+ * Hands progress to the caller: a burst at once, then at most once per interval; what comes
+ * sooner waits, and a newer one replaces it (the caller wants the latest state, not every step).
+ * `flush()` hands on the one waiting (the call has its answer, which follows it); nothing is handed
+ * on after `stop()`: progress after the answer would reach a request that is over.
  */
 function progressRelay(deliver: ((progress: CallProgress) => void) | undefined) {
-  let last = Number.NEGATIVE_INFINITY;
+  let tokens = PROGRESS_BURST;
+  let refilled = Date.now();
   let pending: CallProgress | undefined;
   let timer: NodeJS.Timeout | undefined;
+  const refill = () => {
+    const now = Date.now();
+    tokens = Math.min(PROGRESS_BURST, tokens + (now - refilled) / PROGRESS_MIN_INTERVAL_MS);
+    refilled = now;
+  };
   const send = (progress: CallProgress) => {
-    last = Date.now();
     try {
       deliver?.(progress);
     } catch {
       // The caller's side failing to pass progress on must not fail the call.
     }
   };
+  const stop = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    pending = undefined;
+  };
   return {
     push(progress: CallProgress) {
       if (!deliver) return;
-      const wait = last + PROGRESS_MIN_INTERVAL_MS - Date.now();
-      if (wait <= 0 && !timer) return send(progress);
+      refill();
+      if (tokens >= 1 && !timer) {
+        tokens--;
+        return send(progress);
+      }
       pending = progress;
       timer ??= setTimeout(
         () => {
           timer = undefined;
+          refill();
+          tokens = Math.max(0, tokens - 1);
           const next = pending;
           pending = undefined;
           if (next) send(next);
         },
-        Math.max(wait, 0),
+        Math.max(0, (1 - tokens) * PROGRESS_MIN_INTERVAL_MS),
       );
     },
-    stop() {
-      clearTimeout(timer);
-      timer = undefined;
-      pending = undefined;
+    flush() {
+      const next = pending;
+      stop();
+      if (next) send(next);
     },
+    stop,
   };
 }

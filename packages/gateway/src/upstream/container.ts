@@ -1,3 +1,4 @@
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { answerCapBytes, type CallLimits, callLimitsOf } from '../config/limits.js';
 import type { ContainerServerConfig } from '../config/servers.js';
 import { UpstreamError } from '../ports/errors.js';
@@ -6,13 +7,14 @@ import {
   type ContainedServer,
   DEFAULT_TIMEOUTS,
   type PromptListing,
+  type ServerRequestHandler,
   type ToolListing,
   type Upstream,
   type UpstreamCapabilities,
   type UpstreamTimeouts,
 } from '../ports/upstream.js';
 import { withTimeout } from '../util/timeout.js';
-import { UpstreamClient } from './mcp-client.js';
+import { grantsOf, UpstreamClient } from './mcp-client.js';
 import { StreamTransport } from './stream-transport.js';
 
 /** How long a call that lost its container's stdio waits for the engine to report the exit. */
@@ -32,10 +34,11 @@ export class ContainerUpstream implements Upstream {
   });
   private changeListener: (() => void) | undefined;
   private logListener: ((params: unknown) => void) | undefined;
+  private serverRequestHandler: ServerRequestHandler | undefined;
   private closedListener: ((reason: string) => void) | undefined;
 
   constructor(
-    config: ContainerServerConfig,
+    private readonly config: ContainerServerConfig,
     private readonly server: ContainedServer,
     private readonly timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS,
   ) {
@@ -63,7 +66,11 @@ export class ContainerUpstream implements Upstream {
       },
       answerCapBytes(this.limits.maxResultBytes),
     );
-    this.client = new UpstreamClient(this.name, this.timeouts, this.limits);
+    const mounts = stdio.mounts ?? [];
+    this.client = new UpstreamClient(this.name, this.timeouts, this.limits, {
+      grants: grantsOf(this.config),
+      roots: () => mounts,
+    });
     this.client.describeLoss = async () => {
       const reason = await this.waitForExit(EXIT_REPORT_WAIT_MS);
       return reason
@@ -72,6 +79,11 @@ export class ContainerUpstream implements Upstream {
     };
     this.client.onListChanged(() => this.changeListener?.());
     this.client.onLog((params) => this.logListener?.(params));
+    this.client.onServerRequest((request) => {
+      if (!this.serverRequestHandler)
+        throw new McpError(ErrorCode.MethodNotFound, `ringfence does not answer ${request.method}`);
+      return this.serverRequestHandler(request);
+    });
     try {
       await this.client.connect(transport);
     } catch (error) {
@@ -127,6 +139,10 @@ export class ContainerUpstream implements Upstream {
 
   onLog(listener: (params: unknown) => void): void {
     this.logListener = listener;
+  }
+
+  onServerRequest(handler: ServerRequestHandler): void {
+    this.serverRequestHandler = handler;
   }
 
   onClosed(listener: (reason: string) => void): void {

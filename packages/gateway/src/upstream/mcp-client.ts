@@ -1,3 +1,4 @@
+import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
@@ -13,8 +14,13 @@ import { type CallLimits, DEFAULT_CALL_LIMITS } from '../config/limits.js';
 import { UpstreamError } from '../ports/errors.js';
 import {
   type CallOptions,
+  type ClientGrants,
   DEFAULT_TIMEOUTS,
+  type MountedFolder,
   type PromptListing,
+  SERVER_REQUEST_METHODS,
+  type ServerRequestHandler,
+  type ServerRequestMethod,
   type ToolListing,
   type UpstreamCapabilities,
   type UpstreamTimeouts,
@@ -40,10 +46,40 @@ const LooseResult = z.looseObject({});
 
 export const CLIENT_INFO = { name: 'ringfence-gateway', version: '0.1.0' } as const;
 
+/** What a server may ask of the gateway's client for it. */
+export interface ClientSide {
+  /** Declared at initialisation; every request is still decided when it comes. */
+  readonly grants: ClientGrants;
+  /** The server's mounts as it sees them (none for a remote server); `roots/list` answers them. */
+  readonly roots: () => readonly MountedFolder[];
+}
+
+/** What an entry's registration asks to declare (the gateway hands in the entry capped by the policy). */
+export const grantsOf = (config: {
+  allow_sampling?: boolean;
+  allow_elicitation?: boolean;
+}): ClientGrants => ({
+  sampling: config.allow_sampling === true,
+  elicitation: config.allow_elicitation === true,
+});
+
+export const NO_CLIENT_SIDE: ClientSide = {
+  grants: { sampling: false, elicitation: false },
+  roots: () => [],
+};
+
+/** `roots/list` for a server: its mounts as `file://` URIs of the paths it sees, nothing else. */
+export function rootsOf(mounts: readonly MountedFolder[]): { uri: string; name: string }[] {
+  return mounts.map((mount) => ({
+    uri: pathToFileURL(mount.target).href,
+    name: `${mount.target} (${mount.readOnly ? 'read-only' : 'writable'})`,
+  }));
+}
+
 /**
- * An SDK client for one upstream with the gateway's rules: no client capabilities (so sampling,
- * elicitation and roots requests from the server are refused; only ping is answered), no schema
- * compiling inside the SDK, bounded paginated listing, and timeouts on everything.
+ * An SDK client for one upstream with the gateway's rules: it declares `roots` (answered with the
+ * server's mounts) and sampling or elicitation only where registration and policy allow them; no
+ * schema compiling inside the SDK, bounded paginated listing, and timeouts on everything.
  */
 export class UpstreamClient {
   readonly client: Client;
@@ -52,17 +88,36 @@ export class UpstreamClient {
   private lastChange = 0;
   private changeTimer: NodeJS.Timeout | undefined;
   private readonly calls = new InFlightCalls();
+  private serverRequestHandler: ServerRequestHandler | undefined;
 
   constructor(
     /** The server's name, for the messages of calls that end without its answer. */
     readonly server: string,
     readonly timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS,
     readonly limits: CallLimits = DEFAULT_CALL_LIMITS,
+    side: ClientSide = NO_CLIENT_SIDE,
   ) {
     this.client = new Client(CLIENT_INFO, {
-      capabilities: {},
+      capabilities: {
+        roots: {},
+        ...(side.grants.sampling ? { sampling: {} } : {}),
+        ...(side.grants.elicitation ? { elicitation: { form: {} } } : {}),
+      },
       jsonSchemaValidator: passThroughJsonSchemaValidator,
     });
+    // The fallback, not setRequestHandler: the SDK refuses a handler for a capability not
+    // declared, and a request the gateway did not declare must still be answered with why, and
+    // audited (a server may send it anyway).
+    this.client.fallbackRequestHandler = async (request, extra) => {
+      if (request.method === 'roots/list') return { roots: rootsOf(side.roots()) };
+      if ((SERVER_REQUEST_METHODS as readonly string[]).includes(request.method) && this.serverRequestHandler)
+        return this.serverRequestHandler({
+          method: request.method as ServerRequestMethod,
+          params: request.params,
+          signal: extra.signal,
+        });
+      throw new McpError(ErrorCode.MethodNotFound, `ringfence does not answer ${request.method}`);
+    };
     // Either list changing re-lists both: one folded notice, one re-pin.
     this.client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.listChanged());
     this.client.setNotificationHandler(PromptListChangedNotificationSchema, () => this.listChanged());
@@ -89,6 +144,10 @@ export class UpstreamClient {
 
   onLog(listener: (params: unknown) => void): void {
     this.logListener = listener;
+  }
+
+  onServerRequest(handler: ServerRequestHandler): void {
+    this.serverRequestHandler = handler;
   }
 
   /** Calls in flight (for tests and for people). */

@@ -2,6 +2,7 @@ import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { answerCapBytes, type CallLimits, callLimitsOf, DEFAULT_CALL_LIMITS } from '../config/limits.js';
 import type { HttpServerConfig } from '../config/servers.js';
 import { UpstreamError } from '../ports/errors.js';
@@ -9,6 +10,8 @@ import {
   type CallOptions,
   DEFAULT_TIMEOUTS,
   type PromptListing,
+  type ServerRequest,
+  type ServerRequestHandler,
   type ToolListing,
   type Upstream,
   type UpstreamCapabilities,
@@ -16,7 +19,7 @@ import {
 } from '../ports/upstream.js';
 import { withTimeout } from '../util/timeout.js';
 import { describeNetworkError, watchAnswerStream } from './answer-stream.js';
-import { UpstreamClient } from './mcp-client.js';
+import { grantsOf, UpstreamClient } from './mcp-client.js';
 
 /** Errors of a connection that was never made (as against one that broke). */
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
@@ -211,6 +214,7 @@ export class RemoteUpstream implements Upstream {
   private connection: { client: UpstreamClient; transport: StreamableHTTPClientTransport } | undefined;
   private changeListener: (() => void) | undefined;
   private logListener: ((params: unknown) => void) | undefined;
+  private serverRequestHandler: ServerRequestHandler | undefined;
   private closedListener: ((reason: string) => void) | undefined;
   private closing = false;
 
@@ -228,7 +232,11 @@ export class RemoteUpstream implements Upstream {
   }
 
   private async connect() {
-    const client = new UpstreamClient(this.name, this.timeouts, this.limits);
+    // A remote server has no mounts: its roots are an empty list.
+    const client = new UpstreamClient(this.name, this.timeouts, this.limits, {
+      grants: grantsOf(this.config),
+      roots: () => [],
+    });
     const transport = new StreamableHTTPClientTransport(new URL(this.config.url), {
       requestInit: { headers: { ...this.config.headers } },
       fetch: guardedFetch({
@@ -238,6 +246,7 @@ export class RemoteUpstream implements Upstream {
     });
     client.onListChanged(() => this.changeListener?.());
     client.onLog((params) => this.logListener?.(params));
+    client.onServerRequest((request) => this.refuseWithoutHandler(request));
     transport.onclose = () => {
       if (!this.closing && this.connection?.transport === transport)
         this.closedListener?.('the connection closed');
@@ -332,6 +341,16 @@ export class RemoteUpstream implements Upstream {
 
   onLog(listener: (params: unknown) => void): void {
     this.logListener = listener;
+  }
+
+  onServerRequest(handler: ServerRequestHandler): void {
+    this.serverRequestHandler = handler;
+  }
+
+  private refuseWithoutHandler(request: ServerRequest): Promise<Record<string, unknown>> {
+    if (!this.serverRequestHandler)
+      throw new McpError(ErrorCode.MethodNotFound, `ringfence does not answer ${request.method}`);
+    return this.serverRequestHandler(request);
   }
 
   onClosed(listener: (reason: string) => void): void {

@@ -45,7 +45,14 @@ export function summarizePolicy(verified: VerifiedPolicy, now: number): string[]
       `    network at most  ${entry.egress_allow?.length ? entry.egress_allow.join(', ') : (policy.default_egress ?? 'deny')}`,
     );
     if (entry.read_only_tools?.length) lines.push(`    read-only tools  ${entry.read_only_tools.join(', ')}`);
+    if (entry.max_call_seconds !== undefined) lines.push(`    calls at most    ${entry.max_call_seconds} s`);
+    lines.push(
+      `    may ask model    ${entry.allow_sampling ? 'yes, if registered with --allow-sampling' : 'no (sampling refused)'}`,
+      `    may ask person   ${entry.allow_elicitation ? 'yes, if registered with --allow-elicitation' : 'no (elicitation refused)'}`,
+    );
   }
+  if (servers.length)
+    lines.push('  any other server: no sampling, no elicitation (they need an entry that allows them)');
   lines.push(
     '',
     `Arguments with invisible characters: ${policy.refuse_invisible_arguments ? 'refused (refuse_invisible_arguments), unless the deciding rule lets them through' : 'shown escaped; refused only by rules that say refuse_invisible'}`,

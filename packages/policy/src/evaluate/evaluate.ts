@@ -98,6 +98,18 @@ export function maxCallSeconds(policy: Policy, server: string): number | undefin
   return serverEntry(policy, server)?.max_call_seconds;
 }
 
+/** What a server may ask of the client, beyond answering calls. */
+export type ServerRequestKind = 'sampling' | 'elicitation';
+
+/**
+ * Whether the policy lets `server` send `kind` requests to the client: only a server entry that
+ * says so (`allow_sampling`, `allow_elicitation`); a server the policy does not list may not.
+ */
+export function allowsServerRequest(policy: Policy, server: string, kind: ServerRequestKind): boolean {
+  const entry = serverEntry(policy, server);
+  return (kind === 'sampling' ? entry?.allow_sampling : entry?.allow_elicitation) === true;
+}
+
 /** The most network access a server may be given. */
 export type EgressCeiling = { mode: 'deny' } | { mode: 'any' } | { mode: 'allow'; hosts: readonly string[] };
 

@@ -124,6 +124,16 @@ export const POLICY_SCHEMA = {
           minimum: 1,
           maximum: 86400,
         },
+        allow_sampling: {
+          description:
+            'The server may ask the model through the client (sampling/createMessage), when its registration allows it too. Absent: no.',
+          type: 'boolean',
+        },
+        allow_elicitation: {
+          description:
+            'The server may ask the person questions through the client (elicitation/create), when its registration allows it too. Absent: no.',
+          type: 'boolean',
+        },
       },
     },
     rule: {

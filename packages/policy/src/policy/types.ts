@@ -22,6 +22,10 @@ export interface PolicyServer {
   read_only_tools?: string[];
   /** The longest one call to this server may run in all, in seconds; absent: no extra cap. */
   max_call_seconds?: number;
+  /** The server may ask the person's model (`sampling/createMessage`) through the client; absent: no. */
+  allow_sampling?: boolean;
+  /** The server may ask the person questions (`elicitation/create`) through the client; absent: no. */
+  allow_elicitation?: boolean;
 }
 
 /** One `when` condition on the call arguments, addressed by JSON Pointer. */

@@ -70,6 +70,14 @@ export default class McpAdd extends RingfenceCommand {
       description:
         'seconds a call may run in all, progress or not (default 600, or --call-timeout if longer); the policy may cap it',
     }),
+    'allow-sampling': Flags.boolean({
+      description:
+        "let the server ask the client's model (sampling) while it answers a call; a signed policy must allow it too (mcp[].allow_sampling)",
+    }),
+    'allow-elicitation': Flags.boolean({
+      description:
+        'let the server ask the person questions (elicitation) while it answers a call; a signed policy must allow it too (mcp[].allow_elicitation)',
+    }),
     'max-result-mb': Flags.integer({
       description:
         'largest result passed on, in MiB, base64 images and audio counted decoded (default 6, at most 32)',
@@ -96,6 +104,8 @@ export default class McpAdd extends RingfenceCommand {
         callTimeout: flags['call-timeout'],
         callCeiling: flags['call-ceiling'],
         maxResultMb: flags['max-result-mb'],
+        allowSampling: flags['allow-sampling'],
+        allowElicitation: flags['allow-elicitation'],
       },
       {
         home,

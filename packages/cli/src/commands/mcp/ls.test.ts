@@ -51,3 +51,36 @@ describe('ringfence mcp ls --logs', () => {
     expect(stdout).not.toMatch(/[\r\u001b\u0007\u202e\u{e0000}-\u{e007f}]/u);
   });
 });
+
+describe('ringfence mcp ls', () => {
+  it('shows what a server may ask the client, where its fence is shown, and nothing for one that may not', async () => {
+    await mkdir(home, { recursive: true, mode: 0o700 });
+    const servers = [
+      {
+        name: 'writer',
+        transport: 'http',
+        url: 'https://w.example/mcp',
+        allow_sampling: true,
+        allow_elicitation: true,
+      },
+      { name: 'forms', transport: 'http', url: 'https://f.example/mcp', allow_elicitation: true },
+      { name: 'plain', transport: 'http', url: 'https://p.example/mcp' },
+    ];
+    await writeFile(join(home, 'mcp-servers.json'), JSON.stringify({ version: 1, servers }), { mode: 0o600 });
+    const { stdout, error } = await runCommand(['mcp', 'ls'], { root });
+    expect(error).toBeUndefined();
+    expect(stdout).toContain(
+      'writer  http  https://w.example/mcp  may ask sampling, elicitation (if the policy allows)  not seen yet',
+    );
+    expect(stdout).toContain(
+      'forms  http  https://f.example/mcp  may ask elicitation (if the policy allows)  not seen yet',
+    );
+    expect(stdout).toContain('plain  http  https://p.example/mcp  not seen yet');
+    const json = await runCommand(['mcp', 'ls', '--json'], { root });
+    expect(JSON.parse(json.stdout).servers.map((s: { asks: string[] }) => s.asks)).toEqual([
+      ['sampling', 'elicitation'],
+      ['elicitation'],
+      [],
+    ]);
+  });
+});

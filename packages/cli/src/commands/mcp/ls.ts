@@ -4,6 +4,7 @@ import { type ServerConfig, ServerStore } from '@ringfence/gateway/config';
 import { describePolicy } from '@ringfence/gateway/doctor';
 import { resolveHome } from '@ringfence/gateway/home';
 import { DEFINITION_KINDS, PinStore, pendingOf, pinnedOf } from '@ringfence/gateway/pins';
+import { clientRequestsOf } from '@ringfence/gateway/registration';
 import { stderrLogPath } from '@ringfence/gateway/runtime';
 import { rendered } from '@ringfence/gateway/text';
 import { loadInstalledPolicy } from '@ringfence/policy';
@@ -18,6 +19,8 @@ interface Row {
   transport: ServerConfig['transport'];
   target: string;
   egress?: string;
+  /** What it may ask the client for (`mcp add --allow-sampling`, `--allow-elicitation`), within the policy. */
+  asks: string[];
   pinned: number;
   withheld: number;
   allow_tools: readonly string[];
@@ -56,6 +59,7 @@ export default class McpLs extends RingfenceCommand {
                     : server.egress.mode,
               }
             : {}),
+          asks: clientRequestsOf(server)?.split(', ') ?? [],
           pinned: serverPins ? count((kind) => pinnedOf(serverPins, kind)) : 0,
           withheld: serverPins ? count((kind) => pendingOf(serverPins, kind)) : 0,
           allow_tools: server.allow_tools ?? [],
@@ -81,7 +85,7 @@ export default class McpLs extends RingfenceCommand {
         const pinned =
           row.pinned === 0 && row.withheld === 0 ? 'not seen yet' : `${row.pinned} pinned${pending}`;
         this.log(
-          `${rendered(row.name, 'name')}  ${row.transport}  ${rendered(row.target, 'name')}${row.egress ? `  egress ${rendered(row.egress, 'line')}` : ''}  ${pinned}`,
+          `${rendered(row.name, 'name')}  ${row.transport}  ${rendered(row.target, 'name')}${row.egress ? `  egress ${rendered(row.egress, 'line')}` : ''}${row.asks.length ? `  may ask ${row.asks.join(', ')} (if the policy allows)` : ''}  ${pinned}`,
         );
         // A server's own stderr: its lines are kept, each marked as its, and nothing in them is raw.
         if (flags.logs && row.stderr)

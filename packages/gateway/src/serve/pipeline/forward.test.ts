@@ -53,6 +53,7 @@ function forward(
     setLoggingLevel: async () => {},
     onListChanged: () => {},
     onLog: () => {},
+    onServerRequest: () => {},
     onClosed: () => {},
     close: async () => {},
   };

@@ -67,6 +67,7 @@ function harness(
     setLoggingLevel: async () => {},
     onListChanged: () => {},
     onLog: () => {},
+    onServerRequest: () => {},
     onClosed: () => {},
     close: async () => {},
   };

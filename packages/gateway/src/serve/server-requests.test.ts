@@ -1,0 +1,352 @@
+// Sampling and elicitation from servers, through the real Gateway and endpoint with SDK clients
+// (in memory): who decides, what is audited, which session receives it, and what the person sees.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import {
+  type ClientCapabilities,
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { AuditInput } from '../audit/types.js';
+import { DEFAULT_CALL_LIMITS } from '../config/limits.js';
+import type { HttpServerConfig, ServerConfig } from '../config/servers.js';
+import { PinStore } from '../pins/store.js';
+import { LOCAL_ONLY, type PolicyView } from '../ports/policy.js';
+import type { SchemaChecks } from '../ports/schema.js';
+import type { ServerRequestHandler, ServerRequestMethod, ToolListing, Upstream } from '../ports/upstream.js';
+import { createEndpointServer } from './endpoint.js';
+import { Gateway } from './gateway.js';
+import { SERVER_REQUEST_MAX_BYTES } from './server-requests.js';
+
+const ok = async () => ({ ok: true });
+const guard: SchemaChecks = { prepare: ok, checkArguments: ok, checkResult: ok };
+
+const SAMPLE = {
+  messages: [{ role: 'user', content: { type: 'text', text: 'Summarise the secret file' } }],
+  systemPrompt: 'You are helpful',
+  maxTokens: 50,
+  includeContext: 'allServers',
+};
+const ELICIT = {
+  message: 'Your API key, please',
+  requestedSchema: { type: 'object', properties: { key: { type: 'string', title: 'Key\u202E' } } },
+};
+
+/**
+ * A server with two tools: `ask` sends the request named by its arguments to the client (as a real
+ * server does inside a call) and returns the answer or the error as text; `hold` waits until the
+ * test lets it go. `send` sends a request outside any call.
+ */
+class AskingUpstream implements Upstream {
+  readonly destination = 'remote fake';
+  readonly limits = DEFAULT_CALL_LIMITS;
+  handler: ServerRequestHandler | undefined;
+  declared: ServerConfig | undefined;
+  private release: (() => void) | undefined;
+  held = new Promise<void>((resolve) => {
+    this.release = resolve;
+  });
+  holding = false;
+  constructor(readonly name: string) {}
+  async start() {}
+  capabilities() {
+    return { prompts: false, completions: false, logging: false };
+  }
+  async listTools(): Promise<ToolListing> {
+    const tool = (name: string) => ({ name, description: name, inputSchema: { type: 'object' } });
+    return { tools: [tool('ask'), tool('hold')], problems: [] };
+  }
+  async listPrompts() {
+    return { prompts: [], problems: [] };
+  }
+  async send(method: ServerRequestMethod, params: unknown): Promise<string> {
+    try {
+      const answer = await this.handler!({ method, params, signal: new AbortController().signal });
+      return `answer ${JSON.stringify(answer)}`;
+    } catch (error) {
+      return `error ${(error as { code?: number }).code}: ${(error as Error).message}`;
+    }
+  }
+  async callTool(name: string, args: Record<string, unknown>) {
+    if (name === 'hold') {
+      this.holding = true;
+      await this.held;
+      return { content: [{ type: 'text', text: 'held' }] };
+    }
+    const text = await this.send(args.method as ServerRequestMethod, args.params);
+    return { content: [{ type: 'text', text }] };
+  }
+  letGo() {
+    this.release?.();
+  }
+  async getPrompt() {
+    return { messages: [] };
+  }
+  async complete() {
+    return {};
+  }
+  async setLoggingLevel() {}
+  onListChanged() {}
+  onLog() {}
+  onServerRequest(handler: ServerRequestHandler) {
+    this.handler = handler;
+  }
+  onClosed() {}
+  async close() {}
+}
+
+let home: string;
+let audited: AuditInput[];
+beforeEach(async () => {
+  home = await mkdtemp(join(tmpdir(), 'rf-server-requests-'));
+  audited = [];
+});
+afterEach(() => rm(home, { recursive: true, force: true }));
+
+const remote = (name: string, extra: Partial<HttpServerConfig> = {}): HttpServerConfig => ({
+  name,
+  transport: 'http',
+  url: 'https://example.invalid/mcp',
+  ...extra,
+});
+
+async function start(configs: HttpServerConfig[], policy: PolicyView = LOCAL_ONLY) {
+  const upstreams = new Map<string, AskingUpstream>();
+  const gateway = new Gateway({
+    servers: configs,
+    pins: new PinStore(home),
+    guard,
+    audit: {
+      append: async (input) => {
+        audited.push(input);
+        return audited.length;
+      },
+    },
+    createUpstream: (config) => {
+      const upstream = new AskingUpstream(config.name);
+      upstream.declared = config;
+      upstreams.set(config.name, upstream);
+      return upstream;
+    },
+    log: () => {},
+    session: 'test',
+    policy,
+  });
+  await gateway.start();
+  return { gateway, upstreams };
+}
+
+/** An SDK client that records what the person would be shown, and answers. */
+async function connect(
+  gateway: Gateway,
+  capabilities: ClientCapabilities = { sampling: {}, elicitation: {} },
+) {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await createEndpointServer(gateway).connect(serverSide);
+  const client = new Client({ name: 'person', version: '1.0.0' }, { capabilities });
+  const seen: { method: string; params: Record<string, unknown> }[] = [];
+  if (capabilities.sampling)
+    client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+      seen.push({ method: request.method, params: request.params as never });
+      return { role: 'assistant', model: 'test-model', content: { type: 'text', text: 'a summary' } };
+    });
+  if (capabilities.elicitation)
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      seen.push({ method: request.method, params: request.params as never });
+      return { action: 'accept', content: { key: 'k-123' } };
+    });
+  await client.connect(clientSide);
+  const ask = async (tool: string, method: ServerRequestMethod, params: unknown) => {
+    const result = await client.callTool({ name: tool, arguments: { method, params } });
+    return (result.content as { text: string }[])[0]!.text;
+  };
+  return { client, seen, ask };
+}
+
+const requests = () => audited.filter((entry) => entry.type === 'mcp.server_request');
+const answers = () => audited.filter((entry) => entry.type === 'mcp.server_answer');
+const policyAllowing = (allowed: Record<string, string[]>): PolicyView => ({
+  ...LOCAL_ONLY,
+  allowsServerRequest: (server, kind) => allowed[server]?.includes(kind) ?? false,
+});
+
+describe('sampling and elicitation from servers', () => {
+  it('are refused by default, audited with the rule and the request digest, and the server is told how to allow them', async () => {
+    const { gateway, upstreams } = await start([remote('writer')]);
+    const person = await connect(gateway);
+    const sampled = await person.ask('writer_ask', 'sampling/createMessage', SAMPLE);
+    expect(sampled).toMatch(
+      /^error -32600: ringfence refused sampling\/createMessage from writer: writer is not registered to use sampling.*--allow-sampling/,
+    );
+    const elicited = await person.ask('writer_ask', 'elicitation/create', ELICIT);
+    expect(elicited).toMatch(/^error -32600: .*--allow-elicitation/);
+    expect(person.seen).toEqual([]);
+    expect(requests().map((e) => e.refs)).toEqual([
+      expect.objectContaining({
+        server: 'writer',
+        method: 'sampling/createMessage',
+        allowed: false,
+        rule: 'registration',
+        request: SAMPLE,
+      }),
+      expect.objectContaining({
+        server: 'writer',
+        method: 'elicitation/create',
+        allowed: false,
+        rule: 'registration',
+        request: ELICIT,
+      }),
+    ]);
+    // Not declared to the server either.
+    expect(upstreams.get('writer')!.declared).toMatchObject({
+      allow_sampling: false,
+      allow_elicitation: false,
+    });
+  });
+
+  it('allowed by registration, reach the calling client with the server named and rendered, and both ways are audited', async () => {
+    const { gateway, upstreams } = await start([
+      remote('writer', { allow_sampling: true, allow_elicitation: true }),
+    ]);
+    expect(upstreams.get('writer')!.declared).toMatchObject({
+      allow_sampling: true,
+      allow_elicitation: true,
+    });
+    const person = await connect(gateway);
+    expect(await person.ask('writer_ask', 'sampling/createMessage', SAMPLE)).toBe(
+      'answer {"model":"test-model","role":"assistant","content":{"type":"text","text":"a summary"}}',
+    );
+    expect(await person.ask('writer_ask', 'elicitation/create', ELICIT)).toBe(
+      'answer {"action":"accept","content":{"key":"k-123"}}',
+    );
+    const [sampling, elicitation] = person.seen;
+    expect(sampling!.params).toMatchObject({
+      messages: [
+        {
+          role: 'user',
+          content: { type: 'text', text: '[MCP server "writer", via ringfence] Summarise the secret file' },
+        },
+      ],
+      systemPrompt: '[MCP server "writer", via ringfence] You are helpful',
+      maxTokens: 50,
+    });
+    // Other servers' context is not this server's to ask for.
+    expect(sampling!.params.includeContext).toBeUndefined();
+    expect(elicitation!.params).toMatchObject({
+      message: '[MCP server "writer", via ringfence] Your API key, please',
+      requestedSchema: { properties: { key: { type: 'string', title: 'Key\\u{202E}' } } },
+    });
+    expect(requests().map((e) => [e.refs.allowed, e.refs.rule])).toEqual([
+      [true, 'allowed'],
+      [true, 'allowed'],
+    ]);
+    expect(answers().map((e) => e.type === 'mcp.server_answer' && [e.parentSeq, e.refs.is_error])).toEqual([
+      [audited.indexOf(requests()[0]!) + 1, false],
+      [audited.indexOf(requests()[1]!) + 1, false],
+    ]);
+  });
+
+  it('are refused when the registration allows them but the signed policy does not, and not declared upstream', async () => {
+    const { gateway, upstreams } = await start(
+      [remote('writer', { allow_sampling: true, allow_elicitation: true })],
+      policyAllowing({ writer: ['elicitation'] }),
+    );
+    expect(upstreams.get('writer')!.declared).toMatchObject({
+      allow_sampling: false,
+      allow_elicitation: true,
+    });
+    const person = await connect(gateway);
+    expect(await person.ask('writer_ask', 'sampling/createMessage', SAMPLE)).toMatch(
+      /^error -32600: ringfence refused sampling\/createMessage from writer: the organisation policy does not allow writer to use sampling/,
+    );
+    expect(await person.ask('writer_ask', 'elicitation/create', ELICIT)).toMatch(/^answer /);
+    expect(person.seen.map((s) => s.method)).toEqual(['elicitation/create']);
+    expect(requests().map((e) => e.refs.rule)).toEqual(['policy', 'allowed']);
+  });
+
+  it('are refused when the calling client did not declare the capability', async () => {
+    const { gateway } = await start([remote('writer', { allow_sampling: true, allow_elicitation: true })]);
+    const person = await connect(gateway, {});
+    expect(await person.ask('writer_ask', 'sampling/createMessage', SAMPLE)).toMatch(
+      /did not declare the sampling capability/,
+    );
+    expect(await person.ask('writer_ask', 'elicitation/create', ELICIT)).toMatch(
+      /did not declare the elicitation capability/,
+    );
+    expect(requests().map((e) => e.refs.rule)).toEqual(['client-capability', 'client-capability']);
+  });
+
+  it("a server's request during another session's call never reaches that session", async () => {
+    const { gateway, upstreams } = await start([
+      remote('hostile', { allow_sampling: true, allow_elicitation: true }),
+      remote('other'),
+    ]);
+    const victim = await connect(gateway);
+    const hostile = upstreams.get('hostile')!;
+    // The victim waits on another server; the hostile server asks, with no call of its own.
+    const waiting = victim.client.callTool({ name: 'other_hold', arguments: {} });
+    await expect.poll(() => upstreams.get('other')!.holding).toBe(true);
+    expect(await hostile.send('sampling/createMessage', SAMPLE)).toMatch(
+      /no client has a call to hostile in progress/,
+    );
+    expect(await hostile.send('elicitation/create', ELICIT)).toMatch(
+      /no client has a call to hostile in progress/,
+    );
+    upstreams.get('other')!.letGo();
+    await waiting;
+
+    // Two sessions wait on the hostile server: whose call asked cannot be told, so nobody is asked.
+    const attacker = await connect(gateway);
+    const one = victim.client.callTool({ name: 'hostile_hold', arguments: {} });
+    const two = attacker.client.callTool({ name: 'hostile_hold', arguments: {} });
+    await expect.poll(() => hostile.holding).toBe(true);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await hostile.send('sampling/createMessage', SAMPLE)).toMatch(/calls from 2 client sessions/);
+    hostile.letGo();
+    await Promise.all([one, two]);
+
+    // The attacker's own call: its request goes to the attacker only.
+    expect(await attacker.ask('hostile_ask', 'sampling/createMessage', SAMPLE)).toMatch(/^answer /);
+    expect(victim.seen).toEqual([]);
+    expect(attacker.seen.map((s) => s.method)).toEqual(['sampling/createMessage']);
+    expect(requests().map((e) => e.refs.rule)).toEqual([
+      'no-caller',
+      'no-caller',
+      'several-callers',
+      'allowed',
+    ]);
+  });
+
+  it('refuses what is too large, sampling with tools, and elicitation by URL', async () => {
+    const { gateway } = await start([remote('writer', { allow_sampling: true, allow_elicitation: true })]);
+    const person = await connect(gateway);
+    const huge = {
+      ...SAMPLE,
+      messages: [{ role: 'user', content: { type: 'text', text: 'x'.repeat(SERVER_REQUEST_MAX_BYTES) } }],
+    };
+    expect(await person.ask('writer_ask', 'sampling/createMessage', huge)).toMatch(
+      /more than the 262144 passed on/,
+    );
+    expect(
+      await person.ask('writer_ask', 'sampling/createMessage', {
+        ...SAMPLE,
+        tools: [{ name: 't', inputSchema: { type: 'object' } }],
+      }),
+    ).toMatch(/sampling with tools is not passed on/);
+    expect(
+      await person.ask('writer_ask', 'elicitation/create', {
+        mode: 'url',
+        message: 'log in',
+        elicitationId: '1',
+        url: 'https://evil.example/',
+      }),
+    ).toMatch(/elicitation by URL is not passed on/);
+    expect(await person.ask('writer_ask', 'sampling/createMessage', { messages: 'no' })).toMatch(/malformed/);
+    expect(person.seen).toEqual([]);
+    expect(requests().map((e) => e.refs.rule)).toEqual(['too-large', 'malformed', 'malformed', 'malformed']);
+  });
+});

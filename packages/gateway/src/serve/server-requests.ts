@@ -1,0 +1,292 @@
+import {
+  CreateMessageRequestParamsSchema,
+  ElicitRequestFormParamsSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { ServerConfig } from '../config/servers.js';
+import type { AuditSink } from '../ports/audit.js';
+import type { PolicyView } from '../ports/policy.js';
+import type { ServerRequest, ServerRequestMethod } from '../ports/upstream.js';
+import { rendered } from '../text/render.js';
+
+export type ServerRequestKind = 'sampling' | 'elicitation';
+
+const KIND: Record<ServerRequestMethod, ServerRequestKind> = {
+  'sampling/createMessage': 'sampling',
+  'elicitation/create': 'elicitation',
+};
+
+/** Largest request a server may send to the client, as JSON (its params). */
+export const SERVER_REQUEST_MAX_BYTES = 256 * 1024;
+/** Largest answer passed back to the server, as JSON. */
+export const SERVER_ANSWER_MAX_BYTES = 256 * 1024;
+
+/**
+ * How long a request passed on may wait for the client: a person may be reading it. The server's
+ * cancel, or its call ending, ends it sooner.
+ */
+export const SERVER_REQUEST_TIMEOUT_MS = 10 * 60_000;
+
+/**
+ * One client session as a destination of server requests: the endpoint that serves it. Only a
+ * session with a call in flight to the server can be one (see `ServerRequests.busy`).
+ */
+export interface RequestSink {
+  readonly agent?: string;
+  readonly scope?: string;
+  /** Whether this client declared the capability (sampling, or form elicitation). */
+  capable(kind: ServerRequestKind): boolean;
+  /**
+   * Send the request to this client, related to its request in flight to `server` (on --http, on
+   * that request's stream), and resolve with its answer, type-checked.
+   */
+  forward(
+    server: string,
+    method: ServerRequestMethod,
+    params: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown>>;
+}
+
+/** A request that is not passed on: the server gets this error, the audit log its rule and reason. */
+export class ServerRequestRefused extends Error {
+  readonly code = -32600;
+  constructor(
+    readonly rule: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The server's name, in front of its words, so the person knows who asks (server names are plain). */
+export const fromServer = (server: string, text: string): string =>
+  `[MCP server "${server}", via ringfence] ${rendered(text, 'block')}`;
+
+const jsonSize = (value: unknown): number => {
+  try {
+    return Buffer.byteLength(JSON.stringify(value) ?? '');
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+};
+
+/**
+ * What the client receives for a sampling request: the messages with every text prefixed by the
+ * server's name and rendered; only the members a client needs. `includeContext` is dropped, as
+ * other servers' context is not this server's to ask for; tools in sampling are not passed on.
+ */
+export function samplingParams(server: string, params: unknown): Record<string, unknown> {
+  const parsed = CreateMessageRequestParamsSchema.safeParse(params);
+  if (!parsed.success) throw new ServerRequestRefused('malformed', 'its sampling request is malformed');
+  const request = parsed.data;
+  if (request.tools !== undefined || request.toolChoice !== undefined)
+    throw new ServerRequestRefused('malformed', 'sampling with tools is not passed on by ringfence');
+  const labelled = (content: Record<string, unknown>) =>
+    content.type === 'text' ? { ...content, text: fromServer(server, String(content.text)) } : content;
+  return {
+    messages: request.messages.map((message) => ({
+      role: message.role,
+      content: Array.isArray(message.content)
+        ? message.content.map((c) => labelled(c as Record<string, unknown>))
+        : labelled(message.content as Record<string, unknown>),
+    })),
+    maxTokens: request.maxTokens,
+    systemPrompt: fromServer(server, request.systemPrompt ?? ''),
+    ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    ...(request.stopSequences !== undefined ? { stopSequences: request.stopSequences } : {}),
+    ...(request.modelPreferences !== undefined ? { modelPreferences: request.modelPreferences } : {}),
+  };
+}
+
+/**
+ * What the client receives for an elicitation: form mode only (a URL would send the person to a
+ * page of the server's choosing), the message prefixed by the server's name, and every title and
+ * description the person reads rendered.
+ */
+export function elicitationParams(server: string, params: unknown): Record<string, unknown> {
+  if ((params as { mode?: unknown } | undefined)?.mode === 'url')
+    throw new ServerRequestRefused('malformed', 'elicitation by URL is not passed on by ringfence');
+  const parsed = ElicitRequestFormParamsSchema.safeParse(params);
+  if (!parsed.success) throw new ServerRequestRefused('malformed', 'its elicitation request is malformed');
+  const { message, requestedSchema } = parsed.data;
+  const properties = Object.fromEntries(
+    Object.entries(requestedSchema.properties).map(([key, property]) => {
+      const shown = { ...(property as Record<string, unknown>) };
+      for (const field of ['title', 'description'] as const)
+        if (typeof shown[field] === 'string') shown[field] = rendered(shown[field] as string, 'block');
+      return [key, shown];
+    }),
+  );
+  return {
+    mode: 'form',
+    message: fromServer(server, message),
+    requestedSchema: { ...requestedSchema, properties },
+  };
+}
+
+/**
+ * The entry an upstream is built from: sampling and elicitation declared to the server only where
+ * the registration and the policy both allow them. Each request is decided again anyway.
+ */
+export function declaredEntry(config: ServerConfig, policy: PolicyView): ServerConfig {
+  return {
+    ...config,
+    allow_sampling: config.allow_sampling === true && policy.allowsServerRequest(config.name, 'sampling'),
+    allow_elicitation:
+      config.allow_elicitation === true && policy.allowsServerRequest(config.name, 'elicitation'),
+  };
+}
+
+const HOW_TO_ALLOW: Record<ServerRequestKind, string> = {
+  sampling: '--allow-sampling',
+  elicitation: '--allow-elicitation',
+};
+
+/**
+ * Sampling and elicitation from servers: each request decided (registration, then the policy,
+ * then whose call it belongs to and whether that client can answer), audited by digest both ways,
+ * and passed to exactly one client session: the one whose call to this server is in flight.
+ * A request while no session, or more than one, waits on the server is refused: the gateway
+ * cannot tell whose call asked, and a guess could show one agent's server text to another.
+ */
+export class ServerRequests {
+  private readonly waiting = new Map<string, Map<RequestSink, number>>();
+
+  constructor(
+    private readonly deps: {
+      readonly audit: AuditSink;
+      readonly policy: PolicyView;
+      readonly policyRef: () => Record<string, unknown>;
+    },
+  ) {}
+
+  /** `sink` has a request in flight to `server` until the returned function is called. */
+  busy(server: string, sink: RequestSink): () => void {
+    const sinks = this.waiting.get(server) ?? new Map<RequestSink, number>();
+    this.waiting.set(server, sinks);
+    sinks.set(sink, (sinks.get(sink) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (sinks.get(sink) ?? 1) - 1;
+      if (left > 0) sinks.set(sink, left);
+      else sinks.delete(sink);
+      if (sinks.size === 0) this.waiting.delete(server);
+    };
+  }
+
+  async handle(config: ServerConfig, request: ServerRequest): Promise<Record<string, unknown>> {
+    const server = config.name;
+    const { method } = request;
+    const kind = KIND[method];
+    const sinks = [...(this.waiting.get(server)?.keys() ?? [])];
+    const only = sinks.length === 1 ? sinks[0] : undefined;
+    const actor = only ? { agent: only.agent, scope: only.scope } : {};
+    let forwarded: Record<string, unknown>;
+    try {
+      forwarded = this.decide(config, kind, request.params, sinks);
+    } catch (error) {
+      if (!(error instanceof ServerRequestRefused)) throw error;
+      await this.deps.audit.append({
+        type: 'mcp.server_request',
+        ...actor,
+        refs: {
+          server,
+          method,
+          allowed: false,
+          rule: error.rule,
+          reason: error.message,
+          request: request.params,
+          ...this.deps.policyRef(),
+        },
+      });
+      throw new ServerRequestRefused(
+        error.rule,
+        `ringfence refused ${method} from ${server}: ${error.message}`,
+      );
+    }
+    const sink = only!;
+    const parentSeq = await this.deps.audit.append({
+      type: 'mcp.server_request',
+      ...actor,
+      refs: {
+        server,
+        method,
+        allowed: true,
+        rule: 'allowed',
+        request: request.params,
+        ...this.deps.policyRef(),
+      },
+    });
+    const answered = (answer: unknown, reason?: string) =>
+      this.deps.audit
+        .append({
+          type: 'mcp.server_answer',
+          ...actor,
+          parentSeq,
+          refs: { server, method, is_error: reason !== undefined, answer, ...(reason ? { reason } : {}) },
+        })
+        .catch(() => {});
+    let answer: Record<string, unknown>;
+    try {
+      answer = await sink.forward(server, method, forwarded, request.signal);
+    } catch (error) {
+      const reason = `the client answered with an error: ${rendered(String((error as Error).message ?? error), 'line').slice(0, 300)}`;
+      await answered(undefined, reason);
+      throw new ServerRequestRefused('client-error', `${method} failed: ${reason}`);
+    }
+    if (jsonSize(answer) > SERVER_ANSWER_MAX_BYTES) {
+      const reason = `the client's answer is larger than ${SERVER_ANSWER_MAX_BYTES} bytes`;
+      await answered(answer, reason);
+      throw new ServerRequestRefused('too-large', `ringfence withheld the answer to ${method}: ${reason}`);
+    }
+    await answered(answer);
+    return answer;
+  }
+
+  /** The params to pass on, or a `ServerRequestRefused` saying why not. */
+  private decide(
+    config: ServerConfig,
+    kind: ServerRequestKind,
+    params: unknown,
+    sinks: readonly RequestSink[],
+  ): Record<string, unknown> {
+    const server = config.name;
+    const registered = kind === 'sampling' ? config.allow_sampling : config.allow_elicitation;
+    if (registered !== true)
+      throw new ServerRequestRefused(
+        'registration',
+        `${server} is not registered to use ${kind}. If you trust it to, register it again with ${HOW_TO_ALLOW[kind]} (ringfence mcp rm ${server}, then ringfence mcp add ${server} … ${HOW_TO_ALLOW[kind]})`,
+      );
+    if (!this.deps.policy.allowsServerRequest(server, kind))
+      throw new ServerRequestRefused(
+        'policy',
+        `the organisation policy does not allow ${server} to use ${kind} (mcp[].allow_${kind} is not true for it). Ask your policy admin; ringfence doctor names the policy in force`,
+      );
+    const size = jsonSize(params);
+    if (size > SERVER_REQUEST_MAX_BYTES)
+      throw new ServerRequestRefused(
+        'too-large',
+        `the request is ${Number.isFinite(size) ? `${size} bytes` : 'not JSON'}, more than the ${SERVER_REQUEST_MAX_BYTES} passed on`,
+      );
+    const forwarded =
+      kind === 'sampling' ? samplingParams(server, params) : elicitationParams(server, params);
+    if (sinks.length === 0)
+      throw new ServerRequestRefused(
+        'no-caller',
+        `no client has a call to ${server} in progress; a server may ask only while it answers a call`,
+      );
+    if (sinks.length > 1)
+      throw new ServerRequestRefused(
+        'several-callers',
+        `calls from ${sinks.length} client sessions to ${server} are in progress, so ringfence cannot tell whose call asked; try again when only one session calls ${server}`,
+      );
+    if (!sinks[0]!.capable(kind))
+      throw new ServerRequestRefused(
+        'client-capability',
+        `the client whose call is in progress did not declare the ${kind} capability`,
+      );
+    return forwarded;
+  }
+}

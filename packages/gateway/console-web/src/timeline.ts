@@ -206,7 +206,7 @@ export function drawEgress(root: HTMLElement, entries: readonly ShownEntry[]): v
   const width = 720;
   const height = 160;
   const barWidth = width / BUCKETS;
-  const scale = (n: number) => (n / peak) * (height - 30);
+  const scale = (n: number) => (n / peak) * (height - 40);
   const bars = buckets.flatMap((b, i) => [
     svg(
       'rect',

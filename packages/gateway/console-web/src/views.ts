@@ -144,7 +144,8 @@ function reviewCard(review: ReviewView): HTMLElement {
       ' ',
       h('span', { class: 'badge warn' }, review.change === 'new' ? `new ${review.definition}` : 'changed'),
     ),
-    review.movedFields.length > 0 &&
+    review.change === 'changed' &&
+      review.movedFields.length > 0 &&
       h('p', {}, 'also moved: ', ...review.movedFields.flatMap((f, i) => [i > 0 ? ', ' : '', shown(f)])),
     sameVisible &&
       h(

@@ -22,7 +22,7 @@ const FORBIDDEN = {
   pins: ['serve', 'runtime', 'upstream', 'registration'],
   'local-http': ['serve', 'runtime', 'upstream', 'registration', 'console'],
   // The console only reads a home's files: it never starts, serves or registers anything.
-  console: ['serve', 'runtime', 'upstream', 'registration', 'images', 'schema'],
+  console: ['serve', 'runtime', 'upstream', 'registration', 'images', 'schema', 'doctor'],
 };
 
 function sourceFiles(dir) {

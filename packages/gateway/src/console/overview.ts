@@ -9,10 +9,10 @@
 import { loadInstalledPolicy, summarizePolicy } from '@ringfence/policy';
 import type { ServerConfig } from '../config/servers.js';
 import { ServerStore } from '../config/servers.js';
-import { describePolicy } from '../doctor/doctor.js';
 import { DEFINITION_KINDS } from '../pins/kinds.js';
 import { type DefinitionDiff, diffPending } from '../pins/reconcile.js';
 import { PinStore, pendingOf, pinnedOf } from '../pins/store.js';
+import { describePolicy } from '../policy-view/describe.js';
 import { escapedCharacterCount, type RenderMode, renderJsonText, renderUntrusted } from '../text/render.js';
 import type {
   GatewayRun,

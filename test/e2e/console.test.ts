@@ -14,7 +14,14 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliBin, repoRoot, ringfence } from '../helpers/cli.js';
-import { probeImage, removeTestContainers } from '../helpers/containers.js';
+import {
+  docker,
+  probeImage,
+  removeTestContainers,
+  startOrigin,
+  testNetwork,
+  uniqueName,
+} from '../helpers/containers.js';
 import { connectHttp, firstText, freshHome, serveHttp, startToolServer } from '../helpers/mcp.js';
 import { install, makeOrg, policyDocument, signPolicy } from '../helpers/policy.js';
 import { stopAll, track } from '../helpers/processes.js';
@@ -106,6 +113,8 @@ describe('ringfence console in a real browser', () => {
   const cspViolations: string[] = [];
   const session = `console-${randomBytes(3).toString('hex')}`;
   const token = `console-e2e-${randomBytes(12).toString('hex')}`;
+  /** An origin container of the test's own, the one host the probe server may reach. */
+  const originName = uniqueName('rf-console-origin');
   const env = () => ({ RINGFENCE_HOME: home, RINGFENCE_POLICY_DIR: policyDir });
 
   const view = async (name: string) => {
@@ -144,8 +153,8 @@ describe('ringfence console in a real browser', () => {
     const policy = await signPolicy(
       org,
       policyDocument({
-        default_egress: 'deny',
-        mcp: [{ server: 'box', egress_allow: ['allowed.invalid'], max_call_seconds: 120 }],
+        default_egress: 'any',
+        mcp: [{ server: 'box', max_call_seconds: 120 }],
         rules: [
           {
             id: 'no-erase',
@@ -164,7 +173,18 @@ describe('ringfence console in a real browser', () => {
     const docs = await startToolServer(toolsFile, join(dir, 'behaviours.json'));
     for (const args of [
       ['docs', '--url', docs.url],
-      ['box', '--image', await probeImage(), '--egress-allow', 'allowed.invalid'],
+      [
+        'box',
+        '--image',
+        await probeImage(),
+        '--egress-allow',
+        `${originName}:8080`,
+        // The origin is on a network of the test's own, at a private address.
+        '--egress-allow-address',
+        '172.16.0.0/12',
+        '--egress-allow-address',
+        '192.168.0.0/16',
+      ],
     ]) {
       const added = await ringfence(['mcp', 'add', ...args], env());
       expect(added.code, added.stderr).toBe(0);
@@ -188,6 +208,16 @@ describe('ringfence console in a real browser', () => {
     );
     const probe = await call('box_probe', { fetch: 'http://forbidden.invalid/' });
     expect(firstText(probe)).toContain('403');
+    // One allowed attempt: the origin joins the sidecar's outer network only, and leaves at once.
+    const originContainer = await startOrigin(
+      originName,
+      await testNetwork(uniqueName('rf-console-origins')),
+    );
+    await docker.getNetwork(`ringfence-mcp-box-${session}-out`).connect({ Container: originContainer.id });
+    expect(firstText(await call('box_probe', { fetch: `http://${originName}:8080/` }))).toContain(
+      `origin:${originName}`,
+    );
+    await originContainer.remove({ force: true });
 
     consoleUrl = await startConsole();
     origin = new URL(consoleUrl).origin;
@@ -282,8 +312,8 @@ describe('ringfence console in a real browser', () => {
     const box = (await page.locator('article.server[data-server="box"]').textContent())!;
     expect(box).toContain('container');
     expect(box).toContain('ringfence-test/probe');
-    expect(box).toContain('allow allowed.invalid');
-    expect(box).toContain('policy network at most: allowed.invalid');
+    expect(box).toContain(`allow ${originName}:8080, 172.16.0.0/12, 192.168.0.0/16`);
+    expect(box).toContain('policy network at most: any');
     expect(box).toContain('policy call limit: 120 s');
     await shot('servers');
   });
@@ -365,7 +395,24 @@ describe('ringfence console in a real browser', () => {
     const cells = await row.locator('td').allTextContents();
     expect(cells[0]).toBe('box');
     expect(Number(cells[3])).toBeGreaterThanOrEqual(1);
-    expect(await page.locator('#view-egress svg rect.legend-refused').count()).toBe(24);
+    const allowed = await page
+      .locator('table.egress tbody tr', { hasText: `${originName}:8080` })
+      .locator('td')
+      .allTextContents();
+    expect(allowed[0]).toBe('box');
+    expect(Number(allowed[2])).toBeGreaterThanOrEqual(1);
+    expect(Number(allowed[3])).toBe(0);
+    // 24 bars of each kind; at least one of each has a height.
+    for (const kind of ['allowed', 'refused']) {
+      const heights = await page
+        .locator(`#view-egress svg rect.legend-${kind}`)
+        .evaluateAll((rects) => rects.map((r) => Number(r.getAttribute('height'))));
+      expect(heights).toHaveLength(24);
+      expect(
+        heights.some((h) => h > 0),
+        kind,
+      ).toBe(true);
+    }
     await shot('egress');
   });
 
@@ -374,7 +421,7 @@ describe('ringfence console in a real browser', () => {
     const text = (await page.textContent('#view-policy'))!;
     expect(text).toContain('verified');
     expect(text).toContain('Policy e2e-corp version 1 (verified)');
-    expect(text).toContain('network at most  allowed.invalid');
+    expect(text).toContain('Network for servers without listed hosts: any');
     expect(text).toContain(
       '1. no-erase: deny when server=docs and tool=erase (records are erased by the records team only)',
     );

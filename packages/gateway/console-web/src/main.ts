@@ -2,7 +2,7 @@
  * The console page: fetches the read-only JSON of the console server (same origin, its cookie),
  * draws each view, and redraws when the server says the audit log or a home file changed.
  */
-import type { ChainStatus, Overview, ShownEntry } from '../../src/console/api.js';
+import type { ChainStatus, EntriesPage, Overview, ShownEntry } from '../../src/console/api.js';
 import { DecisionsView, drawEgress } from './timeline.js';
 import { drawPolicy, drawReviews, drawServers } from './views.js';
 
@@ -46,7 +46,8 @@ async function loadOverview(): Promise<void> {
 
 async function loadEntries(): Promise<void> {
   for (;;) {
-    const page = await get<{ entries: ShownEntry[]; last: number }>(`/api/entries?after=${last}`);
+    const page = await get<EntriesPage>(`/api/entries?after=${last}`);
+    if (page.notice) $('live').textContent = `read-only · ${page.notice}`;
     entries.push(...page.entries);
     if (page.entries.length > 0) last = page.entries[page.entries.length - 1]!.n;
     if (page.entries.length === 0 || last >= page.last) break;

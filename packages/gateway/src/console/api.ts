@@ -107,3 +107,12 @@ export interface ChainStatus {
   readonly code?: string;
   readonly message: string;
 }
+
+/** `/api/entries?after=N`: the entries after feed position N, and where the feed is. */
+export interface EntriesPage {
+  readonly entries: ShownEntry[];
+  /** The feed position of the newest entry read. */
+  readonly last: number;
+  /** The log was replaced or cut short, or following it stopped: what happened, rendered. */
+  readonly notice?: string;
+}

@@ -10,7 +10,7 @@ import { type AuditLogLine, followAuditLog, readAuditTail } from '../audit/tail.
 import type { AuditEntry } from '../audit/types.js';
 import { type AuditVerifyResult, verifyAuditLog } from '../audit/verify.js';
 import { renderJsonText, renderUntrusted } from '../text/render.js';
-import type { ChainStatus, ExposedByServer, GatewayRun, ShownEntry } from './api.js';
+import type { ChainStatus, EntriesPage, ExposedByServer, GatewayRun, ShownEntry } from './api.js';
 
 /** How many of the latest entries the console keeps; older ones are left to `audit tail`. */
 export const CONSOLE_ENTRY_LIMIT = 20_000;
@@ -115,6 +115,8 @@ export class AuditFeed {
   private readonly abort = new AbortController();
   private chainCache?: { key: string; status: ChainStatus };
   private following?: Promise<void>;
+  /** What the page should say about following the log (it was replaced, or following stopped). */
+  private notice?: string;
 
   constructor(readonly path: string) {}
 
@@ -129,7 +131,16 @@ export class AuditFeed {
         this.add(l);
         for (const listener of this.listeners) listener();
       },
-    }).catch(() => {});
+      onNotice: (message) => {
+        this.notice = renderUntrusted(message, { mode: 'line' }).text;
+      },
+    }).catch((error: unknown) => {
+      this.notice = renderUntrusted(
+        `live updates stopped: ${(error as Error).message}. Restart ringfence console; check the log with: ringfence audit verify`,
+        { mode: 'line' },
+      ).text;
+      for (const listener of this.listeners) listener();
+    });
   }
 
   async close(): Promise<void> {
@@ -144,10 +155,14 @@ export class AuditFeed {
   }
 
   /** Entries after feed position `after`, oldest first, at most `limit`. */
-  since(after: number, limit = 5_000): { entries: ShownEntry[]; last: number } {
+  since(after: number, limit = 5_000): EntriesPage {
     const first = this.entries[0]?.n ?? this.counter + 1;
     const from = Math.max(0, after + 1 - first);
-    return { entries: this.entries.slice(from, from + limit), last: this.counter };
+    return {
+      entries: this.entries.slice(from, from + limit),
+      last: this.counter,
+      ...(this.notice ? { notice: this.notice } : {}),
+    };
   }
 
   get run(): GatewayRun | undefined {

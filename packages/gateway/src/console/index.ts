@@ -1,5 +1,6 @@
 export type {
   ChainStatus,
+  EntriesPage,
   ExposedByServer,
   GatewayRun,
   Overview,

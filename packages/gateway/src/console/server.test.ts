@@ -2,7 +2,7 @@
 // loopback rule, and that answering creates no file. The browser test (test/e2e/console.test.ts)
 // checks the same from a real page.
 import { type FSWatcher, watch } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -114,5 +114,20 @@ describe('ringfence console: who may load it', () => {
       watcher.close();
     }
     expect(changes).toEqual([]);
+  });
+
+  it('says on the page when the log it follows was replaced', async () => {
+    const cookie = await login();
+    const other = join(dir, 'other.jsonl');
+    const log = await AuditLog.open({ path: other, session: 't' });
+    await log.append({ type: 'gateway.start', refs: { pid: 2 } });
+    await log.close();
+    await rename(other, join(home, 'audit.jsonl'));
+    const page = async () =>
+      JSON.parse((await get(`${running.origin}/api/entries?after=0`, { cookie })).body);
+    await expect
+      .poll(async () => (await page()).notice, { timeout: 15_000 })
+      .toMatch(/was replaced or cut short/);
+    expect((await page()).entries.map((e: { session: string }) => e.session)).toEqual(['s', 't']);
   });
 });

@@ -20,6 +20,9 @@ const FORBIDDEN = {
   audit: ['serve', 'runtime', 'upstream', 'registration'],
   schema: ['serve', 'runtime', 'upstream', 'registration'],
   pins: ['serve', 'runtime', 'upstream', 'registration'],
+  'local-http': ['serve', 'runtime', 'upstream', 'registration', 'console'],
+  // The console only reads a home's files: it never starts, serves or registers anything.
+  console: ['serve', 'runtime', 'upstream', 'registration', 'images', 'schema', 'doctor'],
 };
 
 function sourceFiles(dir) {

@@ -151,8 +151,15 @@ interface Known {
  * before it with the next seq. Stops at the first line that breaks and says what most likely
  * happened there (changed, inserted, deleted, reordered, torn). Never throws on content; an
  * absent file is `ok` with 0 entries (nothing has been logged yet).
+ *
+ * `lock: false` is for readers that must not create any file (the console): the length is read
+ * without the writers' lock, so a line being appended at that moment is reported as torn, and
+ * such a reader should ask again before believing it.
  */
-export async function verifyAuditLog(path: string): Promise<AuditVerifyResult> {
+export async function verifyAuditLog(
+  path: string,
+  options: { readonly lock?: boolean } = {},
+): Promise<AuditVerifyResult> {
   let handle: FileHandle;
   try {
     handle = await open(path, 'r');
@@ -162,7 +169,8 @@ export async function verifyAuditLog(path: string): Promise<AuditVerifyResult> {
     return unreadable(path, error);
   }
   try {
-    return await walk(path, new Lines(handle, await settledSize(path, handle)));
+    const size = options.lock === false ? (await handle.stat()).size : await settledSize(path, handle);
+    return await walk(path, new Lines(handle, size));
   } catch (error) {
     if (error instanceof LineTooLongError) {
       return {

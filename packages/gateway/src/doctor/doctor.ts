@@ -2,6 +2,7 @@ import { type InstalledPolicyResult, installedPolicyDir, loadInstalledPolicy } f
 import type Docker from 'dockerode';
 import { type HomeInspection, inspectHome, resolveHome } from '../home/home.js';
 import { findSidecarImage } from '../images/sidecar.js';
+import { describePolicy } from '../policy-view/describe.js';
 import {
   createDockerClient,
   type EngineEndpoint,
@@ -10,6 +11,8 @@ import {
   resolveEngineEndpoint,
 } from '../runtime/engine.js';
 import { CVE_2024_29018_FIXED, internalDnsVerdict } from './engine-dns.js';
+
+export { describePolicy };
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 
@@ -124,16 +127,6 @@ export async function checkPolicyInstalled(env: DoctorEnvironment): Promise<Doct
   if (!installed.present)
     return { ...base, status: 'ok', summary: `none installed in ${installed.dir} (local rules only)` };
   return { ...base, status: 'ok', summary: describePolicy(installed) };
-}
-
-/** name, version, expiry and signer keyids of a verified policy, for people. */
-export function describePolicy(verified: {
-  policy: { name: string; version: number };
-  expiresAt: number;
-  signers: readonly string[];
-}): string {
-  const days = Math.floor((verified.expiresAt - Date.now()) / 86_400_000);
-  return `${verified.policy.name} version ${verified.policy.version}, expires ${new Date(verified.expiresAt).toISOString()} (in ${days} days), signed by ${verified.signers.map((k) => k.slice(0, 12)).join(', ')}`;
 }
 
 /**

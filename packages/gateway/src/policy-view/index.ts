@@ -1,1 +1,2 @@
+export { describePolicy } from './describe.js';
 export { egressProblem, policyView } from './view.js';

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
 import {
   createServer,
   type Server as HttpServer,
@@ -7,11 +7,23 @@ import {
 } from 'node:http';
 import { isIP } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { RingfenceError } from '@ringfence/policy';
+import {
+  allowedHosts,
+  assertLoopbackListen,
+  checkHostAndOrigin,
+  parseListenAddress,
+  sha256,
+} from '../local-http/guard.js';
 import { createEndpointServer } from './endpoint.js';
 import type { Gateway } from './gateway.js';
 
-export class ListenError extends RingfenceError<'LISTEN_NOT_LOOPBACK' | 'LISTEN_ADDRESS'> {}
+export {
+  generateToken,
+  isLoopbackAddress,
+  ListenError,
+  parseListenAddress,
+  tokensEqual,
+} from '../local-http/guard.js';
 
 export interface Identity {
   readonly agent?: string;
@@ -20,33 +32,6 @@ export interface Identity {
 
 /** Resolves a bearer token to an identity, or undefined when the token is not known. */
 export type TokenResolver = (token: string) => Identity | undefined | Promise<Identity | undefined>;
-
-export function parseListenAddress(address: string): { host: string; port: number } {
-  const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(address.trim());
-  const host = match?.[1] ?? match?.[2];
-  const port = Number(match?.[3]);
-  if (!host || !Number.isInteger(port) || port > 65535) {
-    throw new ListenError('LISTEN_ADDRESS', `"${address}" is not HOST:PORT (e.g. 127.0.0.1:8765).`);
-  }
-  return { host, port };
-}
-
-export function isLoopbackAddress(host: string): boolean {
-  if (host === 'localhost') return true;
-  if (isIP(host) === 4) return host.startsWith('127.');
-  return host === '::1';
-}
-
-const sha256 = (value: string) => createHash('sha256').update(value).digest();
-
-/** Constant-time comparison of a presented token with the expected one (hashes equalise lengths). */
-export function tokensEqual(presented: string, expected: string): boolean {
-  return timingSafeEqual(sha256(presented), sha256(expected));
-}
-
-export function generateToken(): string {
-  return randomBytes(32).toString('base64url');
-}
 
 function refuse(res: ServerResponse, status: number, message: string): void {
   res.writeHead(status, {
@@ -72,12 +57,7 @@ export async function serveHttp(
   options: { address: string; insecureListen?: boolean; resolveToken: TokenResolver },
 ): Promise<{ server: HttpServer; url: string; close(): Promise<void> }> {
   const { host, port } = parseListenAddress(options.address);
-  if (!isLoopbackAddress(host) && !options.insecureListen) {
-    throw new ListenError(
-      'LISTEN_NOT_LOOPBACK',
-      `Refusing to listen on ${host}: only loopback addresses are allowed, because anyone who can reach the port can try tokens. Use 127.0.0.1, or pass --insecure-listen if you really mean it.`,
-    );
-  }
+  assertLoopbackListen(host, options.insecureListen);
   const sessions = new Map<string, Session>();
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -86,39 +66,10 @@ export async function serveHttp(
     });
   });
 
-  const allowedHosts = (actualPort: number) =>
-    new Set(
-      [host, 'localhost', '127.0.0.1', '[::1]']
-        .filter((h) => h === host || isLoopbackAddress(host))
-        .map((h) => `${isIP(h) === 6 ? `[${h}]` : h}:${actualPort}`.toLowerCase()),
-    );
-
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const actualPort = (server.address() as { port: number }).port;
-    const hosts = allowedHosts(actualPort);
-    const hostHeader = req.headers.host?.toLowerCase();
-    if (!hostHeader || !hosts.has(hostHeader))
-      return refuse(
-        res,
-        403,
-        'Host header does not name this gateway; connect to the address it listens on (127.0.0.1 or localhost and its port).',
-      );
-    const origin = req.headers.origin;
-    if (origin !== undefined) {
-      let originHost: string | undefined;
-      try {
-        const url = new URL(origin);
-        originHost = url.protocol === 'http:' ? url.host.toLowerCase() : undefined;
-      } catch {
-        originHost = undefined;
-      }
-      if (!originHost || !hosts.has(originHost))
-        return refuse(
-          res,
-          403,
-          `Origin ${origin} is not allowed: only clients on this gateway's own origin may call it (a web page elsewhere may not).`,
-        );
-    }
+    const refused = checkHostAndOrigin(req, allowedHosts(host, actualPort), 'gateway');
+    if (refused) return refuse(res, refused.status, refused.message);
     const authorization = req.headers.authorization ?? '';
     const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(authorization);
     // Resolved on every request, so a removed agent's token stops working at once.

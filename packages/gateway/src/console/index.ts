@@ -1,0 +1,22 @@
+export type {
+  ChainStatus,
+  EntriesPage,
+  ExposedByServer,
+  GatewayRun,
+  Overview,
+  PolicyPanel,
+  ReviewSide,
+  ReviewView,
+  ServerView,
+  ShownEntry,
+  ShownText,
+} from './api.js';
+export { AuditFeed, CONSOLE_ENTRY_LIMIT } from './audit-feed.js';
+export { readOverview } from './overview.js';
+export {
+  CONSOLE_COOKIE,
+  CONSOLE_CSP,
+  type ConsoleOptions,
+  type RunningConsole,
+  startConsole,
+} from './server.js';

@@ -1,0 +1,12 @@
+export {
+  allowedHosts,
+  assertLoopbackListen,
+  checkHostAndOrigin,
+  generateToken,
+  isLoopbackAddress,
+  ListenError,
+  parseListenAddress,
+  type Refusal,
+  sha256,
+  tokensEqual,
+} from './guard.js';

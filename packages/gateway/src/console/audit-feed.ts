@@ -76,6 +76,28 @@ function shownEntry(n: number, { raw, entry }: AuditLogLine): ShownEntry {
         reason: line(r.reason),
       };
     }
+    case 'mcp.server_request': {
+      const r = entry.refs;
+      return {
+        ...base,
+        server: name(r.server),
+        subject: name(r.method),
+        outcome: r.allowed ? 'allowed' : 'refused',
+        rule: name(r.rule),
+        ...(r.reason !== undefined ? { reason: line(r.reason) } : {}),
+      };
+    }
+    case 'mcp.server_answer': {
+      const r = entry.refs;
+      return {
+        ...base,
+        server: name(r.server),
+        subject: name(r.method),
+        outcome: r.is_error ? 'error' : 'ok',
+        parent: entry.parent_seq,
+        ...(r.reason !== undefined ? { reason: line(r.reason) } : {}),
+      };
+    }
   }
 }
 

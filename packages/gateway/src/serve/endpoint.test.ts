@@ -13,6 +13,7 @@ import type { SchemaChecks } from '../ports/schema.js';
 import type { ToolListing, Upstream } from '../ports/upstream.js';
 import { createEndpointServer } from './endpoint.js';
 import { Gateway } from './gateway.js';
+import { NO_RESOURCES } from './__fixtures__/no-resources.js';
 
 const ok = async () => ({ ok: true });
 const guard: SchemaChecks = { prepare: ok, checkArguments: ok, checkResult: ok };
@@ -68,6 +69,11 @@ class HostileUpstream implements Upstream {
   async complete(): Promise<unknown> {
     throw new Error('not offered');
   }
+  readonly listResources = NO_RESOURCES.listResources;
+  readonly listResourceTemplates = NO_RESOURCES.listResourceTemplates;
+  readonly readResource = NO_RESOURCES.readResource;
+  readonly subscribeResource = NO_RESOURCES.subscribeResource;
+  readonly onResourceUpdated = NO_RESOURCES.onResourceUpdated;
   async setLoggingLevel() {}
   onListChanged() {}
   onLog() {}

@@ -13,6 +13,7 @@ import type { SchemaChecks } from '../ports/schema.js';
 import type { PromptListing, ToolListing, Upstream } from '../ports/upstream.js';
 import { MAX_LIST_PAGES, UpstreamClient } from '../upstream/mcp-client.js';
 import { Gateway } from './gateway.js';
+import { NO_RESOURCES } from './__fixtures__/no-resources.js';
 
 const ok = async () => ({ ok: true });
 const guard: SchemaChecks = { prepare: ok, checkArguments: ok, checkResult: ok };
@@ -46,6 +47,11 @@ class FakeUpstream implements Upstream {
   async complete() {
     return { completion: { values: [] } };
   }
+  readonly listResources = NO_RESOURCES.listResources;
+  readonly listResourceTemplates = NO_RESOURCES.listResourceTemplates;
+  readonly readResource = NO_RESOURCES.readResource;
+  readonly subscribeResource = NO_RESOURCES.subscribeResource;
+  readonly onResourceUpdated = NO_RESOURCES.onResourceUpdated;
   async setLoggingLevel() {}
   onListChanged() {}
   onLog() {}

@@ -34,9 +34,11 @@ import {
   lookup,
   type PipelineDeps,
   type PromptResult,
+  type ReadResult,
   runForward,
   upstreamErrorText,
 } from './pipeline/index.js';
+import { ResourceIndex } from './resources.js';
 import { SERVER_INFO } from './server-info.js';
 
 export interface GatewayOptions {
@@ -75,17 +77,31 @@ export type ServerState =
  * and log messages. Emits `catalogChanged` when the exposed tools change, `promptsChanged` when
  * the exposed prompts change, and `log` for each server log message that passes its rate limit.
  */
-export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: []; log: [RelayedLog] }> {
+export class Gateway extends EventEmitter<{
+  catalogChanged: [];
+  promptsChanged: [];
+  resourcesChanged: [];
+  /** A server said a resource changed: its URI as clients are shown it. */
+  resourceUpdated: [string];
+  log: [RelayedLog];
+}> {
   readonly policy: PolicyView;
   private readonly upstreams = new Map<string, Upstream>();
   private readonly states = new Map<string, ServerState>();
   private catalog = new Map<string, CatalogEntry>();
   private prompts = new Map<string, PromptEntry>();
   private readonly logs: LogRelay;
+  readonly resources: ResourceIndex;
+  /** Subscriptions per server URI (`server\0uri`), counted over every client session. */
+  private readonly subscriptions = new Map<string, number>();
 
   constructor(readonly options: GatewayOptions) {
     super();
     this.policy = options.policy ?? LOCAL_ONLY;
+    this.resources = new ResourceIndex(
+      this.naming,
+      this.naming.prefixed ? undefined : options.servers[0]?.name,
+    );
     this.logs = new LogRelay((log) => this.emit('log', log), options.logRate ?? DEFAULT_LOG_RATE);
   }
 
@@ -106,6 +122,7 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
       upstream = this.options.createUpstream(config);
       const started = upstream;
       started.onLog((params) => this.logs.relay(config.name, params));
+      started.onResourceUpdated((uri) => this.resourceUpdated(config.name, uri));
       // One budget for starting and listing together.
       const catalog = await withTimeout(
         started.start().then(() => this.listServer(started)),
@@ -155,11 +172,28 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
         problems.push(`listing its prompts failed, so none is exposed: ${upstreamErrorText(error)}`);
       }
     }
+    let rawResources: readonly unknown[] | undefined;
+    let rawTemplates: readonly unknown[] | undefined;
+    if (upstream.capabilities().resources) {
+      // As for prompts: a failed resource listing costs the server its resources alone.
+      try {
+        const [resources, templates] = await Promise.all([
+          upstream.listResources(),
+          upstream.listResourceTemplates(),
+        ]);
+        rawResources = resources.resources;
+        rawTemplates = templates.resourceTemplates;
+        problems.push(...[...resources.problems, ...templates.problems].map((p) => `resources: ${p}`));
+      } catch (error) {
+        problems.push(`listing its resources failed, so none is exposed: ${upstreamErrorText(error)}`);
+      }
+    }
     const catalog = await buildServerCatalog({
       server: upstream.name,
       destination: upstream.destination,
       rawTools: listing.tools,
       ...(rawPrompts ? { rawPrompts } : {}),
+      ...(rawResources && rawTemplates ? { rawResources, rawTemplates } : {}),
       problems,
       localAllow: config.allow_tools,
       pins: this.options.pins,
@@ -254,8 +288,14 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
     const prompts = this.rebuild(this.prompts, (c) => c.prompts);
     this.catalog = tools.next;
     this.prompts = prompts.next;
+    const serving = this.options.servers
+      .map((config) => this.states.get(config.name))
+      .filter((state) => state?.catalog && state.status !== 'failed')
+      .map((state) => state!.catalog!);
+    const resources = this.resources.rebuild(serving);
     if (tools.changed) this.emit('catalogChanged');
     if (prompts.changed) this.emit('promptsChanged');
+    if (resources) this.emit('resourcesChanged');
   }
 
   private rebuild<E extends Exposed>(
@@ -314,16 +354,27 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
     return this.busy.has(server);
   }
 
-  /** The server behind an exposed tool or prompt name, if it is listed. */
+  /** The server behind an exposed tool or prompt name, or a readable URI, if it is listed. */
   serverOf(kind: DefinitionKind, exposedName: string): string | undefined {
-    return (kind === 'tool' ? this.catalog : this.prompts).get(exposedName)?.server;
+    if (kind === 'resource') {
+      const resolved = this.resources.resolve(exposedName);
+      return resolved.pass ? resolved.target.server : undefined;
+    }
+    return (kind === 'tool' ? this.catalog : kind === 'prompt' ? this.prompts : undefined)?.get(exposedName)
+      ?.server;
   }
 
   /** What the client is offered besides tools: what at least one running server offers. */
   offered(): OfferedCapabilities {
     const running = [...this.upstreams].filter(([name]) => this.states.get(name)?.status === 'running');
-    const any = (key: keyof UpstreamCapabilities) => running.some(([, u]) => u.capabilities()[key]);
-    return { prompts: any('prompts'), completions: any('completions'), logging: any('logging') };
+    const any = (key: keyof UpstreamCapabilities) => running.some(([, u]) => u.capabilities()[key] === true);
+    return {
+      prompts: any('prompts'),
+      completions: any('completions'),
+      logging: any('logging'),
+      resources: any('resources'),
+      subscribe: any('subscribe'),
+    };
   }
 
   serverStates(): ReadonlyMap<string, ServerState> {
@@ -401,12 +452,80 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
     return reply as PromptResult;
   }
 
-  /** `completion/complete`, for an exposed prompt only (see `completePrompt`). */
+  /**
+   * `resources/read` through the pipeline, for a URI `ResourceIndex.resolve` lets through; every
+   * refusal is thrown as a `CallRefused`, as for `getPrompt`.
+   */
+  async readResource(
+    uri: string,
+    caller: Caller,
+    protocolVersion: string | undefined,
+    call: Pick<ForwardedRequest, 'signal' | 'onProgress'> = {},
+  ): Promise<ReadResult> {
+    const resolved = this.resources.resolve(uri);
+    if (!resolved.pass) throw new CallRefused('UNKNOWN_RESOURCE', `ringfence: ${resolved.what}`);
+    const reply = await runForward(this.pipelineDeps(), {
+      method: 'resources/read',
+      entry: resolved.target,
+      args: { uri: resolved.target.uri },
+      caller,
+      ...this.target(resolved.target.server),
+      protocolVersion,
+      ...call,
+    });
+    if (reply.isError === true) {
+      const text = (reply.content as { text?: string }[] | undefined)?.[0]?.text ?? 'ringfence refused it';
+      throw new CallRefused('REFUSED', text);
+    }
+    return reply as ReadResult;
+  }
+
+  /**
+   * `resources/subscribe` (or, with `on` false, unsubscribe) for a URI the client may read,
+   * forwarded once per server URI however many sessions subscribe. Returns the URI as clients are
+   * shown it, which `resourceUpdated` names.
+   */
+  async subscribe(uri: string, on: boolean): Promise<string> {
+    const resolved = this.resources.resolve(uri);
+    if (!resolved.pass) throw new CallRefused('UNKNOWN_RESOURCE', `ringfence: ${resolved.what}`);
+    const { server, uri: own } = resolved.target;
+    const shown = this.resources.clientUri(server, own);
+    const { upstream, unavailableReason } = this.target(server);
+    if (!upstream?.capabilities().subscribe) {
+      throw new CallRefused(
+        'REFUSED',
+        `ringfence: ${server} ${upstream ? 'does not offer resource subscriptions' : `is not available (${unavailableReason})`}; nothing was subscribed.`,
+      );
+    }
+    const id = `${server}\u0000${own}`;
+    const count = this.subscriptions.get(id) ?? 0;
+    const next = on ? count + 1 : Math.max(0, count - 1);
+    if (next > 0) this.subscriptions.set(id, next);
+    else this.subscriptions.delete(id);
+    if ((on && count === 0) || (!on && count === 1)) {
+      try {
+        await upstream.subscribeResource(own, on);
+      } catch (error) {
+        if (on) this.subscriptions.delete(id);
+        throw new CallRefused('REFUSED', `ringfence: ${server} refused it: ${upstreamErrorText(error)}`);
+      }
+    }
+    return shown;
+  }
+
+  /** A server's `resources/updated`: passed on only for a URI some session subscribed to. */
+  private resourceUpdated(server: string, uri: unknown): void {
+    if (typeof uri !== 'string' || !this.subscriptions.has(`${server}\u0000${uri}`)) return;
+    this.emit('resourceUpdated', this.resources.clientUri(server, uri));
+  }
+
+  /** `completion/complete`, for an exposed prompt or template only (see `completePrompt`). */
   complete(params: Record<string, unknown>, caller: Caller = {}): Promise<CompletionAnswer> {
     return completePrompt(this.prompts, params, {
       policy: this.policy,
       caller,
       target: (s) => this.target(s),
+      template: (uri) => this.resources.template(uri),
     });
   }
 
@@ -437,6 +556,7 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
       policyRef: this.policyRef(),
       maxResultBytes: this.options.maxResultBytes ?? 1024 * 1024,
       log: this.options.log,
+      linkUri: (server, uri) => this.resources.link(server, uri),
     };
   }
 

@@ -6,6 +6,8 @@ import {
   type ContainedServer,
   DEFAULT_TIMEOUTS,
   type PromptListing,
+  type ResourceListing,
+  type ResourceTemplateListing,
   type ToolListing,
   type Upstream,
   type UpstreamCapabilities,
@@ -32,6 +34,7 @@ export class ContainerUpstream implements Upstream {
   });
   private changeListener: (() => void) | undefined;
   private logListener: ((params: unknown) => void) | undefined;
+  private resourceListener: ((uri: unknown) => void) | undefined;
   private closedListener: ((reason: string) => void) | undefined;
 
   constructor(
@@ -72,6 +75,7 @@ export class ContainerUpstream implements Upstream {
     };
     this.client.onListChanged(() => this.changeListener?.());
     this.client.onLog((params) => this.logListener?.(params));
+    this.client.onResourceUpdated((uri) => this.resourceListener?.(uri));
     try {
       await this.client.connect(transport);
     } catch (error) {
@@ -123,6 +127,26 @@ export class ContainerUpstream implements Upstream {
 
   onListChanged(listener: () => void): void {
     this.changeListener = listener;
+  }
+
+  listResources(): Promise<ResourceListing> {
+    return this.live.listResources();
+  }
+
+  listResourceTemplates(): Promise<ResourceTemplateListing> {
+    return this.live.listResourceTemplates();
+  }
+
+  readResource(uri: string, options: CallOptions = {}): Promise<unknown> {
+    return this.live.readResource(uri, options);
+  }
+
+  subscribeResource(uri: string, subscribe: boolean): Promise<void> {
+    return this.live.subscribeResource(uri, subscribe);
+  }
+
+  onResourceUpdated(listener: (uri: unknown) => void): void {
+    this.resourceListener = listener;
   }
 
   onLog(listener: (params: unknown) => void): void {

@@ -9,6 +9,8 @@ import {
   type CallOptions,
   DEFAULT_TIMEOUTS,
   type PromptListing,
+  type ResourceListing,
+  type ResourceTemplateListing,
   type ToolListing,
   type Upstream,
   type UpstreamCapabilities,
@@ -211,6 +213,7 @@ export class RemoteUpstream implements Upstream {
   private connection: { client: UpstreamClient; transport: StreamableHTTPClientTransport } | undefined;
   private changeListener: (() => void) | undefined;
   private logListener: ((params: unknown) => void) | undefined;
+  private resourceListener: ((uri: unknown) => void) | undefined;
   private closedListener: ((reason: string) => void) | undefined;
   private closing = false;
 
@@ -238,6 +241,7 @@ export class RemoteUpstream implements Upstream {
     });
     client.onListChanged(() => this.changeListener?.());
     client.onLog((params) => this.logListener?.(params));
+    client.onResourceUpdated((uri) => this.resourceListener?.(uri));
     transport.onclose = () => {
       if (!this.closing && this.connection?.transport === transport)
         this.closedListener?.('the connection closed');
@@ -328,6 +332,26 @@ export class RemoteUpstream implements Upstream {
 
   onListChanged(listener: () => void): void {
     this.changeListener = listener;
+  }
+
+  listResources(): Promise<ResourceListing> {
+    return this.withSessionRetry((client) => client.listResources());
+  }
+
+  listResourceTemplates(): Promise<ResourceTemplateListing> {
+    return this.withSessionRetry((client) => client.listResourceTemplates());
+  }
+
+  readResource(uri: string, options: CallOptions = {}): Promise<unknown> {
+    return this.withSessionRetry((client) => client.readResource(uri, options));
+  }
+
+  subscribeResource(uri: string, subscribe: boolean): Promise<void> {
+    return this.withSessionRetry((client) => client.subscribeResource(uri, subscribe));
+  }
+
+  onResourceUpdated(listener: (uri: unknown) => void): void {
+    this.resourceListener = listener;
   }
 
   onLog(listener: (params: unknown) => void): void {

@@ -8,6 +8,7 @@ import type { CatalogEntry } from '../catalog.js';
 import { runForward } from './index.js';
 import { measureResult } from './result-size.js';
 import type { ForwardedRequest, PipelineDeps } from './types.js';
+import { NO_RESOURCES } from '../__fixtures__/no-resources.js';
 
 const MIB = 1024 * 1024;
 const entry: CatalogEntry = {
@@ -51,6 +52,7 @@ function forward(
       throw new Error('not offered');
     },
     setLoggingLevel: async () => {},
+    ...NO_RESOURCES,
     onListChanged: () => {},
     onLog: () => {},
     onClosed: () => {},
@@ -72,6 +74,7 @@ function forward(
     policyRef: {},
     maxResultBytes: MIB,
     log: () => {},
+    linkUri: (server: string, uri: string) => `ringfence:${server}/${uri}`,
   };
   const request: ForwardedRequest = {
     method: 'tools/call',

@@ -9,6 +9,7 @@ import type { Upstream } from '../../ports/upstream.js';
 import type { CatalogEntry } from '../catalog.js';
 import { lookup, PREVIEW_CHARS, runForward } from './index.js';
 import type { PipelineDeps, ToolCallRequest } from './types.js';
+import { NO_RESOURCES } from '../__fixtures__/no-resources.js';
 
 const entry: CatalogEntry = {
   kind: 'tool',
@@ -65,6 +66,7 @@ function harness(
     getPrompt: async () => ({ messages: [] }),
     complete: async () => ({ completion: { values: [] } }),
     setLoggingLevel: async () => {},
+    ...NO_RESOURCES,
     onListChanged: () => {},
     onLog: () => {},
     onClosed: () => {},
@@ -77,6 +79,7 @@ function harness(
     policyRef: {},
     maxResultBytes: overrides.maxResultBytes ?? 1024,
     log: () => {},
+    linkUri: (server: string, uri: string) => `ringfence:${server}/${uri}`,
   };
   const request = (args: unknown, caller: Caller = {}, available = true): ToolCallRequest => ({
     method: 'tools/call',

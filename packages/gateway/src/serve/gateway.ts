@@ -556,7 +556,7 @@ export class Gateway extends EventEmitter<{
       policyRef: this.policyRef(),
       maxResultBytes: this.options.maxResultBytes ?? 1024 * 1024,
       log: this.options.log,
-      linkUri: (server, uri) => this.resources.link(server, uri),
+      linkUri: (server, uri, follow) => this.resources.link(server, uri, follow),
     };
   }
 

@@ -59,9 +59,12 @@ export class ResourceIndex {
     return this.templates.find((t) => t.exposedName === exposedUriTemplate);
   }
 
-  /** The URI the client is shown for `uri`, a URI `server` put in a result; it may now be read from that server. */
-  link(server: string, uri: string): string {
-    if (uri.length <= URI_MAX) {
+  /**
+   * The URI the client is shown for `uri`, a URI `server` put in a result; with `follow` it may
+   * now be read from that server.
+   */
+  link(server: string, uri: string, follow = true): string {
+    if (follow && uri.length <= URI_MAX) {
       const seen = this.linked.get(server) ?? new Set<string>();
       this.linked.set(server, seen);
       seen.delete(uri);

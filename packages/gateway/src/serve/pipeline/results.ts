@@ -92,7 +92,8 @@ export function sanitise(
     protocolVersion: request.protocolVersion,
     server,
     label: requestLabel(request),
-    linkUri: (uri: string) => deps.linkUri(server, uri),
+    // Links and embedded resources may be followed; what a read returns is only named.
+    linkUri: (uri: string) => deps.linkUri(server, uri, request.method !== 'resources/read'),
   };
   const outcome =
     request.method === 'prompts/get'
@@ -101,14 +102,14 @@ export function sanitise(
         ? sanitiseRead(checked.reply, context)
         : sanitiseResult(checked.reply, context);
   if (!outcome.ok) return withheld(request, `the server sent a malformed result (${outcome.problem})`);
-  // Links made text, replaced URIs and the note on dropped items can make a result of many tiny
+  // Namespaced URIs and the note on dropped items can make a result of many tiny
   // items several times larger than what was sent; the cap holds for what the client receives too.
   // One cap, counted one way (`measureResult`), before and after.
   if (outcome.dropped > 0) {
     const size = measureResult(outcome.reply);
     const cap = resultCap(deps, request);
     if (size > cap)
-      return withheld(request, resultTooLarge(request, size, cap, 'once its links are shown as text'));
+      return withheld(request, resultTooLarge(request, size, cap, "once its URIs point into the gateway's namespace"));
   }
   return { reply: outcome.reply, dropped: outcome.dropped };
 }

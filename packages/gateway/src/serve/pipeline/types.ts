@@ -84,9 +84,10 @@ export interface PipelineDeps {
   readonly log: (line: string) => void;
   /**
    * The URI the client is shown for a URI a server put in a result (a link, an embedded or a
-   * read resource); the gateway then lets the client read it from that server alone.
+   * read resource). With `follow`, the client may then read it from that server alone; a read's
+   * own contents are not made readable so (a URI stays readable only while listed or matched).
    */
-  readonly linkUri: (server: string, uri: string) => string;
+  readonly linkUri: (server: string, uri: string, follow: boolean) => string;
 }
 
 export type RefusalCode =

@@ -41,7 +41,12 @@ export function fingerprintDefinition(raw: unknown, kind: DefinitionKind): Finge
     definition[key] = value;
   }
   const annotations = definition.annotations;
-  if (kind === 'resource' && typeof annotations === 'object' && annotations !== null && !Array.isArray(annotations)) {
+  if (
+    kind === 'resource' &&
+    typeof annotations === 'object' &&
+    annotations !== null &&
+    !Array.isArray(annotations)
+  ) {
     const { lastModified: _content, ...rest } = annotations as Record<string, unknown>;
     definition.annotations = rest;
   }

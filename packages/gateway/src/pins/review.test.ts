@@ -68,7 +68,9 @@ describe('pins diff', () => {
     expect(block).toContain('    /inputSchema/properties/q/type: "string" → "number"');
     expect(block).not.toContain('the whole pending definition');
     expect(block?.endsWith('\n')).toBe(true);
-    expect(approve).toBe('Approve with: ringfence mcp pins approve docs [TOOL…] [--prompt PROMPT…] [--resource URI…] [--template URI_TEMPLATE…]');
+    expect(approve).toBe(
+      'Approve with: ringfence mcp pins approve docs [TOOL…] [--prompt PROMPT…] [--resource URI…] [--template URI_TEMPLATE…]',
+    );
     expect(formatPendingReview(review, { full: true })[0]).toContain(
       'the whole pending definition (what approving accepts)',
     );

@@ -339,7 +339,14 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
     } else if (item.kind === 'resource' || item.kind === 'template') {
       const presented = presentResource(server, inputs.destination, item.definition, item.kind, name, naming);
       if (item.kind === 'resource')
-        resources.push({ kind: 'resource', exposedName: name, server, uri: item.name, digest: item.digest, presented });
+        resources.push({
+          kind: 'resource',
+          exposedName: name,
+          server,
+          uri: item.name,
+          digest: item.digest,
+          presented,
+        });
       else
         templates.push({
           kind: 'template',

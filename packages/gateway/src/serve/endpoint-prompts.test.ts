@@ -14,9 +14,9 @@ import { fingerprintDefinition } from '../pins/fingerprint.js';
 import { PinStore } from '../pins/store.js';
 import { LOCAL_ONLY, type PolicyView } from '../ports/policy.js';
 import type { Upstream, UpstreamCapabilities } from '../ports/upstream.js';
+import { NO_RESOURCES } from './__fixtures__/no-resources.js';
 import { createEndpointServer } from './endpoint.js';
 import { Gateway } from './gateway.js';
-import { NO_RESOURCES } from './__fixtures__/no-resources.js';
 
 /** A server with prompts, completions and logging, scripted by the test. */
 class ScriptedUpstream implements Upstream {

@@ -11,9 +11,9 @@ import { PinStore } from '../pins/store.js';
 import type { AuditSink } from '../ports/audit.js';
 import type { SchemaChecks } from '../ports/schema.js';
 import type { ToolListing, Upstream } from '../ports/upstream.js';
+import { NO_RESOURCES } from './__fixtures__/no-resources.js';
 import { createEndpointServer } from './endpoint.js';
 import { Gateway } from './gateway.js';
-import { NO_RESOURCES } from './__fixtures__/no-resources.js';
 
 const ok = async () => ({ ok: true });
 const guard: SchemaChecks = { prepare: ok, checkArguments: ok, checkResult: ok };
@@ -218,7 +218,9 @@ describe('the endpoint: prompt messages are sanitised like tool results', () => 
     ]);
     expect(Object.keys(result).sort()).toEqual(['description', 'messages']);
     expect(result.messages.every((m) => Object.keys(m).sort().join() === 'content,role')).toBe(true);
-    expect((result.messages[2]?.content as { uri?: string }).uri).toMatch(/^ringfence:files\/file:/);
+    expect((result.messages[2]?.content as { uri?: string } | undefined)?.uri).toMatch(
+      /^ringfence:files\/file:/,
+    );
     expect(result.messages[3]?.content.resource?.uri).toMatch(/^ringfence:files\/file:/);
     expect(JSON.stringify(result)).not.toMatch(/_meta|(?<!ringfence:files\/)file:\//i);
     // _meta of the result, of message 0 and of its item; the link's URI; the embedded URI.

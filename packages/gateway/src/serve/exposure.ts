@@ -4,8 +4,8 @@ import {
   type CatalogEntry,
   type PromptEntry,
   type ResourceEntry,
-  type TemplateEntry,
   type ServerCatalog,
+  type TemplateEntry,
   type WithheldEntry,
   withheldLine,
 } from './catalog.js';

@@ -12,8 +12,8 @@ import type { AuditSink } from '../ports/audit.js';
 import type { SchemaChecks } from '../ports/schema.js';
 import type { PromptListing, ToolListing, Upstream } from '../ports/upstream.js';
 import { MAX_LIST_PAGES, UpstreamClient } from '../upstream/mcp-client.js';
-import { Gateway } from './gateway.js';
 import { NO_RESOURCES } from './__fixtures__/no-resources.js';
+import { Gateway } from './gateway.js';
 
 const ok = async () => ({ ok: true });
 const guard: SchemaChecks = { prepare: ok, checkArguments: ok, checkResult: ok };

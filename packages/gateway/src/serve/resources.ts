@@ -8,7 +8,9 @@ export const MAX_LINKED_PER_SERVER = 10_000;
 
 const key = (server: string, uri: string) => `${server}\u0000${uri}`;
 
-export type Resolved = { readonly pass: true; readonly target: ResourceTarget } | { readonly pass: false; readonly what: string };
+export type Resolved =
+  | { readonly pass: true; readonly target: ResourceTarget }
+  | { readonly pass: false; readonly what: string };
 
 /**
  * Which URIs the client may read, and from which server. A read goes to exactly one server: the
@@ -34,7 +36,8 @@ export class ResourceIndex {
    */
   rebuild(catalogs: readonly ServerCatalog[]): boolean {
     const resources = new Map<string, ResourceEntry>();
-    for (const entry of catalogs.flatMap((c) => c.resources)) resources.set(key(entry.server, entry.uri), entry);
+    for (const entry of catalogs.flatMap((c) => c.resources))
+      resources.set(key(entry.server, entry.uri), entry);
     const templates = catalogs.flatMap((c) => c.templates);
     const digests = (entries: readonly { digest: string; exposedName: string }[]) =>
       entries.map((e) => `${e.exposedName}\u0000${e.digest}`).join('\u0001');

@@ -4,11 +4,11 @@ import { DEFAULT_CALL_LIMITS } from '../../config/limits.js';
 import { UpstreamError } from '../../ports/errors.js';
 import { LOCAL_ONLY, type PolicyView } from '../../ports/policy.js';
 import type { CallOptions, Upstream } from '../../ports/upstream.js';
+import { NO_RESOURCES } from '../__fixtures__/no-resources.js';
 import type { CatalogEntry } from '../catalog.js';
 import { runForward } from './index.js';
 import { measureResult } from './result-size.js';
 import type { ForwardedRequest, PipelineDeps } from './types.js';
-import { NO_RESOURCES } from '../__fixtures__/no-resources.js';
 
 const MIB = 1024 * 1024;
 const entry: CatalogEntry = {

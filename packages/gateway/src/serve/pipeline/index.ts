@@ -12,10 +12,10 @@ export {
   type PromptGetRequest,
   type PromptResult,
   type ReadResult,
-  type ResourceReadRequest,
-  type ResourceTarget,
   type Refusal,
   type RefusalCode,
+  type ResourceReadRequest,
+  type ResourceTarget,
   type StepOutcome,
   type ToolCallRequest,
 } from './types.js';

@@ -6,10 +6,10 @@ import type { Caller } from '../../ports/caller.js';
 import { LOCAL_ONLY, type PolicyView } from '../../ports/policy.js';
 import type { SchemaChecks } from '../../ports/schema.js';
 import type { Upstream } from '../../ports/upstream.js';
+import { NO_RESOURCES } from '../__fixtures__/no-resources.js';
 import type { CatalogEntry } from '../catalog.js';
 import { lookup, PREVIEW_CHARS, runForward } from './index.js';
 import type { PipelineDeps, ToolCallRequest } from './types.js';
-import { NO_RESOURCES } from '../__fixtures__/no-resources.js';
 
 const entry: CatalogEntry = {
   kind: 'tool',

@@ -17,7 +17,12 @@ function base64Fields(content: unknown, read = false): string[] {
   const fields: string[] = [];
   for (const item of content) {
     if (typeof item !== 'object' || item === null) continue;
-    const { type, data, resource, blob: own } = item as {
+    const {
+      type,
+      data,
+      resource,
+      blob: own,
+    } = item as {
       type?: unknown;
       data?: unknown;
       resource?: unknown;

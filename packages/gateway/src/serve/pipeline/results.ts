@@ -109,7 +109,10 @@ export function sanitise(
     const size = measureResult(outcome.reply);
     const cap = resultCap(deps, request);
     if (size > cap)
-      return withheld(request, resultTooLarge(request, size, cap, "once its URIs point into the gateway's namespace"));
+      return withheld(
+        request,
+        resultTooLarge(request, size, cap, "once its URIs point into the gateway's namespace"),
+      );
   }
   return { reply: outcome.reply, dropped: outcome.dropped };
 }

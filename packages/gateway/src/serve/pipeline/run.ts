@@ -3,8 +3,8 @@ import { UpstreamError } from '../../ports/errors.js';
 import type { CallOptions } from '../../ports/upstream.js';
 import { printable } from '../../text/printable.js';
 import { checkPromptResult, promptArguments } from './prompts.js';
-import { checkReadResult } from './resources.js';
 import { errorResult, recordDecision, recordResult, refuse, requestLabel } from './record.js';
+import { checkReadResult } from './resources.js';
 import { checkResult, sanitise, upstreamErrorText } from './results.js';
 import { availability, inputSchema, rulesAndAsk, shapeAndSize } from './steps.js';
 import type {

@@ -3,10 +3,10 @@ import { type Naming, PREFIXED } from '../../catalog/present.js';
 import { clientUri } from '../resource-uri.js';
 import {
   effectiveVersion,
+  type SanitiseContext,
   type Sanitised,
   sanitiseRead,
   sanitiseResult,
-  type SanitiseContext,
 } from './sanitise.js';
 
 const LATEST = '2025-11-25';
@@ -246,7 +246,12 @@ describe("sanitiseResult: links and embedded resources point into the gateway's 
   });
 
   it('namespaces every link when serving all servers, and keeps a server-only scheme as it is with --only', () => {
-    for (const uri of ['https://example.com/a', 'memory://entities/1', 'vscode://file/etc/passwd', 'data:,x']) {
+    for (const uri of [
+      'https://example.com/a',
+      'memory://entities/1',
+      'vscode://file/etc/passwd',
+      'data:,x',
+    ]) {
       expect((linked(uri).reply.content[0] as { uri: string }).uri).toBe(`ringfence:files/${uri}`);
     }
     expect((linked('memory://entities/1', ONLY).reply.content[0] as { uri: string }).uri).toBe(
@@ -261,7 +266,13 @@ describe("sanitiseResult: links and embedded resources point into the gateway's 
     const out = passed(
       sanitiseResult(
         { content: [{ type: 'resource', resource: { uri: 'file:///etc/passwd', text: 'root:x:0:0' } }] },
-        { ...context(LATEST), linkUri: (uri) => (seen.push(uri), `ringfence:files/${uri}`) },
+        {
+          ...context(LATEST),
+          linkUri: (uri) => {
+            seen.push(uri);
+            return `ringfence:files/${uri}`;
+          },
+        },
       ),
     );
     expect(out.reply.content).toStrictEqual([
@@ -296,7 +307,11 @@ describe('sanitiseRead', () => {
   });
 
   it('refuses an item with both or neither of text and blob, or a blob that is not base64', () => {
-    for (const item of [{ uri: 'test://a' }, { uri: 'test://a', text: 'x', blob: BLOB }, { uri: 'test://a', blob: '@@' }])
+    for (const item of [
+      { uri: 'test://a' },
+      { uri: 'test://a', text: 'x', blob: BLOB },
+      { uri: 'test://a', blob: '@@' },
+    ])
       expect(sanitiseRead({ contents: [item] }, context(LATEST)).ok).toBe(false);
     expect(sanitiseRead({ contents: 'x' }, context(LATEST)).ok).toBe(false);
   });

@@ -25,12 +25,16 @@ export default class PinsApprove extends RingfenceCommand {
     server: Args.string({ required: true, description: 'server name' }),
     tools: Args.string({
       required: false,
-      description: 'tool names (default: every pending definition, unless --prompt, --resource or --template names some)',
+      description:
+        'tool names (default: every pending definition, unless --prompt, --resource or --template names some)',
     }),
   };
   static override flags = {
     prompt: Flags.string({ description: 'a prompt to approve (repeat for more)', multiple: true }),
-    resource: Flags.string({ description: 'a resource to approve, by its URI (repeat for more)', multiple: true }),
+    resource: Flags.string({
+      description: 'a resource to approve, by its URI (repeat for more)',
+      multiple: true,
+    }),
     template: Flags.string({
       description: 'a resource template to approve, by its URI template (repeat for more)',
       multiple: true,

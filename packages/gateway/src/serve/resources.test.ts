@@ -289,6 +289,32 @@ describe('resources through the gateway', () => {
     ]);
   });
 
+  it('under an organisation pin of the server, exposes only the resources and templates it pins by digest', async () => {
+    const a = new ResourceUpstream('a', [resource('test://pinned'), resource('test://other')], [TEMPLATE]);
+    const pinned = new Map<string, string>();
+    const policy: PolicyView = {
+      ...LOCAL_ONLY,
+      orgPins: (_server, kind) => (kind === 'resource' ? pinned : new Map()),
+    };
+    const { fingerprintDefinition } = await import('../pins/fingerprint.js');
+    const digest = fingerprintDefinition(resource('test://pinned'), 'resource');
+    if (!digest.ok) throw new Error(digest.reason);
+    pinned.set('test://pinned', digest.pinnable.digest);
+    const gateway = await start([a], { policy });
+    expect(gateway.resources.listResources().map((r) => r.uri)).toEqual(['ringfence:a/test://pinned']);
+    expect(gateway.resources.listTemplates()).toEqual([]);
+    expect(
+      gateway
+        .withheld()
+        .filter((w) => w.kind === 'org')
+        .map((w) => [w.definition, w.tool]),
+    ).toEqual([
+      ['tool', 'link'],
+      ['resource', 'test://other'],
+      ['template', 'test://template/{id}/data'],
+    ]);
+  });
+
   it('with --only, serves the server’s own URIs and refuses the rest', async () => {
     const a = new ResourceUpstream('a', [resource('test://static-text'), resource('file:///data/x')]);
     const gateway = await start([a], { only: true });

@@ -38,6 +38,7 @@ import {
   runForward,
   upstreamErrorText,
 } from './pipeline/index.js';
+import { readThrough, Subscriptions } from './resource-reads.js';
 import { ResourceIndex } from './resources.js';
 import { SERVER_INFO } from './server-info.js';
 
@@ -92,8 +93,7 @@ export class Gateway extends EventEmitter<{
   private prompts = new Map<string, PromptEntry>();
   private readonly logs: LogRelay;
   readonly resources: ResourceIndex;
-  /** Subscriptions per server URI (`server\0uri`), counted over every client session. */
-  private readonly subscriptions = new Map<string, number>();
+  private readonly subscriptions: Subscriptions;
 
   constructor(readonly options: GatewayOptions) {
     super();
@@ -102,6 +102,7 @@ export class Gateway extends EventEmitter<{
       this.naming,
       this.naming.prefixed ? undefined : options.servers[0]?.name,
     );
+    this.subscriptions = new Subscriptions(this.resources, (s) => this.target(s));
     this.logs = new LogRelay((log) => this.emit('log', log), options.logRate ?? DEFAULT_LOG_RATE);
   }
 
@@ -122,7 +123,10 @@ export class Gateway extends EventEmitter<{
       upstream = this.options.createUpstream(config);
       const started = upstream;
       started.onLog((params) => this.logs.relay(config.name, params));
-      started.onResourceUpdated((uri) => this.resourceUpdated(config.name, uri));
+      started.onResourceUpdated((uri) => {
+        const shown = this.subscriptions.updated(config.name, uri);
+        if (shown !== undefined) this.emit('resourceUpdated', shown);
+      });
       // One budget for starting and listing together.
       const catalog = await withTimeout(
         started.start().then(() => this.listServer(started)),
@@ -452,71 +456,20 @@ export class Gateway extends EventEmitter<{
     return reply as PromptResult;
   }
 
-  /**
-   * `resources/read` through the pipeline, for a URI `ResourceIndex.resolve` lets through; every
-   * refusal is thrown as a `CallRefused`, as for `getPrompt`.
-   */
-  async readResource(
+  /** `resources/read` through the pipeline (see `readThrough`); every refusal is a `CallRefused`. */
+  readResource(
     uri: string,
     caller: Caller,
     protocolVersion: string | undefined,
     call: Pick<ForwardedRequest, 'signal' | 'onProgress'> = {},
   ): Promise<ReadResult> {
-    const resolved = this.resources.resolve(uri);
-    if (!resolved.pass) throw new CallRefused('UNKNOWN_RESOURCE', `ringfence: ${resolved.what}`);
-    const reply = await runForward(this.pipelineDeps(), {
-      method: 'resources/read',
-      entry: resolved.target,
-      args: { uri: resolved.target.uri },
-      caller,
-      ...this.target(resolved.target.server),
-      protocolVersion,
-      ...call,
-    });
-    if (reply.isError === true) {
-      const text = (reply.content as { text?: string }[] | undefined)?.[0]?.text ?? 'ringfence refused it';
-      throw new CallRefused('REFUSED', text);
-    }
-    return reply as ReadResult;
+    const deps = { pipeline: this.pipelineDeps(), target: (s: string) => this.target(s) };
+    return readThrough(this.resources, deps, { uri, caller, protocolVersion, call });
   }
 
-  /**
-   * `resources/subscribe` (or, with `on` false, unsubscribe) for a URI the client may read,
-   * forwarded once per server URI however many sessions subscribe. Returns the URI as clients are
-   * shown it, which `resourceUpdated` names.
-   */
-  async subscribe(uri: string, on: boolean): Promise<string> {
-    const resolved = this.resources.resolve(uri);
-    if (!resolved.pass) throw new CallRefused('UNKNOWN_RESOURCE', `ringfence: ${resolved.what}`);
-    const { server, uri: own } = resolved.target;
-    const shown = this.resources.clientUri(server, own);
-    const { upstream, unavailableReason } = this.target(server);
-    if (!upstream?.capabilities().subscribe) {
-      throw new CallRefused(
-        'REFUSED',
-        `ringfence: ${server} ${upstream ? 'does not offer resource subscriptions' : `is not available (${unavailableReason})`}; nothing was subscribed.`,
-      );
-    }
-    const id = `${server}\u0000${own}`;
-    const count = this.subscriptions.get(id) ?? 0;
-    const next = on ? count + 1 : Math.max(0, count - 1);
-    if (next > 0) this.subscriptions.set(id, next);
-    else this.subscriptions.delete(id);
-    if ((on && count === 0) || (!on && count === 1)) {
-      try {
-        await upstream.subscribeResource(own, on);
-      } catch (error) {
-        if (on) this.subscriptions.delete(id);
-        throw new CallRefused('REFUSED', `ringfence: ${server} refused it: ${upstreamErrorText(error)}`);
-      }
-    }
-    return shown;
-  }
-
-  /** A server's `resources/updated`: passed on only for a URI some session subscribed to. */
-  private resourceUpdated(server: string, uri: unknown): void {
-    if (typeof uri !== 'string' || !this.subscriptions.has(`${server}\u0000${uri}`)) return;
-    this.emit('resourceUpdated', this.resources.clientUri(server, uri));
+  /** `resources/subscribe` or (with `on` false) unsubscribe, counted over sessions (see `Subscriptions`). */
+  subscribe(uri: string, on: boolean): Promise<string> {
+    return this.subscriptions.set(uri, on);
   }
 
   /** `completion/complete`, for an exposed prompt or template only (see `completePrompt`). */

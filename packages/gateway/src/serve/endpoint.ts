@@ -224,7 +224,8 @@ export function createEndpointServer(
       );
       server.setRequestHandler(UnsubscribeRequestSchema, async (request) =>
         refusals(async () => {
-          const known = gateway.resources.shown(request.params.uri);
+          const named = gateway.resources.named(request.params.uri);
+          const known = named ? gateway.resources.clientUri(named.server, named.uri) : undefined;
           if (known !== undefined && subscribed.delete(known)) await gateway.subscribe(known, false);
           return {};
         }),

@@ -59,10 +59,17 @@ export class Subscriptions {
 
   /** Subscribe (or, with `on` false, unsubscribe) a URI the client may read; returns it as clients are shown it. */
   async set(uri: string, on: boolean): Promise<string> {
+    // Undoing needs no right to read: a subscription outlives a resource withheld since.
     const resolved = this.index.resolve(uri);
-    if (!resolved.pass) throw new CallRefused('UNKNOWN_RESOURCE', `ringfence: ${resolved.what}`);
-    const { server, uri: own } = resolved.target;
+    const named = resolved.pass ? resolved.target : on ? undefined : this.index.named(uri);
+    if (!named)
+      throw new CallRefused('UNKNOWN_RESOURCE', `ringfence: ${(resolved as { what: string }).what}`);
+    const { server, uri: own } = named;
     const { upstream, unavailableReason } = this.target(server);
+    if (!on && !upstream) {
+      this.counts.delete(`${server}\u0000${own}`);
+      return this.index.clientUri(server, own);
+    }
     if (!upstream?.capabilities().subscribe) {
       throw new CallRefused(
         'REFUSED',

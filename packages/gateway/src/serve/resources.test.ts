@@ -352,4 +352,18 @@ describe('resources through the gateway', () => {
       code: 'UNKNOWN_RESOURCE',
     });
   });
+
+  it('undoes a subscription to a resource withheld since, so the server is told to stop', async () => {
+    const a = new ResourceUpstream('a', [resource('test://x', { description: 'x' })]);
+    const gateway = await start([a]);
+    await gateway.subscribe('ringfence:a/test://x', true);
+    a.resources = [resource('test://x', { description: 'changed' })];
+    await gateway.refresh('a');
+    expect(gateway.resources.listResources()).toEqual([]);
+    await gateway.subscribe('ringfence:a/test://x', false);
+    expect(a.subscribed).toEqual([
+      ['test://x', true],
+      ['test://x', false],
+    ]);
+  });
 });

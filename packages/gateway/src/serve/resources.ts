@@ -88,6 +88,11 @@ export class ResourceIndex {
     return resolved.pass ? this.clientUri(resolved.target.server, resolved.target.uri) : undefined;
   }
 
+  /** The server and server URI a client's URI names, readable or not (to undo a subscription). */
+  named(uri: string): { server: string; uri: string } | undefined {
+    return uri.length <= URI_MAX ? serverUri(uri, this.only) : undefined;
+  }
+
   /** The one server and URI a client's URI may be read from, or why it is refused (nothing was forwarded). */
   resolve(uri: string): Resolved {
     const shown = JSON.stringify(uri.length > 200 ? `${uri.slice(0, 200)}…` : uri);

@@ -352,6 +352,7 @@ describe('ringfence console in a real browser', () => {
     expect(cspViolations).toEqual([]);
     for (const name of ['servers', 'reviews', 'decisions', 'egress', 'policy']) {
       await view(name);
+      // biome-ignore lint/performance/useDomNodeTextContent: Playwright's page.innerText, the text as rendered (what a person sees)
       expect(hiddenIn(await page.innerText('body')), name).toEqual([]);
     }
     // 20,000 characters wrap inside their box: the page does not grow sideways.

@@ -226,7 +226,7 @@ describe('the organisation policy, enforced end to end', () => {
     const approve = await ringfenceInTerminal(['mcp', 'pins', 'approve', 'pinned'], env(), 'y');
     expect(approve.code).toBe(1);
     expect(approve.output).toMatch(
-      /pins the tools and prompts of pinned: only its pins count.*Ask your policy admin/s,
+      /pins the tools, prompts, resources and templates of pinned: only its pins count.*Ask your policy admin/s,
     );
   });
 

@@ -225,7 +225,9 @@ describe('prompts, completions and logging through mcp serve over stdio', () => 
         ref: { type: 'ref/resource', uri: 'file:///etc/passwd' },
         argument: { name: 'x', value: '' },
       }),
-    ).rejects.toThrow(/completions are offered for prompts only/);
+    ).rejects.toThrow(
+      'MCP error -32602: ringfence: "file:///etc/passwd" is not a resource template this gateway listed (a withheld template is completed only once approved); nothing was asked.',
+    );
   });
 
   it('withholds a rug-pulled prompt mid-session, tells the client, and shows it for review', async () => {

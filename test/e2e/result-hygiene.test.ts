@@ -52,7 +52,8 @@ async function callRaw(served: Served, name: string): Promise<Record<string, unk
   return response.result;
 }
 
-const LINK_NOTE = 'Resources of the servers behind ringfence are not served through it yet.';
+// Every bare file: URI: one the client could open on its own host. A namespaced one is not.
+const BARE_FILE_URI = /(?<!ringfence:hostile\/)file:\//i;
 
 describe('result hygiene: a hostile server behind ringfence mcp serve (real SDK client)', () => {
   let home: string;
@@ -80,7 +81,7 @@ describe('result hygiene: a hostile server behind ringfence mcp serve (real SDK 
       .map((line) => JSON.parse(line) as { type: string; refs: Record<string, unknown> })
       .filter((e) => e.type === 'mcp.result');
 
-  it('passes only what MCP defines: no _meta, no unknown members or types, no file: URI', async () => {
+  it('passes only what MCP defines: no _meta, no unknown members or types, no bare file: URI', async () => {
     const served = await serve(home);
     clients.push(served.client);
     const result = await callRaw(served, 'hostile_leak');
@@ -88,17 +89,16 @@ describe('result hygiene: a hostile server behind ringfence mcp serve (real SDK 
       content: [
         { type: 'text', text: 'visible', annotations: { audience: ['user'], priority: 0.5 } },
         {
-          type: 'text',
-          text: `ringfence: hostile/leak linked a resource named "passwd" by a file: URI, which names a path on the server's side (inside its container, or on its own machine), not on this machine; the path is not shown. ${LINK_NOTE}`,
+          type: 'resource_link',
+          uri: 'ringfence:hostile/file:///etc/passwd',
+          name: 'passwd',
+          mimeType: 'text/plain',
         },
-        {
-          type: 'text',
-          text: `ringfence: hostile/leak linked a resource named "report" at "https://example.com/report" (shown as text, not as a link). ${LINK_NOTE}`,
-        },
+        { type: 'resource_link', uri: 'ringfence:hostile/https://example.com/report', name: 'report' },
         {
           type: 'resource',
           resource: {
-            uri: expect.stringMatching(/^ringfence:embedded\/hostile\/[0-9a-f]{32}$/),
+            uri: 'ringfence:hostile/file:///etc/shadow',
             mimeType: 'text/plain',
             text: 'embedded text',
           },
@@ -112,11 +112,12 @@ describe('result hygiene: a hostile server behind ringfence mcp serve (real SDK 
       isError: false,
     });
     expect(JSON.stringify(result)).not.toMatch(
-      /_meta|x-tracking|x-color|x-etag|x-server-hint|file:\/|\/etc\/|__proto__|constructor|polluted|<script/,
+      /_meta|x-tracking|x-color|x-etag|x-server-hint|__proto__|constructor|polluted|<script/,
     );
+    expect(JSON.stringify(result)).not.toMatch(BARE_FILE_URI);
 
     // top: _meta, x-server-hint; text: _meta, x-tracking, annotations' _meta and x-color; the file
-    // link: _meta, made text; the https link made text; the embedded resource: its _meta, the
+    // link: _meta, its URI; the https link's URI; the embedded resource: its _meta, the
     // contents' _meta and x-etag, its uri; the image: __proto__, constructor; the x-widget item.
     await expect
       .poll(async () => (await results()).at(-1)?.refs)
@@ -128,20 +129,17 @@ describe('result hygiene: a hostile server behind ringfence mcp serve (real SDK 
       });
   });
 
-  it('turns a file:///etc/passwd link into text and drops every _meta of a result the SDK itself would pass', async () => {
+  it('gives a file:///etc/passwd link a URI in the gateway namespace and drops every _meta of a result the SDK itself would pass', async () => {
     const served = await serve(home);
     clients.push(served.client);
     const result = await callRaw(served, 'hostile_links');
     expect(result).toStrictEqual({
       content: [
         { type: 'text', text: 'see the link' },
-        {
-          type: 'text',
-          text: `ringfence: hostile/links linked a resource named "passwd" by a file: URI, which names a path on the server's side (inside its container, or on its own machine), not on this machine; the path is not shown. ${LINK_NOTE}`,
-        },
+        { type: 'resource_link', uri: 'ringfence:hostile/file:///etc/passwd', name: 'passwd' },
       ],
     });
-    // top: _meta, x-server-hint; the text's _meta; the link's _meta, and the link made text.
+    // top: _meta, x-server-hint; the text's _meta; the link's _meta, and its URI.
     await expect
       .poll(async () => (await results()).at(-1)?.refs)
       .toMatchObject({ tool: 'links', dropped: 5 });
@@ -156,8 +154,9 @@ describe('result hygiene: a hostile server behind ringfence mcp serve (real SDK 
     expect(content[3]?.text).toBe(
       'ringfence: 3 content item(s) of hostile/leak were not passed on: "resource_link" is not defined in MCP 2025-03-26, which this client uses; "x-widget" is not an MCP content type.',
     );
-    expect(JSON.stringify(result)).not.toMatch(/_meta|file:\/|\/etc\//);
-    // As above, but each link is one dropped item (not a link made text plus its _meta).
+    expect(JSON.stringify(result)).not.toMatch(/_meta/);
+    expect(JSON.stringify(result)).not.toMatch(BARE_FILE_URI);
+    // As above, but each link is one dropped item (not a link's URI plus its _meta).
     await expect.poll(async () => (await results()).at(-1)?.refs).toMatchObject({ dropped: 15 });
   });
 

@@ -68,6 +68,16 @@ export async function startPromptServer(promptsFile: string) {
   return { url: `http://127.0.0.1:${ready.port}/mcp`, child, stderr, stop: () => child.kill('SIGKILL') };
 }
 
+/** The resource test server (test/fixtures/resource-server.mjs), recording what reached it in `recordFile`. */
+export async function startResourceServer(configFile: string, recordFile: string) {
+  const { child, ready, stderr } = await startWithReadyLine<{ port: number }>(process.execPath, [
+    `${repoRoot}test/fixtures/resource-server.mjs`,
+    configFile,
+    recordFile,
+  ]);
+  return { url: `http://127.0.0.1:${ready.port}/mcp`, child, stderr, stop: () => child.kill('SIGKILL') };
+}
+
 /** The long-call test server (test/fixtures/long-call-server.mjs), recording its calls in `recordFile`. */
 export async function startLongCallServer(recordFile: string) {
   const { child, ready, stderr } = await startWithReadyLine<{ port: number }>(process.execPath, [

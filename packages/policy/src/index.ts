@@ -99,6 +99,7 @@ export { keyIdOf } from './keys/keyid.js';
 export { parseDateTime } from './policy/datetime.js';
 export { POLICY_SCHEMA } from './policy/schema.js';
 export type { Action, Condition, PinKind, Policy, PolicyPin, PolicyServer, Rule } from './policy/types.js';
+export { PIN_KINDS, pinSubject } from './policy/types.js';
 export { type PolicyValidation, validatePolicy } from './policy/validate.js';
 export {
   type SeenPolicyVersion,

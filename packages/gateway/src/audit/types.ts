@@ -43,7 +43,7 @@ export interface StartRefs {
  * What a decision or result is about, when it is not a tool: `prompt` (exposing a prompt, or a
  * `prompts/get`). Absent for tools, so tool entries keep the form older versions wrote and read.
  */
-export const AUDIT_SUBJECT_KINDS = ['prompt'] as const;
+export const AUDIT_SUBJECT_KINDS = ['prompt', 'resource', 'template'] as const;
 export type AuditSubjectKind = (typeof AUDIT_SUBJECT_KINDS)[number];
 
 export interface DecisionRefs {

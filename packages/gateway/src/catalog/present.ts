@@ -68,3 +68,24 @@ export function presentPrompt(
     description: prefixedDescription(server, destination, definition),
   };
 }
+
+/**
+ * A resource or template as the client sees it: exactly the pinned definition, its URI (or URI
+ * template) the one the client reads it by (`uri`), its name renamed like a prompt's, with our
+ * prefix on the description.
+ */
+export function presentResource(
+  server: string,
+  destination: string,
+  definition: Readonly<Record<string, unknown>>,
+  kind: 'resource' | 'template',
+  uri: string,
+  naming: Naming = PREFIXED,
+): Record<string, unknown> {
+  return {
+    ...definition,
+    [kind === 'resource' ? 'uri' : 'uriTemplate']: uri,
+    name: exposedName(server, String(definition.name), naming),
+    description: prefixedDescription(server, destination, definition),
+  };
+}

@@ -1,9 +1,10 @@
 import { digestOf, parseStrictJson } from '@ringfence/policy';
-import type { DefinitionKind } from './kinds.js';
+import { type DefinitionKind, KIND_ID } from './kinds.js';
 
-/** A definition (a tool, a prompt) exactly as the server sent it, minus `_meta`, with its fingerprint. */
+/** A definition (a tool, a prompt, a resource, a template) as the server sent it, minus `_meta`, with its fingerprint. */
 export interface PinnableDefinition {
   readonly kind: DefinitionKind;
+  /** What keys its pin: the name of a tool or prompt, the URI of a resource, a template's URI template. */
   readonly name: string;
   readonly digest: string;
   /** What was fingerprinted, and therefore exactly what the client may be shown. */
@@ -18,19 +19,36 @@ export type FingerprintResult =
  * `sha256:` + SHA-256 of the RFC 8785 canonical JSON of the definition object minus `_meta`.
  * Every other field — present or future — is covered, so nothing the model reads can change
  * without the fingerprint changing. A definition that cannot be canonicalised (lone surrogates,
- * non-finite numbers) cannot be pinned and is withheld. Tools and prompts are fingerprinted
- * alike; the kind only says where the pin is kept.
+ * non-finite numbers) cannot be pinned and is withheld. Every kind is fingerprinted alike; the
+ * kind says where the pin is kept and which member keys it (`KIND_ID`).
+ *
+ * A resource is pinned as a definition, never its content: its `size` and
+ * `annotations.lastModified` describe the content of the moment, so they are left out of the
+ * fingerprint and therefore out of what the client is shown; otherwise every write to a file a
+ * server lists would withhold it until someone approves it again.
  */
 export function fingerprintDefinition(raw: unknown, kind: DefinitionKind): FingerprintResult {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     return { ok: false, reason: `the ${kind} is not a JSON object` };
   }
   const record = raw as Record<string, unknown>;
-  const name = typeof record.name === 'string' ? record.name : undefined;
-  if (!name) return { ok: false, reason: `the ${kind} has no name` };
+  const id = KIND_ID[kind];
+  const name = typeof record[id] === 'string' ? (record[id] as string) : undefined;
+  if (!name) return { ok: false, reason: `the ${kind} has no ${id}` };
   const definition: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(record)) {
-    if (key !== '_meta') definition[key] = value;
+    if (key === '_meta' || (kind === 'resource' && key === 'size')) continue;
+    definition[key] = value;
+  }
+  const annotations = definition.annotations;
+  if (
+    kind === 'resource' &&
+    typeof annotations === 'object' &&
+    annotations !== null &&
+    !Array.isArray(annotations)
+  ) {
+    const { lastModified: _content, ...rest } = annotations as Record<string, unknown>;
+    definition.annotations = rest;
   }
   let digest: string;
   try {

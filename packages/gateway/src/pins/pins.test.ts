@@ -387,12 +387,12 @@ describe('pins for prompts', () => {
     await mkdir(home, { recursive: true, mode: 0o700 });
     await writeFile(
       store.path,
-      JSON.stringify({ version: 1, servers: { docs: { tools: {}, pending: {}, resources: {} } } }),
+      JSON.stringify({ version: 1, servers: { docs: { tools: {}, pending: {}, widgets: {} } } }),
       { mode: 0o600 },
     );
     await expect(store.read()).rejects.toMatchObject({
       code: 'STORE_CORRUPT',
-      message: expect.stringContaining('servers.docs has a part "resources" this version does not know'),
+      message: expect.stringContaining('servers.docs has a part "widgets" this version does not know'),
     });
   });
 });

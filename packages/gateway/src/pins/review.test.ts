@@ -68,7 +68,9 @@ describe('pins diff', () => {
     expect(block).toContain('    /inputSchema/properties/q/type: "string" → "number"');
     expect(block).not.toContain('the whole pending definition');
     expect(block?.endsWith('\n')).toBe(true);
-    expect(approve).toBe('Approve with: ringfence mcp pins approve docs [TOOL…] [--prompt PROMPT…]');
+    expect(approve).toBe(
+      'Approve with: ringfence mcp pins approve docs [TOOL…] [--prompt PROMPT…] [--resource URI…] [--template URI_TEMPLATE…]',
+    );
     expect(formatPendingReview(review, { full: true })[0]).toContain(
       'the whole pending definition (what approving accepts)',
     );
@@ -272,7 +274,7 @@ describe('assertLocalPinsCount', () => {
     await expect(assertLocalPinsCount('docs', options())).rejects.toMatchObject({
       code: 'PIN_ORG_MANAGED',
       message: expect.stringMatching(
-        /^The organisation policy "corp" \(version 1\) pins the tools and prompts of docs/,
+        /^The organisation policy "corp" \(version 1\) pins the tools, prompts, resources and templates of docs/,
       ),
     });
   });

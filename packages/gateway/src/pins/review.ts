@@ -152,7 +152,7 @@ export function formatPendingReview(review: PendingReview, options: { full?: boo
       (diff) =>
         `${formatDiff(server, diff, { full: options.full, before: review.pinned.get(pinnedKey(diff)) })}\n`,
     ),
-    `Approve with: ringfence mcp pins approve ${server} [TOOL…] [--prompt PROMPT…]`,
+    `Approve with: ringfence mcp pins approve ${server} [TOOL…] [--prompt PROMPT…] [--resource URI…] [--template URI_TEMPLATE…]`,
   ];
 }
 
@@ -229,7 +229,7 @@ export async function assertLocalPinsCount(
   if (!installed.present || orgPins(installed.policy, server) === undefined) return;
   throw new PinError(
     'PIN_ORG_MANAGED',
-    `The organisation policy "${installed.policy.name}" (version ${installed.policy.version}) pins the tools and prompts of ${server}: only its pins count and nothing can be approved or reset locally. Ask your policy admin to pin the new definition (its digest is shown by: ringfence mcp tools).`,
+    `The organisation policy "${installed.policy.name}" (version ${installed.policy.version}) pins the tools, prompts, resources and templates of ${server}: only its pins count and nothing can be approved or reset locally. Ask your policy admin to pin the new definition (its digest is shown by: ringfence mcp tools).`,
   );
 }
 

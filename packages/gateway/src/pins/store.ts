@@ -17,13 +17,17 @@ export interface PendingRecord {
 
 /**
  * One server's pins. Tools sit under `tools`/`pending` (the keys of the first version); other
- * kinds under their own keys (`prompts`/`pending_prompts`, see `KIND_KEYS`), absent when empty.
+ * kinds under their own keys (`prompts`/`pending_prompts`, `resources`, `templates`…, see `KIND_KEYS`), absent when empty.
  */
 export interface ServerPins {
   tools: Record<string, PinRecord>;
   pending: Record<string, PendingRecord>;
   prompts?: Record<string, PinRecord>;
   pending_prompts?: Record<string, PendingRecord>;
+  resources?: Record<string, PinRecord>;
+  pending_resources?: Record<string, PendingRecord>;
+  templates?: Record<string, PinRecord>;
+  pending_templates?: Record<string, PendingRecord>;
 }
 
 export interface PinsFile {

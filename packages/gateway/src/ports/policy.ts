@@ -1,4 +1,4 @@
-import type { ImageIdentity } from '@ringfence/policy';
+import type { ImageIdentity, PinKind } from '@ringfence/policy';
 import type { EgressRule } from '../config/servers.js';
 
 /** The organisation policy in force, as audit entries name it. */
@@ -24,7 +24,7 @@ export interface PolicyView {
    * Organisation pins for a server, of one kind (name → digest); undefined = local pins count.
    * When the policy pins the server, a kind with no pins gets an empty map (nothing exposed).
    */
-  orgPins(server: string, kind?: 'tool' | 'prompt'): ReadonlyMap<string, string> | undefined;
+  orgPins(server: string, kind?: PinKind): ReadonlyMap<string, string> | undefined;
   isReadOnly(server: string, tool: string): boolean;
   /** Why this image may not run, or undefined when it may. */
   imageRefusal(image: ImageIdentity): string | undefined;

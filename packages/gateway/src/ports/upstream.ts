@@ -29,9 +29,19 @@ export interface Upstream {
   complete(params: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<unknown>;
   /** `logging/setLevel`. */
   setLoggingLevel(level: string): Promise<void>;
+  /** Every resource the server lists (all pages), each still untrusted and unparsed. */
+  listResources(): Promise<ResourceListing>;
+  /** Every resource template the server lists (all pages), untrusted and unparsed. */
+  listResourceTemplates(): Promise<ResourceTemplateListing>;
+  /** `resources/read` under `limits`, failing as `callTool` does; the answer is untrusted. */
+  readResource(uri: string, options?: CallOptions): Promise<unknown>;
+  /** `resources/subscribe` and `resources/unsubscribe`, for a URI of the server's own. */
+  subscribeResource(uri: string, subscribe: boolean): Promise<void>;
+  /** Each `notifications/resources/updated` the server sends: its URI, still untrusted. */
+  onResourceUpdated(listener: (uri: unknown) => void): void;
   /**
-   * Called (at most once per rate-limit window) when the server says its tools or prompts
-   * changed; the gateway then lists both again.
+   * Called (at most once per rate-limit window) when the server says its tools, prompts or
+   * resources changed; the gateway then lists them all again.
    */
   onListChanged(listener: () => void): void;
   /** Each `notifications/message` the server sends, its params still untrusted. */
@@ -74,6 +84,10 @@ export interface UpstreamCapabilities {
   readonly prompts: boolean;
   readonly completions: boolean;
   readonly logging: boolean;
+  /** Resources and templates (absent: none). */
+  readonly resources?: boolean;
+  /** `resources/subscribe` (absent: none). */
+  readonly subscribe?: boolean;
 }
 
 export interface ToolListing {
@@ -86,6 +100,16 @@ export interface ToolListing {
 export interface PromptListing {
   /** Raw prompt objects, in the order the server gave them. */
   readonly prompts: readonly unknown[];
+  readonly problems: readonly string[];
+}
+
+export interface ResourceListing {
+  readonly resources: readonly unknown[];
+  readonly problems: readonly string[];
+}
+
+export interface ResourceTemplateListing {
+  readonly resourceTemplates: readonly unknown[];
   readonly problems: readonly string[];
 }
 

@@ -1,10 +1,19 @@
-import { EXPOSED_NAME, exposedName, type Naming, presentPrompt, presentTool } from '../catalog/present.js';
+import type { RE2JS } from 're2js';
+import {
+  EXPOSED_NAME,
+  exposedName,
+  type Naming,
+  presentPrompt,
+  presentResource,
+  presentTool,
+} from '../catalog/present.js';
 import { fingerprintDefinition, type PinnableDefinition } from '../pins/fingerprint.js';
 import { type DefinitionKind, definitionLabel } from '../pins/kinds.js';
 import { type OrgPins, reconcileAndRecord } from '../pins/reconcile.js';
 import type { PinStore } from '../pins/store.js';
 import type { PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
+import { clientUri, compileTemplate, uriProblem } from './resource-uri.js';
 
 /** A tool the client may call, with what its checks need. */
 export interface CatalogEntry {
@@ -35,6 +44,30 @@ export interface PromptEntry {
   readonly arguments: readonly PromptArgument[];
 }
 
+/** A resource the client may read: `exposedName` is the URI the client is shown (`resource-uri.ts`). */
+export interface ResourceEntry {
+  readonly kind: 'resource';
+  readonly exposedName: string;
+  readonly server: string;
+  /** The URI as the server lists it. */
+  readonly uri: string;
+  readonly digest: string;
+  readonly presented: Record<string, unknown>;
+}
+
+/** A resource template: a URI it expands to may be read from its server. */
+export interface TemplateEntry {
+  readonly kind: 'template';
+  readonly exposedName: string;
+  readonly server: string;
+  /** The URI template as the server lists it. */
+  readonly template: string;
+  readonly digest: string;
+  readonly presented: Record<string, unknown>;
+  /** Matches the server's URIs the template expands to. */
+  readonly matcher: RE2JS;
+}
+
 export interface WithheldEntry {
   readonly server: string;
   /** The name as the server lists it, whatever its kind (the field keeps its first name). */
@@ -50,6 +83,8 @@ export interface ServerCatalog {
   readonly server: string;
   readonly entries: readonly CatalogEntry[];
   readonly prompts: readonly PromptEntry[];
+  readonly resources: readonly ResourceEntry[];
+  readonly templates: readonly TemplateEntry[];
   readonly withheld: readonly WithheldEntry[];
   readonly firstSight: boolean;
   readonly problems: readonly string[];
@@ -61,6 +96,9 @@ interface Inputs {
   readonly rawTools: readonly unknown[];
   /** Undefined when the server does not offer prompts: its prompt pins are then left alone. */
   readonly rawPrompts?: readonly unknown[];
+  /** Undefined when the server does not offer resources: its resource and template pins are then left alone. */
+  readonly rawResources?: readonly unknown[];
+  readonly rawTemplates?: readonly unknown[];
   readonly problems: readonly string[];
   readonly localAllow: readonly string[] | undefined;
   readonly pins: PinStore;
@@ -171,6 +209,18 @@ async function toolProblem(
   return undefined;
 }
 
+/** A resource or template needs a string name (what people read) and a URI it can be served under. */
+function resourceProblem(item: PinnableDefinition): Problem | undefined {
+  const { name, description, mimeType } = item.definition;
+  if (typeof name !== 'string') return { kind: 'malformed', reason: `the ${item.kind} has no name` };
+  if (description !== undefined && typeof description !== 'string')
+    return { kind: 'malformed', reason: 'its description is not a string' };
+  if (mimeType !== undefined && typeof mimeType !== 'string')
+    return { kind: 'malformed', reason: 'its mimeType is not a string' };
+  const problem = uriProblem(item.name);
+  return problem ? { kind: 'malformed', reason: problem } : undefined;
+}
+
 const nameProblem = (name: string): Problem => ({
   kind: 'name',
   reason: `"${name}" is over 128 characters or uses characters outside [A-Za-z0-9_.-]`,
@@ -190,14 +240,25 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
   const listed = [
     ...fingerprintAll(server, 'tool', inputs.rawTools, withheld),
     ...fingerprintAll(server, 'prompt', inputs.rawPrompts ?? [], withheld),
+    ...fingerprintAll(server, 'resource', inputs.rawResources ?? [], withheld),
+    ...fingerprintAll(server, 'template', inputs.rawTemplates ?? [], withheld),
   ];
 
   const toolPins = inputs.policy.orgPins(server, 'tool');
   const orgPins: OrgPins | undefined = toolPins
-    ? { tool: toolPins, prompt: inputs.policy.orgPins(server, 'prompt') ?? new Map() }
+    ? {
+        tool: toolPins,
+        prompt: inputs.policy.orgPins(server, 'prompt') ?? new Map(),
+        resource: inputs.policy.orgPins(server, 'resource') ?? new Map(),
+        template: inputs.policy.orgPins(server, 'template') ?? new Map(),
+      }
     : undefined;
   const reconciliation = await reconcileAndRecord(inputs.pins, server, listed, {
-    kinds: inputs.rawPrompts ? ['tool', 'prompt'] : ['tool'],
+    kinds: [
+      'tool',
+      ...(inputs.rawPrompts ? (['prompt'] as const) : []),
+      ...(inputs.rawResources ? (['resource', 'template'] as const) : []),
+    ],
     ...(orgPins ? { orgPins } : {}),
   });
   for (const { pinnable, kind } of reconciliation.withheld) {
@@ -219,8 +280,26 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
 
   const entries: CatalogEntry[] = [];
   const prompts: PromptEntry[] = [];
+  const resources: ResourceEntry[] = [];
+  const templates: TemplateEntry[] = [];
+  type Checked = {
+    item: PinnableDefinition;
+    name: string;
+    problem?: Problem | undefined;
+    args?: PromptArgument[];
+    matcher?: RE2JS;
+  };
   const checked = await Promise.all(
-    reconciliation.exposed.map(async (item) => {
+    reconciliation.exposed.map(async (item): Promise<Checked> => {
+      if (item.kind === 'resource' || item.kind === 'template') {
+        const name = clientUri(server, item.name, naming);
+        const problem = resourceProblem(item);
+        if (problem) return { item, name, problem };
+        const matcher = item.kind === 'template' ? compileTemplate(item.name) : undefined;
+        return typeof matcher === 'string'
+          ? { item, name, problem: { kind: 'malformed' as const, reason: matcher } }
+          : { item, name, ...(matcher ? { matcher } : {}) };
+      }
       const name = exposedName(server, item.name, naming);
       if (item.kind === 'tool') return { item, name, problem: await toolProblem(inputs, item, name) };
       if (!EXPOSED_NAME.test(name)) return { item, name, problem: nameProblem(name) };
@@ -257,6 +336,27 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
         inputSchema: item.definition.inputSchema,
         outputSchema: item.definition.outputSchema,
       });
+    } else if (item.kind === 'resource' || item.kind === 'template') {
+      const presented = presentResource(server, inputs.destination, item.definition, item.kind, name, naming);
+      if (item.kind === 'resource')
+        resources.push({
+          kind: 'resource',
+          exposedName: name,
+          server,
+          uri: item.name,
+          digest: item.digest,
+          presented,
+        });
+      else
+        templates.push({
+          kind: 'template',
+          exposedName: name,
+          server,
+          template: item.name,
+          digest: item.digest,
+          presented,
+          matcher: check.matcher!,
+        });
     } else {
       prompts.push({
         kind: 'prompt',
@@ -273,6 +373,8 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
     server,
     entries,
     prompts,
+    resources,
+    templates,
     withheld,
     firstSight: reconciliation.firstSight,
     problems: inputs.problems,

@@ -14,6 +14,7 @@ import { fingerprintDefinition } from '../pins/fingerprint.js';
 import { PinStore } from '../pins/store.js';
 import { LOCAL_ONLY, type PolicyView } from '../ports/policy.js';
 import type { Upstream, UpstreamCapabilities } from '../ports/upstream.js';
+import { NO_RESOURCES } from './__fixtures__/no-resources.js';
 import { createEndpointServer } from './endpoint.js';
 import { Gateway } from './gateway.js';
 
@@ -59,6 +60,11 @@ class ScriptedUpstream implements Upstream {
     this.asked.push({ method: 'completion/complete', params });
     return this.completions;
   }
+  readonly listResources = NO_RESOURCES.listResources;
+  readonly listResourceTemplates = NO_RESOURCES.listResourceTemplates;
+  readonly readResource = NO_RESOURCES.readResource;
+  readonly subscribeResource = NO_RESOURCES.subscribeResource;
+  readonly onResourceUpdated = NO_RESOURCES.onResourceUpdated;
   async setLoggingLevel(level: string) {
     this.asked.push({ method: 'logging/setLevel', params: level });
   }

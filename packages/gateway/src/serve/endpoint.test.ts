@@ -11,6 +11,7 @@ import { PinStore } from '../pins/store.js';
 import type { AuditSink } from '../ports/audit.js';
 import type { SchemaChecks } from '../ports/schema.js';
 import type { ToolListing, Upstream } from '../ports/upstream.js';
+import { NO_RESOURCES } from './__fixtures__/no-resources.js';
 import { createEndpointServer } from './endpoint.js';
 import { Gateway } from './gateway.js';
 
@@ -68,6 +69,11 @@ class HostileUpstream implements Upstream {
   async complete(): Promise<unknown> {
     throw new Error('not offered');
   }
+  readonly listResources = NO_RESOURCES.listResources;
+  readonly listResourceTemplates = NO_RESOURCES.listResourceTemplates;
+  readonly readResource = NO_RESOURCES.readResource;
+  readonly subscribeResource = NO_RESOURCES.subscribeResource;
+  readonly onResourceUpdated = NO_RESOURCES.onResourceUpdated;
   async setLoggingLevel() {}
   onListChanged() {}
   onLog() {}
@@ -147,11 +153,13 @@ async function call(requested?: string) {
 }
 
 describe('the endpoint: results follow the protocol version negotiated with this client', () => {
-  it('a client on the latest version gets audio and structuredContent, never _meta or a file: link', async () => {
+  it('a client on the latest version gets audio and structuredContent, never _meta or a bare file: link', async () => {
     const result = await call();
-    expect(result.content.map((c) => c.type)).toEqual(['text', 'audio', 'text']);
+    expect(result.content.map((c) => c.type)).toEqual(['text', 'audio', 'resource_link']);
     expect(result.structuredContent).toEqual({ n: 1 });
-    expect(JSON.stringify(result)).not.toMatch(/_meta|file:\/|etc\/passwd/);
+    // The link is there, pointing into the gateway's namespace: read through it, from files alone.
+    expect((result.content[2] as { uri?: string }).uri).toMatch(/^ringfence:files\/file:/);
+    expect(JSON.stringify(result)).not.toMatch(/_meta|(?<!ringfence:files\/)file:\//i);
     expect(dropped).toEqual([3]);
   });
 
@@ -180,7 +188,7 @@ describe('the endpoint: results follow the protocol version negotiated with this
   it('a client asking for a version the SDK does not speak is answered, and served, with the latest', async () => {
     expect(LATEST_PROTOCOL_VERSION >= '2025-06-18').toBe(true);
     const result = await call('1999-01-01');
-    expect(result.content.map((c) => c.type)).toEqual(['text', 'audio', 'text']);
+    expect(result.content.map((c) => c.type)).toEqual(['text', 'audio', 'resource_link']);
   });
 });
 
@@ -199,22 +207,24 @@ async function getPrompt(requested?: string) {
 }
 
 describe('the endpoint: prompt messages are sanitised like tool results', () => {
-  it('a client on the latest version gets each message rebuilt: no _meta, no file: link, no embedded file: URI', async () => {
+  it('a client on the latest version gets each message rebuilt: no _meta, every link and embedded URI in the namespace', async () => {
     const result = await getPrompt();
     if (result instanceof Error) throw result;
     expect(result.description).toBe('a brief');
     expect(result.messages.map((m) => [m.role, m.content.type])).toEqual([
       ['user', 'text'],
       ['assistant', 'audio'],
-      ['user', 'text'],
+      ['user', 'resource_link'],
       ['user', 'resource'],
     ]);
     expect(Object.keys(result).sort()).toEqual(['description', 'messages']);
     expect(result.messages.every((m) => Object.keys(m).sort().join() === 'content,role')).toBe(true);
-    expect(result.messages[2]?.content.text).toContain('files/prompt brief linked a resource named "passwd"');
-    expect(result.messages[3]?.content.resource?.uri).toMatch(/^ringfence:embedded\/files\/[0-9a-f]{32}$/);
-    expect(JSON.stringify(result)).not.toMatch(/_meta|file:\/|etc\/passwd|\.ssh/);
-    // _meta of the result, of message 0 and of its item; the link made text; the embedded URI.
+    expect((result.messages[2]?.content as { uri?: string } | undefined)?.uri).toMatch(
+      /^ringfence:files\/file:/,
+    );
+    expect(result.messages[3]?.content.resource?.uri).toMatch(/^ringfence:files\/file:/);
+    expect(JSON.stringify(result)).not.toMatch(/_meta|(?<!ringfence:files\/)file:\//i);
+    // _meta of the result, of message 0 and of its item; the link's URI; the embedded URI.
     expect(dropped).toEqual([5]);
   });
 

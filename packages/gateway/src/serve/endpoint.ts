@@ -10,9 +10,14 @@ import {
   InitializeRequestSchema,
   type InitializeResult,
   ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
+  ReadResourceRequestSchema,
   type ServerCapabilities,
   SetLevelRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { DefinitionKind } from '../pins/kinds.js';
@@ -82,8 +87,9 @@ export function createEndpointServer(
   const capabilities: ServerCapabilities = {
     tools: { listChanged: true },
     ...(offered.prompts ? { prompts: { listChanged: true } } : {}),
-    ...(offered.completions && offered.prompts ? { completions: {} } : {}),
+    ...(offered.completions && (offered.prompts || offered.resources) ? { completions: {} } : {}),
     ...(offered.logging ? { logging: {} } : {}),
+    ...(offered.resources ? { resources: { listChanged: true, subscribe: offered.subscribe === true } } : {}),
   };
   const server = new Server(SERVER_INFO, {
     capabilities,
@@ -216,6 +222,64 @@ export function createEndpointServer(
     );
   }
 
+  // --- resources (issue 12) ---
+  // The URIs this session subscribed to, as clients are shown them: updates go to these only.
+  const subscribed = new Set<string>();
+  if (capabilities.resources) {
+    server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+      resources: gateway.resources.listResources() as never[],
+    }));
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+      resourceTemplates: gateway.resources.listTemplates() as never[],
+    }));
+    server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) =>
+      refusals(() =>
+        tracked('resource', request.params.uri, extra as Extra, async () => {
+          const result = await gateway.readResource(
+            request.params.uri,
+            caller(),
+            protocolVersion(),
+            forwarding(request.params as { _meta?: { progressToken?: unknown } }, extra as Extra),
+          );
+          return result as never;
+        }),
+      ),
+    );
+    if (capabilities.resources.subscribe) {
+      server.setRequestHandler(SubscribeRequestSchema, async (request) =>
+        refusals(async () => {
+          const known = gateway.resources.shown(request.params.uri);
+          if (known === undefined || !subscribed.has(known))
+            subscribed.add(await gateway.subscribe(request.params.uri, true));
+          return {};
+        }),
+      );
+      server.setRequestHandler(UnsubscribeRequestSchema, async (request) =>
+        refusals(async () => {
+          const named = gateway.resources.named(request.params.uri);
+          const known = named ? gateway.resources.clientUri(named.server, named.uri) : undefined;
+          if (known !== undefined && subscribed.delete(known)) await gateway.subscribe(known, false);
+          return {};
+        }),
+      );
+    }
+  }
+  const onResources = () => {
+    if (capabilities.resources) server.sendResourceListChanged().catch(() => {});
+  };
+  const onResourceUpdated = (uri: string) => {
+    if (subscribed.has(uri)) server.sendResourceUpdated({ uri }).catch(() => {});
+  };
+  gateway.on('resourcesChanged', onResources);
+  gateway.on('resourceUpdated', onResourceUpdated);
+  const endResources = () => {
+    gateway.off('resourcesChanged', onResources);
+    gateway.off('resourceUpdated', onResourceUpdated);
+    for (const uri of subscribed) gateway.subscribe(uri, false).catch(() => {});
+    subscribed.clear();
+  };
+  // --- end resources ---
+
   let threshold: LogLevel | undefined;
   if (capabilities.logging) {
     // Replaces the SDK's own handler: the level is this session's filter and is also forwarded.
@@ -253,6 +317,7 @@ export function createEndpointServer(
   gateway.on('promptsChanged', onPrompts);
   gateway.on('log', onLog);
   server.onclose = () => {
+    endResources();
     gateway.off('catalogChanged', onTools);
     gateway.off('promptsChanged', onPrompts);
     gateway.off('log', onLog);

@@ -1,16 +1,34 @@
+import { AUDIT_STRING_MAX } from '../audit/types.js';
 import type { DefinitionKind } from '../pins/kinds.js';
 import {
   type CatalogEntry,
   type PromptEntry,
+  type ResourceEntry,
   type ServerCatalog,
+  type TemplateEntry,
   type WithheldEntry,
   withheldLine,
 } from './catalog.js';
 
-/** An exposed tool or prompt. */
-export type Exposed = CatalogEntry | PromptEntry;
+/** An exposed tool, prompt, resource or template. */
+export type Exposed = CatalogEntry | PromptEntry | ResourceEntry | TemplateEntry;
 
-export const nameOf = (entry: Exposed): string => (entry.kind === 'tool' ? entry.tool : entry.prompt);
+/** The name (or URI, or URI template) the server lists it under. */
+export const nameOf = (entry: Exposed): string =>
+  entry.kind === 'tool'
+    ? entry.tool
+    : entry.kind === 'prompt'
+      ? entry.prompt
+      : entry.kind === 'resource'
+        ? entry.uri
+        : entry.template;
+
+const allExposed = (catalog: ServerCatalog): Exposed[] => [
+  ...catalog.entries,
+  ...catalog.prompts,
+  ...catalog.resources,
+  ...catalog.templates,
+];
 
 const exposedKey = (entry: Exposed) =>
   `${entry.kind}\u0000${nameOf(entry)}\u0000${entry.digest}\u0000exposed`;
@@ -20,12 +38,12 @@ export const withheldKey = (entry: WithheldEntry): string =>
 
 /** One key per outcome (exposed or withheld, and why) of each tool and prompt of a catalog. */
 export const outcomeKeys = (catalog: ServerCatalog): string[] => [
-  ...catalog.entries.map(exposedKey),
-  ...catalog.prompts.map(exposedKey),
+  ...allExposed(catalog).map(exposedKey),
   ...catalog.withheld.map(withheldKey),
 ];
 
-const promptKind = (kind: DefinitionKind) => (kind === 'prompt' ? { kind: 'prompt' as const } : {});
+// Audit refs name the definition in `tool` and mark every kind but a tool with `kind`.
+const promptKind = (kind: DefinitionKind) => (kind === 'tool' ? {} : { kind });
 
 /**
  * The refs of one `expose` decision per tool and prompt: all at start, on a re-list only those
@@ -38,11 +56,11 @@ export function exposureDecisions(
   const before = new Set(previous ? outcomeKeys(previous) : []);
   const isNew = (key: string) => !before.has(key);
   return [
-    ...[...catalog.entries, ...catalog.prompts]
+    ...allExposed(catalog)
       .filter((entry) => isNew(exposedKey(entry)))
       .map((entry) => ({
         server: entry.server,
-        tool: nameOf(entry),
+        tool: nameOf(entry).slice(0, AUDIT_STRING_MAX),
         ...promptKind(entry.kind),
         digest: entry.digest,
         allowed: true,
@@ -52,7 +70,7 @@ export function exposureDecisions(
       .filter((entry) => isNew(withheldKey(entry)))
       .map((entry) => ({
         server: entry.server,
-        tool: entry.tool,
+        tool: entry.tool.slice(0, AUDIT_STRING_MAX),
         ...promptKind(entry.definition),
         ...(entry.digest ? { digest: entry.digest } : {}),
         allowed: false,
@@ -67,11 +85,16 @@ export function catalogReport(catalog: ServerCatalog): string[] {
   const lines: string[] = [];
   if (catalog.firstSight) {
     const pinned = (kind: DefinitionKind) =>
-      (kind === 'tool' ? catalog.entries : catalog.prompts).length +
+      allExposed(catalog).filter((e) => e.kind === kind).length +
       catalog.withheld.filter((w) => w.definition === kind && w.kind !== 'unpinnable').length;
-    const prompts = pinned('prompt');
+    const counts = (['tool', 'prompt', 'resource', 'template'] as const)
+      .map((kind) => [kind, pinned(kind)] as const)
+      .filter(([kind, count]) => kind === 'tool' || count > 0)
+      .map(([kind, count]) => `${count} ${kind}(s)`);
+    const listed =
+      counts.length > 1 ? `${counts.slice(0, -1).join(', ')} and ${counts[counts.length - 1]}` : counts[0];
     lines.push(
-      `ringfence: first sight of ${catalog.server}: pinned ${pinned('tool')} tool(s)${prompts > 0 ? ` and ${prompts} prompt(s)` : ''} (trust on first use). Review them with: ringfence mcp pins show ${catalog.server}`,
+      `ringfence: first sight of ${catalog.server}: pinned ${listed} (trust on first use). Review them with: ringfence mcp pins show ${catalog.server}`,
     );
   }
   for (const problem of catalog.problems) lines.push(`ringfence: ${catalog.server}: ${problem}`);

@@ -12,6 +12,7 @@ import type { AuditSink } from '../ports/audit.js';
 import type { SchemaChecks } from '../ports/schema.js';
 import type { PromptListing, ToolListing, Upstream } from '../ports/upstream.js';
 import { MAX_LIST_PAGES, UpstreamClient } from '../upstream/mcp-client.js';
+import { NO_RESOURCES } from './__fixtures__/no-resources.js';
 import { Gateway } from './gateway.js';
 
 const ok = async () => ({ ok: true });
@@ -46,6 +47,11 @@ class FakeUpstream implements Upstream {
   async complete() {
     return { completion: { values: [] } };
   }
+  readonly listResources = NO_RESOURCES.listResources;
+  readonly listResourceTemplates = NO_RESOURCES.listResourceTemplates;
+  readonly readResource = NO_RESOURCES.readResource;
+  readonly subscribeResource = NO_RESOURCES.subscribeResource;
+  readonly onResourceUpdated = NO_RESOURCES.onResourceUpdated;
   async setLoggingLevel() {}
   onListChanged() {}
   onLog() {}

@@ -34,9 +34,12 @@ import {
   lookup,
   type PipelineDeps,
   type PromptResult,
+  type ReadResult,
   runForward,
   upstreamErrorText,
 } from './pipeline/index.js';
+import { readThrough, Subscriptions } from './resource-reads.js';
+import { ResourceIndex } from './resources.js';
 import { SERVER_INFO } from './server-info.js';
 import { declaredEntry, type RequestSink, ServerRequests } from './server-requests.js';
 
@@ -81,7 +84,14 @@ export type ServerState =
  * and log messages. Emits `catalogChanged` when the exposed tools change, `promptsChanged` when
  * the exposed prompts change, and `log` for each server log message that passes its rate limit.
  */
-export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: []; log: [RelayedLog] }> {
+export class Gateway extends EventEmitter<{
+  catalogChanged: [];
+  promptsChanged: [];
+  resourcesChanged: [];
+  /** A server said a resource changed: its URI as clients are shown it. */
+  resourceUpdated: [string];
+  log: [RelayedLog];
+}> {
   readonly policy: PolicyView;
   private readonly upstreams = new Map<string, Upstream>();
   private readonly states = new Map<string, ServerState>();
@@ -89,10 +99,17 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
   private prompts = new Map<string, PromptEntry>();
   private readonly logs: LogRelay;
   private readonly serverRequests: ServerRequests;
+  readonly resources: ResourceIndex;
+  private readonly subscriptions: Subscriptions;
 
   constructor(readonly options: GatewayOptions) {
     super();
     this.policy = options.policy ?? LOCAL_ONLY;
+    this.resources = new ResourceIndex(
+      this.naming,
+      this.naming.prefixed ? undefined : options.servers[0]?.name,
+    );
+    this.subscriptions = new Subscriptions(this.resources, (s) => this.target(s));
     this.logs = new LogRelay((log) => this.emit('log', log), options.logRate ?? DEFAULT_LOG_RATE);
     this.serverRequests = new ServerRequests({
       audit: options.audit,
@@ -119,6 +136,10 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
       const started = upstream;
       started.onLog((params) => this.logs.relay(config.name, params));
       started.onServerRequest((request) => this.serverRequests.handle(config, request));
+      started.onResourceUpdated((uri) => {
+        const shown = this.subscriptions.updated(config.name, uri);
+        if (shown !== undefined) this.emit('resourceUpdated', shown);
+      });
       // One budget for starting and listing together.
       const catalog = await withTimeout(
         started.start().then(() => this.listServer(started)),
@@ -168,11 +189,28 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
         problems.push(`listing its prompts failed, so none is exposed: ${upstreamErrorText(error)}`);
       }
     }
+    let rawResources: readonly unknown[] | undefined;
+    let rawTemplates: readonly unknown[] | undefined;
+    if (upstream.capabilities().resources) {
+      // As for prompts: a failed resource listing costs the server its resources alone.
+      try {
+        const [resources, templates] = await Promise.all([
+          upstream.listResources(),
+          upstream.listResourceTemplates(),
+        ]);
+        rawResources = resources.resources;
+        rawTemplates = templates.resourceTemplates;
+        problems.push(...[...resources.problems, ...templates.problems].map((p) => `resources: ${p}`));
+      } catch (error) {
+        problems.push(`listing its resources failed, so none is exposed: ${upstreamErrorText(error)}`);
+      }
+    }
     const catalog = await buildServerCatalog({
       server: upstream.name,
       destination: upstream.destination,
       rawTools: listing.tools,
       ...(rawPrompts ? { rawPrompts } : {}),
+      ...(rawResources && rawTemplates ? { rawResources, rawTemplates } : {}),
       problems,
       localAllow: config.allow_tools,
       pins: this.options.pins,
@@ -267,8 +305,14 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
     const prompts = this.rebuild(this.prompts, (c) => c.prompts);
     this.catalog = tools.next;
     this.prompts = prompts.next;
+    const serving = this.options.servers
+      .map((config) => this.states.get(config.name))
+      .filter((state) => state?.catalog && state.status !== 'failed')
+      .map((state) => state!.catalog!);
+    const resources = this.resources.rebuild(serving);
     if (tools.changed) this.emit('catalogChanged');
     if (prompts.changed) this.emit('promptsChanged');
+    if (resources) this.emit('resourcesChanged');
   }
 
   private rebuild<E extends Exposed>(
@@ -332,16 +376,27 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
     return this.busy.has(server);
   }
 
-  /** The server behind an exposed tool or prompt name, if it is listed. */
+  /** The server behind an exposed tool or prompt name, or a readable URI, if it is listed. */
   serverOf(kind: DefinitionKind, exposedName: string): string | undefined {
-    return (kind === 'tool' ? this.catalog : this.prompts).get(exposedName)?.server;
+    if (kind === 'resource') {
+      const resolved = this.resources.resolve(exposedName);
+      return resolved.pass ? resolved.target.server : undefined;
+    }
+    return (kind === 'tool' ? this.catalog : kind === 'prompt' ? this.prompts : undefined)?.get(exposedName)
+      ?.server;
   }
 
   /** What the client is offered besides tools: what at least one running server offers. */
   offered(): OfferedCapabilities {
     const running = [...this.upstreams].filter(([name]) => this.states.get(name)?.status === 'running');
-    const any = (key: keyof UpstreamCapabilities) => running.some(([, u]) => u.capabilities()[key]);
-    return { prompts: any('prompts'), completions: any('completions'), logging: any('logging') };
+    const any = (key: keyof UpstreamCapabilities) => running.some(([, u]) => u.capabilities()[key] === true);
+    return {
+      prompts: any('prompts'),
+      completions: any('completions'),
+      logging: any('logging'),
+      resources: any('resources'),
+      subscribe: any('subscribe'),
+    };
   }
 
   serverStates(): ReadonlyMap<string, ServerState> {
@@ -419,12 +474,29 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
     return reply as PromptResult;
   }
 
-  /** `completion/complete`, for an exposed prompt only (see `completePrompt`). */
+  /** `resources/read` through the pipeline (see `readThrough`); every refusal is a `CallRefused`. */
+  readResource(
+    uri: string,
+    caller: Caller,
+    protocolVersion: string | undefined,
+    call: Pick<ForwardedRequest, 'signal' | 'onProgress'> = {},
+  ): Promise<ReadResult> {
+    const deps = { pipeline: this.pipelineDeps(), target: (s: string) => this.target(s) };
+    return readThrough(this.resources, deps, { uri, caller, protocolVersion, call });
+  }
+
+  /** `resources/subscribe` or (with `on` false) unsubscribe, counted over sessions (see `Subscriptions`). */
+  subscribe(uri: string, on: boolean): Promise<string> {
+    return this.subscriptions.set(uri, on);
+  }
+
+  /** `completion/complete`, for an exposed prompt or template only (see `completePrompt`). */
   complete(params: Record<string, unknown>, caller: Caller = {}): Promise<CompletionAnswer> {
     return completePrompt(this.prompts, params, {
       policy: this.policy,
       caller,
       target: (s) => this.target(s),
+      template: (uri) => this.resources.template(uri),
     });
   }
 
@@ -455,6 +527,7 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
       policyRef: this.policyRef(),
       maxResultBytes: this.options.maxResultBytes ?? 1024 * 1024,
       log: this.options.log,
+      linkUri: (server, uri, follow) => this.resources.link(server, uri, follow),
     };
   }
 

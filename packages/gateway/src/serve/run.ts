@@ -92,9 +92,10 @@ export async function runGateway(options: ServeOptions): Promise<RunningGateway>
   await gateway.start();
   const exposed = gateway.listTools().length;
   const prompts = gateway.listPrompts().length;
+  const resources = gateway.resources.listResources().length + gateway.resources.listTemplates().length;
   const withheld = gateway.withheld().filter((w) => w.kind !== 'filtered').length;
   options.log(
-    `ringfence: serving ${exposed} tool(s)${prompts > 0 ? ` and ${prompts} prompt(s)` : ''} from ${options.only !== undefined ? `${options.only} only, under its own names` : `${servers.length} server(s)`}, ${withheld} withheld; session ${session}`,
+    `ringfence: serving ${exposed} tool(s)${prompts > 0 ? ` and ${prompts} prompt(s)` : ''}${resources > 0 ? `, ${resources} resource(s) and template(s)` : ''} from ${options.only !== undefined ? `${options.only} only, under its own names` : `${servers.length} server(s)`}, ${withheld} withheld; session ${session}`,
   );
 
   if (options.http) {

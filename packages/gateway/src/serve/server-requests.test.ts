@@ -63,6 +63,17 @@ class AskingUpstream implements Upstream {
   async listPrompts() {
     return { prompts: [], problems: [] };
   }
+  async listResources() {
+    return { resources: [], problems: [] };
+  }
+  async listResourceTemplates() {
+    return { resourceTemplates: [], problems: [] };
+  }
+  async readResource(): Promise<never> {
+    throw new Error('this fake serves no resources');
+  }
+  async subscribeResource() {}
+  onResourceUpdated() {}
   async send(method: ServerRequestMethod, params: unknown): Promise<string> {
     try {
       const answer = await this.handler!({ method, params, signal: new AbortController().signal });

@@ -7,6 +7,8 @@ import {
   type ContainedServer,
   DEFAULT_TIMEOUTS,
   type PromptListing,
+  type ResourceListing,
+  type ResourceTemplateListing,
   type ServerRequestHandler,
   type ToolListing,
   type Upstream,
@@ -35,6 +37,7 @@ export class ContainerUpstream implements Upstream {
   private changeListener: (() => void) | undefined;
   private logListener: ((params: unknown) => void) | undefined;
   private serverRequestHandler: ServerRequestHandler | undefined;
+  private resourceListener: ((uri: unknown) => void) | undefined;
   private closedListener: ((reason: string) => void) | undefined;
 
   constructor(
@@ -84,6 +87,7 @@ export class ContainerUpstream implements Upstream {
         throw new McpError(ErrorCode.MethodNotFound, `ringfence does not answer ${request.method}`);
       return this.serverRequestHandler(request);
     });
+    this.client.onResourceUpdated((uri) => this.resourceListener?.(uri));
     try {
       await this.client.connect(transport);
     } catch (error) {
@@ -135,6 +139,26 @@ export class ContainerUpstream implements Upstream {
 
   onListChanged(listener: () => void): void {
     this.changeListener = listener;
+  }
+
+  listResources(): Promise<ResourceListing> {
+    return this.live.listResources();
+  }
+
+  listResourceTemplates(): Promise<ResourceTemplateListing> {
+    return this.live.listResourceTemplates();
+  }
+
+  readResource(uri: string, options: CallOptions = {}): Promise<unknown> {
+    return this.live.readResource(uri, options);
+  }
+
+  subscribeResource(uri: string, subscribe: boolean): Promise<void> {
+    return this.live.subscribeResource(uri, subscribe);
+  }
+
+  onResourceUpdated(listener: (uri: unknown) => void): void {
+    this.resourceListener = listener;
   }
 
   onLog(listener: (params: unknown) => void): void {

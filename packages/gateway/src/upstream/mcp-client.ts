@@ -7,6 +7,8 @@ import {
   McpError,
   ProgressNotificationSchema,
   PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -18,6 +20,8 @@ import {
   DEFAULT_TIMEOUTS,
   type MountedFolder,
   type PromptListing,
+  type ResourceListing,
+  type ResourceTemplateListing,
   SERVER_REQUEST_METHODS,
   type ServerRequestHandler,
   type ServerRequestMethod,
@@ -41,7 +45,19 @@ export const LIST_CHANGED_MIN_INTERVAL_MS = 2_000;
 const LooseListPages = {
   tools: z.looseObject({ tools: z.array(z.unknown()), nextCursor: z.string().optional() }),
   prompts: z.looseObject({ prompts: z.array(z.unknown()), nextCursor: z.string().optional() }),
+  resources: z.looseObject({ resources: z.array(z.unknown()), nextCursor: z.string().optional() }),
+  'resources/templates': z.looseObject({
+    resourceTemplates: z.array(z.unknown()),
+    nextCursor: z.string().optional(),
+  }),
 };
+/** Where each listing keeps its items. */
+const LIST_KEY = {
+  tools: 'tools',
+  prompts: 'prompts',
+  resources: 'resources',
+  'resources/templates': 'resourceTemplates',
+} as const;
 const LooseResult = z.looseObject({});
 
 export const CLIENT_INFO = { name: 'ringfence-gateway', version: '0.1.0' } as const;
@@ -85,6 +101,7 @@ export class UpstreamClient {
   readonly client: Client;
   private changeListener: (() => void) | undefined;
   private logListener: ((params: unknown) => void) | undefined;
+  private resourceListener: ((uri: unknown) => void) | undefined;
   private lastChange = 0;
   private changeTimer: NodeJS.Timeout | undefined;
   private readonly calls = new InFlightCalls();
@@ -121,6 +138,10 @@ export class UpstreamClient {
     // Either list changing re-lists both: one folded notice, one re-pin.
     this.client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.listChanged());
     this.client.setNotificationHandler(PromptListChangedNotificationSchema, () => this.listChanged());
+    this.client.setNotificationHandler(ResourceListChangedNotificationSchema, () => this.listChanged());
+    this.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) =>
+      this.resourceListener?.(notification.params.uri),
+    );
     this.client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) =>
       this.logListener?.(notification.params),
     );
@@ -139,6 +160,8 @@ export class UpstreamClient {
       prompts: declared.prompts !== undefined,
       completions: declared.completions !== undefined,
       logging: declared.logging !== undefined,
+      resources: declared.resources !== undefined,
+      subscribe: declared.resources?.subscribe === true,
     };
   }
 
@@ -217,8 +240,8 @@ export class UpstreamClient {
         { method: `${what}/list`, params: cursor === undefined ? {} : { cursor } },
         LooseListPages[what],
         { timeout: this.timeouts.listMs },
-      )) as { nextCursor?: string } & Record<typeof what, unknown[]>;
-      const listed = result[what];
+      )) as { nextCursor?: string } & Record<(typeof LIST_KEY)[typeof what], unknown[]>;
+      const listed = result[LIST_KEY[what]];
       bytes += JSON.stringify(listed).length;
       if (bytes > MAX_LISTING_BYTES) {
         problems.push(`the listing was cut at ${MAX_LISTING_BYTES} bytes`);
@@ -256,7 +279,7 @@ export class UpstreamClient {
   }
 
   private forward(
-    method: 'tools/call' | 'prompts/get',
+    method: 'tools/call' | 'prompts/get' | 'resources/read',
     params: Record<string, unknown>,
     options: CallOptions,
   ): Promise<unknown> {
@@ -309,6 +332,37 @@ export class UpstreamClient {
       ...(signal ? { signal } : {}),
     });
   }
+
+  // --- resources (issue 12): listing, reads and subscriptions ---
+
+  onResourceUpdated(listener: (uri: unknown) => void): void {
+    this.resourceListener = listener;
+  }
+
+  async listResources(): Promise<ResourceListing> {
+    const { items, problems } = await this.listAll('resources');
+    return { resources: items, problems };
+  }
+
+  async listResourceTemplates(): Promise<ResourceTemplateListing> {
+    const { items, problems } = await this.listAll('resources/templates');
+    return { resourceTemplates: items, problems };
+  }
+
+  /** `resources/read` under the same limits, cancel and progress as a tool call. */
+  readResource(uri: string, options: CallOptions = {}): Promise<unknown> {
+    return this.forward('resources/read', { uri }, options);
+  }
+
+  async subscribeResource(uri: string, subscribe: boolean): Promise<void> {
+    await this.client.request(
+      { method: subscribe ? 'resources/subscribe' : 'resources/unsubscribe', params: { uri } } as never,
+      LooseResult,
+      { timeout: this.timeouts.listMs },
+    );
+  }
+
+  // --- end resources ---
 
   async setLoggingLevel(level: string): Promise<void> {
     await this.client.request({ method: 'logging/setLevel', params: { level } } as never, LooseResult, {

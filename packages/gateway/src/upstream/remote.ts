@@ -10,6 +10,8 @@ import {
   type CallOptions,
   DEFAULT_TIMEOUTS,
   type PromptListing,
+  type ResourceListing,
+  type ResourceTemplateListing,
   type ServerRequest,
   type ServerRequestHandler,
   type ToolListing,
@@ -215,6 +217,7 @@ export class RemoteUpstream implements Upstream {
   private changeListener: (() => void) | undefined;
   private logListener: ((params: unknown) => void) | undefined;
   private serverRequestHandler: ServerRequestHandler | undefined;
+  private resourceListener: ((uri: unknown) => void) | undefined;
   private closedListener: ((reason: string) => void) | undefined;
   private closing = false;
 
@@ -247,6 +250,7 @@ export class RemoteUpstream implements Upstream {
     client.onListChanged(() => this.changeListener?.());
     client.onLog((params) => this.logListener?.(params));
     client.onServerRequest((request) => this.refuseWithoutHandler(request));
+    client.onResourceUpdated((uri) => this.resourceListener?.(uri));
     transport.onclose = () => {
       if (!this.closing && this.connection?.transport === transport)
         this.closedListener?.('the connection closed');
@@ -337,6 +341,26 @@ export class RemoteUpstream implements Upstream {
 
   onListChanged(listener: () => void): void {
     this.changeListener = listener;
+  }
+
+  listResources(): Promise<ResourceListing> {
+    return this.withSessionRetry((client) => client.listResources());
+  }
+
+  listResourceTemplates(): Promise<ResourceTemplateListing> {
+    return this.withSessionRetry((client) => client.listResourceTemplates());
+  }
+
+  readResource(uri: string, options: CallOptions = {}): Promise<unknown> {
+    return this.withSessionRetry((client) => client.readResource(uri, options));
+  }
+
+  subscribeResource(uri: string, subscribe: boolean): Promise<void> {
+    return this.withSessionRetry((client) => client.subscribeResource(uri, subscribe));
+  }
+
+  onResourceUpdated(listener: (uri: unknown) => void): void {
+    this.resourceListener = listener;
   }
 
   onLog(listener: (params: unknown) => void): void {

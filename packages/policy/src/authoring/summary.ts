@@ -1,4 +1,4 @@
-import type { Condition, Rule } from '../policy/types.js';
+import { type Condition, pinSubject, type Rule } from '../policy/types.js';
 import type { VerifiedPolicy } from '../policy/verify.js';
 
 const DAY_MS = 86_400_000;
@@ -37,7 +37,7 @@ export function summarizePolicy(verified: VerifiedPolicy, now: number): string[]
       );
       for (const pin of entry.pins.slice(0, 20))
         lines.push(
-          `                     ${'tool' in pin ? pin.tool : `prompt ${pin.prompt}`}  ${pin.digest}`,
+          `                     ${'tool' in pin ? pin.tool : `${pinSubject(pin).kind} ${pinSubject(pin).name}`}  ${pin.digest}`,
         );
       if (entry.pins.length > 20) lines.push(`                     … and ${entry.pins.length - 20} more`);
     }

@@ -92,6 +92,24 @@ describe('servers', () => {
     expect(orgPins(pinned, 'unknown', 'prompt')).toBeUndefined();
   });
 
+  it('pins resources by URI and templates by URI template, each kind apart', () => {
+    const DIGEST_B = `sha256:${'b'.repeat(64)}`;
+    const pinned = basePolicy({
+      mcp: [
+        {
+          server: 'docs',
+          pins: [
+            { resource: 'test://a', digest: DIGEST_A },
+            { template: 'test://a', digest: DIGEST_B },
+          ],
+        },
+      ],
+    });
+    expect(orgPins(pinned, 'docs', 'resource')).toEqual(new Map([['test://a', DIGEST_A]]));
+    expect(orgPins(pinned, 'docs', 'template')).toEqual(new Map([['test://a', DIGEST_B]]));
+    expect(orgPins(pinned, 'docs', 'tool')).toEqual(new Map());
+  });
+
   it('gives the call-time cap of a server that has one, and none otherwise', () => {
     const capped = basePolicy({ mcp: [{ server: 'slow', max_call_seconds: 900 }] });
     expect(maxCallSeconds(capped, 'slow')).toBe(900);

@@ -1,6 +1,14 @@
 import { canonicalize } from '../canonical/canonicalize.js';
 import { MISSING, resolvePointer } from '../json/pointer.js';
-import type { Action, Condition, PinKind, Policy, PolicyServer, Rule } from '../policy/types.js';
+import {
+  type Action,
+  type Condition,
+  type PinKind,
+  type Policy,
+  type PolicyServer,
+  pinSubject,
+  type Rule,
+} from '../policy/types.js';
 import { globMatches } from './glob.js';
 
 /**
@@ -79,8 +87,8 @@ export function orgPins(
   if (!pins) return undefined;
   const map = new Map<string, string>();
   for (const pin of pins) {
-    if (kind === 'tool' && 'tool' in pin) map.set(pin.tool, pin.digest);
-    if (kind === 'prompt' && 'prompt' in pin) map.set(pin.prompt, pin.digest);
+    const subject = pinSubject(pin);
+    if (subject.kind === kind) map.set(subject.name, pin.digest);
   }
   return map;
 }

@@ -52,6 +52,13 @@ export const POLICY_SCHEMA = {
       type: 'string',
       pattern: '^[A-Za-z0-9_.-]{1,128}$',
     },
+    resourceUri: {
+      description:
+        'A resource as its server lists it (its URI), or a resource template (its URI template), exactly as the server spells it.',
+      type: 'string',
+      minLength: 1,
+      maxLength: 2048,
+    },
     digest: { type: 'string', pattern: '^sha256:[0-9a-f]{64}$' },
     imageRef: {
       description:
@@ -84,7 +91,7 @@ export const POLICY_SCHEMA = {
         },
         pins: {
           description:
-            'When present, the only pins that count for this server: each tool or prompt it lists is exposed only with the digest pinned here.',
+            'When present, the only pins that count for this server: each tool, prompt, resource (by URI) or resource template (by URI template) it lists is exposed only with the digest pinned here.',
           type: 'array',
           maxItems: 10000,
           items: {
@@ -100,6 +107,18 @@ export const POLICY_SCHEMA = {
                 additionalProperties: false,
                 required: ['prompt', 'digest'],
                 properties: { prompt: { $ref: '#/$defs/promptName' }, digest: { $ref: '#/$defs/digest' } },
+              },
+              {
+                type: 'object',
+                additionalProperties: false,
+                required: ['resource', 'digest'],
+                properties: { resource: { $ref: '#/$defs/resourceUri' }, digest: { $ref: '#/$defs/digest' } },
+              },
+              {
+                type: 'object',
+                additionalProperties: false,
+                required: ['template', 'digest'],
+                properties: { template: { $ref: '#/$defs/resourceUri' }, digest: { $ref: '#/$defs/digest' } },
               },
             ],
           },

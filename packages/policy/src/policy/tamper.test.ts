@@ -226,6 +226,29 @@ describe('tamper suite', () => {
     expectCode(verify(policyText(rule)), 'POLICY_SCHEMA');
   });
 
+  it('resource and template pins: by URI and URI template, one each, never mixed with another kind', () => {
+    const DIGEST = `sha256:${'c'.repeat(64)}`;
+    const good = basePolicy();
+    good.mcp![0]!.pins = [
+      { resource: 'test://static-text', digest: DIGEST },
+      { template: 'test://template/{id}/data', digest: DIGEST },
+      { tool: 'static', digest: DIGEST },
+    ];
+    expect(verify(policyText(good)).ok).toBe(true);
+    const twice = basePolicy();
+    twice.mcp![0]!.pins = [
+      { template: 'test://t/{id}', digest: DIGEST },
+      { template: 'test://t/{id}', digest: DIGEST },
+    ];
+    expectCode(verify(policyText(twice)), 'POLICY_SCHEMA');
+    const mixed = basePolicy();
+    mixed.mcp![0]!.pins = [{ resource: 'test://a', template: 'test://a', digest: DIGEST } as never];
+    expectCode(verify(policyText(mixed)), 'POLICY_SCHEMA');
+    const empty = basePolicy();
+    empty.mcp![0]!.pins = [{ resource: '', digest: DIGEST }];
+    expectCode(verify(policyText(empty)), 'POLICY_SCHEMA');
+  });
+
   it('a call-time cap that is not a whole number of seconds from 1 to 86400', () => {
     for (const bad of [0, -5, 1.5, 86401, '60']) {
       const policy = basePolicy();

@@ -2,13 +2,28 @@
 export type Action = 'allow' | 'deny' | 'ask';
 
 /** What a server lists and a policy can pin. */
-export type PinKind = 'tool' | 'prompt';
+export type PinKind = 'tool' | 'prompt' | 'resource' | 'template';
+
+export const PIN_KINDS: readonly PinKind[] = ['tool', 'prompt', 'resource', 'template'];
 
 /**
- * An organisation pin: the only fingerprint this tool (or prompt) of this server may have.
- * `digest` is `sha256:<64 hex>` of the canonical definition (see the gateway's fingerprint).
+ * An organisation pin: the only fingerprint this tool (or prompt, resource by its URI, resource
+ * template by its URI template) of this server may have. `digest` is `sha256:<64 hex>` of the
+ * canonical definition (see the gateway's fingerprint).
  */
-export type PolicyPin = { tool: string; digest: string } | { prompt: string; digest: string };
+export type PolicyPin =
+  | { tool: string; digest: string }
+  | { prompt: string; digest: string }
+  | { resource: string; digest: string }
+  | { template: string; digest: string };
+
+/** Which kind a pin pins, and the name (or URI, or URI template) it pins. */
+export function pinSubject(pin: PolicyPin): { kind: PinKind; name: string } {
+  if ('tool' in pin) return { kind: 'tool', name: pin.tool };
+  if ('prompt' in pin) return { kind: 'prompt', name: pin.prompt };
+  if ('resource' in pin) return { kind: 'resource', name: pin.resource };
+  return { kind: 'template', name: pin.template };
+}
 
 /** What the organisation allows for one server. */
 export interface PolicyServer {

@@ -2,7 +2,7 @@ import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { compileSchema, describeSchemaError } from './ajv.js';
 import { parseDateTime } from './datetime.js';
 import { POLICY_SCHEMA } from './schema.js';
-import type { Policy } from './types.js';
+import { type Policy, pinSubject } from './types.js';
 
 let validator: ValidateFunction<Policy> | undefined;
 
@@ -51,7 +51,7 @@ function semanticProblem(policy: Policy): string | undefined {
     servers.add(entry.server);
     const pinned = new Set<string>();
     for (const pin of entry.pins ?? []) {
-      const [kind, name] = 'tool' in pin ? ['tool', pin.tool] : ['prompt', pin.prompt];
+      const { kind, name } = pinSubject(pin);
       const key = `${kind}\u0000${name}`;
       if (pinned.has(key)) return `pins ${kind} ${JSON.stringify(name)} of ${entry.server} twice`;
       pinned.add(key);

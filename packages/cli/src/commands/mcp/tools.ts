@@ -20,7 +20,13 @@ export default class McpTools extends RingfenceCommand {
   static override examples = ['<%= config.bin %> mcp tools', '<%= config.bin %> mcp tools --json'];
   static override enableJsonFlag = true;
 
-  async run(): Promise<{ tools: ToolRow[]; prompts: ToolRow[]; withheld: WithheldEntry[] }> {
+  async run(): Promise<{
+    tools: ToolRow[];
+    prompts: ToolRow[];
+    resources: ToolRow[];
+    templates: ToolRow[];
+    withheld: WithheldEntry[];
+  }> {
     await this.parse(McpTools);
     const session = newSessionId();
     const deps = await servingDeps(session);
@@ -40,12 +46,30 @@ export default class McpTools extends RingfenceCommand {
       });
       const tools = running.gateway.listTools().map(row('tool'));
       const prompts = running.gateway.listPrompts().map(row('prompt'));
+      // Resources and templates by the URI (template) a client reads them by.
+      const byUri = (key: 'uri' | 'uriTemplate') => (item: Record<string, unknown>) => ({
+        name: String(item[key]),
+        server:
+          (key === 'uri'
+            ? running.gateway.serverOf('resource', String(item.uri))
+            : running.gateway.resources.template(String(item.uriTemplate))?.server) ?? '',
+        description: String(item.description ?? ''),
+      });
+      const resources = running.gateway.resources.listResources().map(byUri('uri'));
+      const templates = running.gateway.resources.listTemplates().map(byUri('uriTemplate'));
       const withheld = running.gateway.withheld().filter((w) => w.kind !== 'filtered');
       await running.close();
       if (!this.jsonEnabled()) {
         for (const tool of tools) this.log(`${rendered(tool.name, 'name')}  ${firstLine(tool.description)}`);
         for (const prompt of prompts)
           this.log(`prompt ${rendered(prompt.name, 'name')}  ${firstLine(prompt.description)}`);
+        for (const [kind, items] of [
+          ['resource', resources],
+          ['template', templates],
+        ] as const) {
+          for (const item of items)
+            this.log(`${kind} ${rendered(item.name, 'line')}  ${firstLine(item.description)}`);
+        }
         for (const w of withheld) {
           const what =
             w.definition === 'tool'
@@ -55,9 +79,10 @@ export default class McpTools extends RingfenceCommand {
             `withheld  ${rendered(w.server, 'name')}/${what}: ${rendered(w.reason, 'line')}${w.digest ? ` (${w.digest})` : ''}`,
           );
         }
-        if (tools.length === 0 && prompts.length === 0 && withheld.length === 0) this.log('No tools.');
+        if (tools.length + prompts.length + resources.length + templates.length + withheld.length === 0)
+          this.log('No tools.');
       }
-      return { tools, prompts, withheld };
+      return { tools, prompts, resources, templates, withheld };
     } finally {
       await deps.close();
     }

@@ -4,6 +4,7 @@ import { DEFAULT_CALL_LIMITS } from '../../config/limits.js';
 import { UpstreamError } from '../../ports/errors.js';
 import { LOCAL_ONLY, type PolicyView } from '../../ports/policy.js';
 import type { CallOptions, Upstream } from '../../ports/upstream.js';
+import { NO_RESOURCES } from '../__fixtures__/no-resources.js';
 import type { CatalogEntry } from '../catalog.js';
 import { runForward } from './index.js';
 import { measureResult } from './result-size.js';
@@ -51,6 +52,7 @@ function forward(
       throw new Error('not offered');
     },
     setLoggingLevel: async () => {},
+    ...NO_RESOURCES,
     onListChanged: () => {},
     onLog: () => {},
     onServerRequest: () => {},
@@ -73,6 +75,7 @@ function forward(
     policyRef: {},
     maxResultBytes: MIB,
     log: () => {},
+    linkUri: (server: string, uri: string) => `ringfence:${server}/${uri}`,
   };
   const request: ForwardedRequest = {
     method: 'tools/call',

@@ -11,8 +11,11 @@ export {
   type PipelineDeps,
   type PromptGetRequest,
   type PromptResult,
+  type ReadResult,
   type Refusal,
   type RefusalCode,
+  type ResourceReadRequest,
+  type ResourceTarget,
   type StepOutcome,
   type ToolCallRequest,
 } from './types.js';

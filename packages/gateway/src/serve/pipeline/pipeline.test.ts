@@ -6,6 +6,7 @@ import type { Caller } from '../../ports/caller.js';
 import { LOCAL_ONLY, type PolicyView } from '../../ports/policy.js';
 import type { SchemaChecks } from '../../ports/schema.js';
 import type { Upstream } from '../../ports/upstream.js';
+import { NO_RESOURCES } from '../__fixtures__/no-resources.js';
 import type { CatalogEntry } from '../catalog.js';
 import { lookup, PREVIEW_CHARS, runForward } from './index.js';
 import type { PipelineDeps, ToolCallRequest } from './types.js';
@@ -65,6 +66,7 @@ function harness(
     getPrompt: async () => ({ messages: [] }),
     complete: async () => ({ completion: { values: [] } }),
     setLoggingLevel: async () => {},
+    ...NO_RESOURCES,
     onListChanged: () => {},
     onLog: () => {},
     onServerRequest: () => {},
@@ -78,6 +80,7 @@ function harness(
     policyRef: {},
     maxResultBytes: overrides.maxResultBytes ?? 1024,
     log: () => {},
+    linkUri: (server: string, uri: string) => `ringfence:${server}/${uri}`,
   };
   const request = (args: unknown, caller: Caller = {}, available = true): ToolCallRequest => ({
     method: 'tools/call',
@@ -423,26 +426,32 @@ describe('the call pipeline: forwarding', () => {
     expect(result.structuredContent).toBe(structured);
     expect(result.content).toHaveLength(2);
     expect(result.content[0]).toStrictEqual({ type: 'text', text: 'ok' });
-    expect(JSON.stringify(result)).not.toMatch(/_meta|extra|file:\/|etc\/passwd/);
-    // _meta and extra at the top, _meta in the text, the link made text.
+    expect(JSON.stringify(result)).not.toMatch(/_meta|extra|(?<!ringfence:files\/)file:\//i);
+    expect(result.content[1]).toStrictEqual({
+      type: 'resource_link',
+      uri: 'ringfence:files/file:///etc/passwd',
+      name: 'passwd',
+    });
+    // _meta and extra at the top, _meta in the text, the link's URI replaced.
     expect(refs(h.written[1])).toMatchObject({ is_error: false, result: sent, dropped: 4 });
     expect(refs(h.written[1])).not.toHaveProperty('reason');
   });
 
   it('withholds a result that links made larger than the cap', async () => {
-    const links = Array.from({ length: 10 }, () => ({ type: 'resource_link', uri: 'a:b', name: '' }));
+    // Each URI grows by "ringfence:files/" (16 bytes): 20 links fit under 1 KiB as sent, not after.
+    const links = Array.from({ length: 20 }, () => ({ type: 'resource_link', uri: 'a:b', name: '' }));
     expect(Buffer.byteLength(JSON.stringify({ content: links }))).toBeLessThan(1024);
     const h = harness({ callTool: async () => ({ content: links }) });
     const result = await runForward(h.deps, h.request({}));
     expect(result.isError).toBe(true);
     expect(text(result)).toMatch(
-      /^ringfence withheld the result of files\/read: the result counts \d+ bytes once its links are shown as text, over the 1024 bytes cap for files \(counted: .*--max-result-mb N\./,
+      /^ringfence withheld the result of files\/read: the result counts \d+ bytes once its URIs point into the gateway's namespace, over the 1024 bytes cap for files \(counted: .*--max-result-mb N\./,
     );
     expect(String(refs(h.written[1])?.reason)).toMatch(/^result withheld: the result counts \d+ bytes once/);
   });
 
   it('counts the rebuilt result as it counts the sent one: base64 at its decoded size', async () => {
-    // 1,500 bytes of image as 2,000 base64 characters, and one link made text: under the 2,000-byte
+    // 1,500 bytes of image as 2,000 base64 characters, and one link namespaced: under the 2,000-byte
     // cap counted decoded, over it as raw JSON, so counting the rebuilt result raw would withhold it.
     const image = { type: 'image', data: 'QUJD'.repeat(500), mimeType: 'image/png' };
     const link = { type: 'resource_link', uri: 'a:b', name: 'b' };

@@ -64,6 +64,7 @@ function harness(options: { answer?: unknown; policy?: Partial<PolicyView>; maxR
     policyRef: {},
     maxResultBytes: options.maxResultBytes ?? 10_000,
     log: () => {},
+    linkUri: (server: string, uri: string) => `ringfence:${server}/${uri}`,
   };
   const request = (args: unknown): PromptGetRequest => ({
     method: 'prompts/get',

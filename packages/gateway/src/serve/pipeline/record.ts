@@ -1,3 +1,4 @@
+import { AUDIT_STRING_MAX } from '../../audit/types.js';
 import { definitionLabel } from '../../pins/kinds.js';
 import type { Caller, CallToolResult } from '../../ports/caller.js';
 import type { ForwardedRequest, PipelineDeps, Refusal } from './types.js';
@@ -6,9 +7,13 @@ export function errorResult(text: string): CallToolResult {
   return { content: [{ type: 'text', text }], isError: true };
 }
 
-/** The name the server lists the requested tool or prompt under. */
+/** The name the server lists the requested tool or prompt under, or the URI read. */
 export function requestName(request: ForwardedRequest): string {
-  return request.method === 'prompts/get' ? request.entry.prompt : request.entry.tool;
+  return request.method === 'prompts/get'
+    ? request.entry.prompt
+    : request.method === 'resources/read'
+      ? request.entry.uri
+      : request.entry.tool;
 }
 
 /** `files/read` for a tool, `files/prompt greet` for a prompt. */
@@ -16,12 +21,20 @@ export function requestLabel(request: ForwardedRequest): string {
   return definitionLabel(request.entry.server, request.entry.kind, requestName(request));
 }
 
-/** Audit refs name the definition in `tool` and mark a prompt with `kind` (tool entries keep their first form). */
-function subject(request: ForwardedRequest): { server: string; tool: string; kind?: 'prompt' } {
+/**
+ * Audit refs name the definition in `tool` (a read: its URI, cut to what an entry holds; the
+ * arguments digest covers all of it) and mark a prompt or a read with `kind` (tool entries keep
+ * their first form).
+ */
+function subject(request: ForwardedRequest): {
+  server: string;
+  tool: string;
+  kind?: 'prompt' | 'resource';
+} {
   return {
     server: request.entry.server,
-    tool: requestName(request),
-    ...(request.method === 'prompts/get' ? { kind: 'prompt' as const } : {}),
+    tool: requestName(request).slice(0, AUDIT_STRING_MAX),
+    ...(request.method === 'tools/call' ? {} : { kind: request.entry.kind }),
   };
 }
 

@@ -8,13 +8,30 @@ function decodedBytes(text: string): number | undefined {
   return (text.length / 4) * 3 - padding;
 }
 
-/** The base64 strings of a result's content: image and audio `data`, embedded resource `blob`. */
-function base64Fields(content: unknown): string[] {
+/**
+ * The base64 strings of a result's content: image and audio `data`, embedded resource `blob`,
+ * and (with `read`) the `blob` of each item of a `resources/read` answer's contents.
+ */
+function base64Fields(content: unknown, read = false): string[] {
   if (!Array.isArray(content)) return [];
   const fields: string[] = [];
   for (const item of content) {
     if (typeof item !== 'object' || item === null) continue;
-    const { type, data, resource } = item as { type?: unknown; data?: unknown; resource?: unknown };
+    const {
+      type,
+      data,
+      resource,
+      blob: own,
+    } = item as {
+      type?: unknown;
+      data?: unknown;
+      resource?: unknown;
+      blob?: unknown;
+    };
+    if (read) {
+      if (typeof own === 'string') fields.push(own);
+      continue;
+    }
     if ((type === 'image' || type === 'audio') && typeof data === 'string') fields.push(data);
     const blob = (resource as { blob?: unknown } | null | undefined)?.blob;
     if (type === 'resource' && typeof blob === 'string') fields.push(blob);
@@ -25,12 +42,13 @@ function base64Fields(content: unknown): string[] {
 /**
  * The size a result counts for against its server's cap: its JSON in UTF-8, except that each
  * strict-base64 `data` of image and audio content and `blob` of an embedded resource (in a tool
- * result's content or a prompt's messages) counts as
+ * result's content or a prompt's messages) or of a read resource (a `resources/read` answer's
+ * contents) counts as
  * the bytes it decodes to. So a 5 MiB image counts 5 MiB, not the 6.7 MiB of its base64; what is
  * not strict base64 counts as it is. `json` is the result's JSON, when the caller has it already.
  */
 export function measureResult(
-  result: { content?: unknown; messages?: unknown },
+  result: { content?: unknown; messages?: unknown; contents?: unknown },
   json = JSON.stringify(result),
 ): number {
   let bytes = Buffer.byteLength(json);
@@ -38,7 +56,11 @@ export function measureResult(
   const promptContent = Array.isArray(result.messages)
     ? result.messages.map((message) => (message as { content?: unknown } | null)?.content)
     : [];
-  for (const field of [...base64Fields(result.content), ...base64Fields(promptContent)]) {
+  for (const field of [
+    ...base64Fields(result.content),
+    ...base64Fields(promptContent),
+    ...base64Fields(result.contents, true),
+  ]) {
     const decoded = decodedBytes(field);
     // A base64 string has no character JSON escapes: in the JSON it took exactly its length.
     if (decoded !== undefined) bytes -= field.length - decoded;

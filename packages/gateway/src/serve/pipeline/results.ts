@@ -2,9 +2,9 @@ import type { CallToolResult } from '../../ports/caller.js';
 import { printable } from '../../text/printable.js';
 import { errorResult, requestLabel } from './record.js';
 import { measureResult, resultTooLarge } from './result-size.js';
-import { sanitisePrompt, sanitiseResult } from './sanitise.js';
+import { sanitisePrompt, sanitiseRead, sanitiseResult } from './sanitise.js';
 import { isPlainObject } from './steps.js';
-import type { ForwardedRequest, PipelineDeps, PromptResult, ToolCallRequest } from './types.js';
+import type { ForwardedRequest, PipelineDeps, PromptResult, ReadResult, ToolCallRequest } from './types.js';
 
 const ERROR_TEXT_MAX = 300;
 
@@ -35,7 +35,7 @@ export function resultCap(deps: PipelineDeps, request: ForwardedRequest): number
 export function withheld(request: ForwardedRequest, why: string): ResultOutcome<never> {
   return {
     reply: errorResult(
-      `ringfence withheld the result of ${requestLabel(request)}: ${why}. The ${request.method === 'prompts/get' ? 'request' : 'call'} reached the server; its answer was not passed on.`,
+      `ringfence withheld the result of ${requestLabel(request)}: ${why}. The ${request.method === 'tools/call' ? 'call' : 'request'} reached the server; its answer was not passed on.`,
     ),
     refused: why,
   };
@@ -84,27 +84,35 @@ export async function checkResult(
 export function sanitise(
   deps: PipelineDeps,
   request: ForwardedRequest,
-  checked: ResultOutcome<CallToolResult | PromptResult>,
-): ResultOutcome<CallToolResult | PromptResult> {
+  checked: ResultOutcome<CallToolResult | PromptResult | ReadResult>,
+): ResultOutcome<CallToolResult | PromptResult | ReadResult> {
   if (checked.refused) return checked;
+  const { server } = request.entry;
   const context = {
     protocolVersion: request.protocolVersion,
-    server: request.entry.server,
+    server,
     label: requestLabel(request),
+    // Links and embedded resources may be followed; what a read returns is only named.
+    linkUri: (uri: string) => deps.linkUri(server, uri, request.method !== 'resources/read'),
   };
   const outcome =
     request.method === 'prompts/get'
       ? sanitisePrompt(checked.reply, context)
-      : sanitiseResult(checked.reply, context);
+      : request.method === 'resources/read'
+        ? sanitiseRead(checked.reply, context)
+        : sanitiseResult(checked.reply, context);
   if (!outcome.ok) return withheld(request, `the server sent a malformed result (${outcome.problem})`);
-  // Links made text, replaced URIs and the note on dropped items can make a result of many tiny
+  // Namespaced URIs and the note on dropped items can make a result of many tiny
   // items several times larger than what was sent; the cap holds for what the client receives too.
   // One cap, counted one way (`measureResult`), before and after.
   if (outcome.dropped > 0) {
     const size = measureResult(outcome.reply);
     const cap = resultCap(deps, request);
     if (size > cap)
-      return withheld(request, resultTooLarge(request, size, cap, 'once its links are shown as text'));
+      return withheld(
+        request,
+        resultTooLarge(request, size, cap, "once its URIs point into the gateway's namespace"),
+      );
   }
   return { reply: outcome.reply, dropped: outcome.dropped };
 }

@@ -4,6 +4,7 @@ import type { CallOptions } from '../../ports/upstream.js';
 import { printable } from '../../text/printable.js';
 import { checkPromptResult, promptArguments } from './prompts.js';
 import { errorResult, recordDecision, recordResult, refuse, requestLabel } from './record.js';
+import { checkReadResult } from './resources.js';
 import { checkResult, sanitise, upstreamErrorText } from './results.js';
 import { availability, inputSchema, rulesAndAsk, shapeAndSize } from './steps.js';
 import type {
@@ -11,17 +12,25 @@ import type {
   PipelineDeps,
   PromptGetRequest,
   PromptResult,
+  ReadResult,
   Refusal,
+  ResourceReadRequest,
   ToolCallRequest,
 } from './types.js';
+import { PASS } from './types.js';
 
 /**
  * What differs by method: the arguments check, the forwarding, and the result check. Both
  * methods forward under the same cancel, progress and time limits (`callOptions`).
  */
 const byMethod = {
+  // A read's one argument is its URI, vetted against what the server listed before the pipeline.
   checkArguments: (deps: PipelineDeps, request: ForwardedRequest, args: Record<string, unknown>) =>
-    request.method === 'prompts/get' ? promptArguments(request, args) : inputSchema(deps, request, args),
+    request.method === 'prompts/get'
+      ? promptArguments(request, args)
+      : request.method === 'resources/read'
+        ? PASS
+        : inputSchema(deps, request, args),
   forward: (deps: PipelineDeps, request: ForwardedRequest, args: Record<string, unknown>) =>
     request.method === 'prompts/get'
       ? request.upstream!.getPrompt(
@@ -29,11 +38,15 @@ const byMethod = {
           args as Record<string, string>,
           callOptions(deps, request),
         )
-      : request.upstream!.callTool(request.entry.tool, args, callOptions(deps, request)),
+      : request.method === 'resources/read'
+        ? request.upstream!.readResource(request.entry.uri, callOptions(deps, request))
+        : request.upstream!.callTool(request.entry.tool, args, callOptions(deps, request)),
   checkResult: (deps: PipelineDeps, request: ForwardedRequest, result: unknown) =>
     request.method === 'prompts/get'
       ? checkPromptResult(deps, request, result)
-      : checkResult(deps, request, result),
+      : request.method === 'resources/read'
+        ? checkReadResult(deps, request, result)
+        : checkResult(deps, request, result),
 };
 
 /**
@@ -51,8 +64,12 @@ export async function runForward(
 ): Promise<PromptResult | CallToolResult>;
 export async function runForward(
   deps: PipelineDeps,
+  request: ResourceReadRequest,
+): Promise<ReadResult | CallToolResult>;
+export async function runForward(
+  deps: PipelineDeps,
   request: ForwardedRequest,
-): Promise<PromptResult | CallToolResult> {
+): Promise<PromptResult | ReadResult | CallToolResult> {
   const shaped = shapeAndSize(deps, request);
   if (!shaped.pass) return refuse(deps, request, shaped);
   const args = (request.args ?? {}) as Record<string, unknown>;

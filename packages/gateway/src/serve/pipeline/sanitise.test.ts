@@ -1,12 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { effectiveVersion, embeddedUri, linkText, type Sanitised, sanitiseResult } from './sanitise.js';
+import { type Naming, PREFIXED } from '../../catalog/present.js';
+import { clientUri } from '../resource-uri.js';
+import {
+  effectiveVersion,
+  type SanitiseContext,
+  type Sanitised,
+  sanitiseRead,
+  sanitiseResult,
+} from './sanitise.js';
 
 const LATEST = '2025-11-25';
-const context = (protocolVersion: string | undefined) => ({
+const ONLY: Naming = { prefixed: false };
+const context = (protocolVersion: string | undefined, naming: Naming = PREFIXED): SanitiseContext => ({
   protocolVersion,
   server: 'files',
   label: 'files/read',
+  linkUri: (uri) => clientUri('files', uri, naming),
 });
+const embeddedUri = (server: string, uri: string) => `ringfence:${server}/${uri}`;
 /** As a server's answer arrives: parsed JSON, so prototype-named keys are own members. */
 const wire = (json: string) => JSON.parse(json) as Record<string, unknown>;
 const run = (result: Record<string, unknown>, version: string | undefined = LATEST) =>
@@ -110,7 +121,13 @@ describe('sanitiseResult: per negotiated protocol version', () => {
       ],
       "structuredContent": {"n": 1}
     }`);
-  const link = linkText('files/read', { uri: 'https://example.com/r', name: 'r' });
+  const link = {
+    type: 'resource_link',
+    uri: 'ringfence:files/https://example.com/r',
+    name: 'r',
+    icons: [{ src: 'https://example.com/i.png' }],
+  };
+  const { icons: _icons, ...linkBefore2025_11 } = link;
   const text = (lastModified: boolean) => ({
     type: 'text',
     text: 't',
@@ -150,19 +167,19 @@ describe('sanitiseResult: per negotiated protocol version', () => {
     },
     {
       version: '2025-06-18',
-      reply: { content: [text(true), audio, { type: 'text', text: link }], structuredContent: { n: 1 } },
-      // icons (defined from 2025-11-25) and the link made text
+      reply: { content: [text(true), audio, linkBefore2025_11], structuredContent: { n: 1 } },
+      // icons (defined from 2025-11-25) and the link's URI replaced
       dropped: 2,
     },
     {
       version: '2025-11-25',
-      reply: { content: [text(true), audio, { type: 'text', text: link }], structuredContent: { n: 1 } },
+      reply: { content: [text(true), audio, link], structuredContent: { n: 1 } },
       dropped: 1,
     },
     // A version newer than this code knows gets the newest members it knows, nothing more.
     {
       version: '2026-07-28',
-      reply: { content: [text(true), audio, { type: 'text', text: link }], structuredContent: { n: 1 } },
+      reply: { content: [text(true), audio, link], structuredContent: { n: 1 } },
       dropped: 1,
     },
   ];
@@ -206,83 +223,97 @@ describe('sanitiseResult: per negotiated protocol version', () => {
   });
 });
 
-describe('sanitiseResult: links are never passed as links', () => {
-  const linked = (uri: string, version = LATEST) =>
-    passed(run({ content: [{ type: 'resource_link', uri, name: 'report', _meta: { x: 1 } }] }, version));
-
-  it('turns a file: link into text that shows neither the URI nor the path', () => {
-    for (const uri of [
-      'file:///etc/passwd',
-      'FILE:///etc/passwd',
-      '  file:/etc/passwd',
-      'file://host/etc/passwd',
-    ]) {
-      const out = linked(uri);
-      expect(out.reply.content).toHaveLength(1);
-      const [item] = out.reply.content as { type: string; text: string }[];
-      expect(item?.type).toBe('text');
-      expect(item?.text).toContain('ringfence: files/read linked a resource named "report" by a file: URI');
-      expect(item?.text).toContain('not on this machine; the path is not shown');
-      expect(JSON.stringify(out.reply).toLowerCase()).not.toMatch(/file:\/|etc\/passwd/);
-      expect(out.dropped).toBe(2);
-    }
-  });
-
-  it('shows an http(s) URL as quoted, normalised text, never as a link', () => {
-    const out = linked('https://example.com/a b?q=1\u001b[2K');
-    expect(out.reply.content).toStrictEqual([
-      {
-        type: 'text',
-        text: 'ringfence: files/read linked a resource named "report" at "https://example.com/a%20b?q=1%1B[2K" (shown as text, not as a link). Resources of the servers behind ringfence are not served through it yet.',
-      },
-    ]);
-    expect(linked('http://127.0.0.1:8080/x').reply.content[0]).toMatchObject({
-      text: expect.stringContaining('at "http://127.0.0.1:8080/x" (shown as text'),
-    });
-  });
-
-  it('names only the scheme of any other URI', () => {
-    for (const [uri, scheme] of [
-      ['memory://entities/1', 'memory'],
-      ['vscode://file/etc/passwd', 'vscode'],
-      ['jar:file:///app.jar!/x', 'jar'],
-      ['data:text/html,<script>alert(1)</script>', 'data'],
-    ] as const) {
-      const text = (linked(uri).reply.content[0] as { text: string }).text;
-      expect(text).toContain(
-        `by a ${scheme}: URI, which only that server or an application on its side resolves; it is not shown`,
-      );
-      expect(text).not.toContain(uri.slice(scheme.length + 1));
-    }
-    expect((linked('/etc/passwd').reply.content[0] as { text: string }).text).toContain(
-      'by a URI without a scheme; it is not shown',
+describe("sanitiseResult: links and embedded resources point into the gateway's namespace", () => {
+  const linked = (uri: string, naming: Naming = PREFIXED) =>
+    passed(
+      sanitiseResult(
+        { content: [{ type: 'resource_link', uri, name: 'report', _meta: { x: 1 } }] },
+        context(LATEST, naming),
+      ),
     );
+
+  it('gives a file: link a URI the client can only read through the gateway, from that server', () => {
+    for (const naming of [PREFIXED, ONLY]) {
+      for (const uri of ['file:///etc/passwd', 'FILE:///etc/passwd', 'file://host/etc/passwd']) {
+        const out = linked(uri, naming);
+        expect(out.reply.content).toStrictEqual([
+          { type: 'resource_link', uri: `ringfence:files/${uri}`, name: 'report' },
+        ]);
+        // _meta, and the URI replaced.
+        expect(out.dropped).toBe(2);
+      }
+    }
   });
 
-  it('escapes a hostile name', () => {
-    const text = (
-      passed(
-        run({ content: [{ type: 'resource_link', uri: 'mem://x', name: `a\u202eb"\n${'n'.repeat(300)}` }] }),
-      ).reply.content[0] as { text: string }
-    ).text;
-    expect(text).toContain(String.raw`named "a\\u{202E}b\"\n`);
-    expect(text).not.toMatch(/[\u202e\n]/);
-    expect(text).toContain('n…"');
+  it('namespaces every link when serving all servers, and keeps a server-only scheme as it is with --only', () => {
+    for (const uri of [
+      'https://example.com/a',
+      'memory://entities/1',
+      'vscode://file/etc/passwd',
+      'data:,x',
+    ]) {
+      expect((linked(uri).reply.content[0] as { uri: string }).uri).toBe(`ringfence:files/${uri}`);
+    }
+    expect((linked('memory://entities/1', ONLY).reply.content[0] as { uri: string }).uri).toBe(
+      'memory://entities/1',
+    );
+    for (const uri of ['https://example.com/a', 'data:,x', 'ringfence:other/x'])
+      expect((linked(uri, ONLY).reply.content[0] as { uri: string }).uri).toBe(`ringfence:files/${uri}`);
   });
 
-  it('gives an embedded resource a URI that opens nothing, stable per original and distinct between them', () => {
-    const embed = (uri: string) =>
-      (
-        passed(run({ content: [{ type: 'resource', resource: { uri, text: 'root:x:0:0' } }] })).reply
-          .content[0] as { resource: { uri: string; text: string } }
-      ).resource;
-    const a = embed('file:///etc/passwd');
-    expect(a).toStrictEqual({
-      uri: expect.stringMatching(/^ringfence:embedded\/files\/[0-9a-f]{32}$/),
-      text: 'root:x:0:0',
+  it('gives an embedded resource its URI in the namespace, and tells the gateway it may be read', () => {
+    const seen: string[] = [];
+    const out = passed(
+      sanitiseResult(
+        { content: [{ type: 'resource', resource: { uri: 'file:///etc/passwd', text: 'root:x:0:0' } }] },
+        {
+          ...context(LATEST),
+          linkUri: (uri) => {
+            seen.push(uri);
+            return `ringfence:files/${uri}`;
+          },
+        },
+      ),
+    );
+    expect(out.reply.content).toStrictEqual([
+      { type: 'resource', resource: { uri: 'ringfence:files/file:///etc/passwd', text: 'root:x:0:0' } },
+    ]);
+    expect(seen).toEqual(['file:///etc/passwd']);
+  });
+});
+
+describe('sanitiseRead', () => {
+  it('rebuilds each item (uri, mimeType, text or blob), its URI the gateway’s, and drops the rest', () => {
+    const out = sanitiseRead(
+      wire(`{
+        "_meta": {"x": 1},
+        "contents": [
+          {"uri": "test://a", "mimeType": "text/plain", "text": "hi", "_meta": {}, "extra": 1},
+          {"uri": "test://b", "blob": "${BLOB}"}
+        ]
+      }`),
+      context(LATEST),
+    );
+    expect(out).toStrictEqual({
+      ok: true,
+      reply: {
+        contents: [
+          { uri: 'ringfence:files/test://a', mimeType: 'text/plain', text: 'hi' },
+          { uri: 'ringfence:files/test://b', blob: BLOB },
+        ],
+      },
+      dropped: 3,
     });
-    expect(embed('file:///etc/passwd').uri).toBe(a.uri);
-    expect(embed('file:///etc/shadow').uri).not.toBe(a.uri);
+  });
+
+  it('refuses an item with both or neither of text and blob, or a blob that is not base64', () => {
+    for (const item of [
+      { uri: 'test://a' },
+      { uri: 'test://a', text: 'x', blob: BLOB },
+      { uri: 'test://a', blob: '@@' },
+    ])
+      expect(sanitiseRead({ contents: [item] }, context(LATEST)).ok).toBe(false);
+    expect(sanitiseRead({ contents: 'x' }, context(LATEST)).ok).toBe(false);
   });
 });
 

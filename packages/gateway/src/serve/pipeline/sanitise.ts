@@ -1,15 +1,16 @@
-import { createHash } from 'node:crypto';
 import type { CallToolResult } from '../../ports/caller.js';
 import { printable } from '../../text/printable.js';
-import type { PromptResult } from './types.js';
+import type { PromptResult, ReadResult } from './types.js';
 
 /**
  * The result sanitiser: a `CallToolResult` is rebuilt from what the MCP specification defines for
  * the protocol version negotiated with the client, never copied. Anything else a server sends
  * (`_meta` at any level, unknown members, content types the client's version lacks) is dropped and
- * counted; a defined member of the wrong type makes the whole result malformed. Links are never
- * passed as links: the gateway serves no server resources yet, and a `file:` URI names a path on
- * the server's side that a client would read on its own host.
+ * counted; a defined member of the wrong type makes the whole result malformed. Every URI a
+ * server puts in a result (a resource link, an embedded resource, a read resource) is replaced by
+ * its URI in the gateway's namespace (`resource-uri.ts`): a client that follows it reads it
+ * through the gateway, from that server alone, never from its own host (a `file:` URI names a
+ * path on the server's side, inside its container).
  *
  * Versions are the spec's dated names (`YYYY-MM-DD`), so their order is their string order.
  */
@@ -168,44 +169,6 @@ const CONTENT: Readonly<Record<string, { readonly since?: string; readonly spec:
 const quoted = (text: string, max: number) =>
   JSON.stringify(printable(text.length > max ? `${text.slice(0, max)}…` : text));
 
-/** The scheme of a URI as RFC 3986 spells it, lower-cased; undefined when there is none. */
-function schemeOf(uri: string): string | undefined {
-  return /^([A-Za-z][A-Za-z0-9+.-]{0,31}):/.exec(uri.trim())?.[1]?.toLowerCase();
-}
-
-/**
- * A link as inert text. Only an http(s) URL is shown (as text, normalised by the URL parser and
- * quoted); any other URI names something on the server's side: a `file:` path inside its
- * container or on its machine, or a scheme only it (or a local application) resolves, so the
- * client is told which scheme it was and never given the rest.
- */
-export function linkText(label: string, link: { uri: string; name: string }): string {
-  const scheme = schemeOf(link.uri);
-  let where: string;
-  if (scheme === 'http' || scheme === 'https') {
-    let href = '';
-    try {
-      href = new URL(link.uri.trim()).href;
-    } catch {
-      href = '';
-    }
-    where = href ? `at ${quoted(href, 300)} (shown as text, not as a link)` : 'by a URI that does not parse';
-  } else if (scheme === 'file') {
-    where =
-      "by a file: URI, which names a path on the server's side (inside its container, or on its own machine), not on this machine; the path is not shown";
-  } else if (scheme) {
-    where = `by a ${scheme}: URI, which only that server or an application on its side resolves; it is not shown`;
-  } else {
-    where = 'by a URI without a scheme; it is not shown';
-  }
-  return `ringfence: ${label} linked a resource named ${quoted(link.name, 200)} ${where}. Resources of the servers behind ringfence are not served through it yet.`;
-}
-
-/** The URI an embedded resource is given instead of its own: stable per resource, openable nowhere. */
-export function embeddedUri(server: string, uri: string): string {
-  return `ringfence:embedded/${server}/${createHash('sha256').update(uri).digest('hex').slice(0, 32)}`;
-}
-
 export type Sanitised =
   | { readonly ok: true; readonly reply: CallToolResult; readonly dropped: number }
   | { readonly ok: false; readonly problem: string };
@@ -214,8 +177,10 @@ export interface SanitiseContext {
   /** The version negotiated with the client; undefined when it never initialised. */
   readonly protocolVersion: string | undefined;
   readonly server: string;
-  /** SERVER/TOOL (or SERVER/prompt NAME), for the text that replaces a link or names what was dropped. */
+  /** SERVER/TOOL (or SERVER/prompt NAME), for the text that names what was dropped. */
   readonly label: string;
+  /** The URI the client is shown for one the server sent (and may then read through the gateway). */
+  readonly linkUri: (uri: string) => string;
 }
 
 /**
@@ -336,15 +301,17 @@ function sanitiseContent(
     if ('problem' in checked) return checked;
     dropped += checked.dropped;
     const clean = checked.value as Record<string, unknown>;
+    // The URI is not passed as sent (counted as dropped): the client gets the gateway's.
     if (type === 'resource_link') {
-      content.push({ type: 'text', text: linkText(context.label, clean as { uri: string; name: string }) });
+      clean.uri = context.linkUri(clean.uri as string);
       dropped += 1;
+      content.push(clean);
     } else if (type === 'resource') {
       const inner = clean.resource as Record<string, unknown>;
       if (Object.hasOwn(inner, 'text') === Object.hasOwn(inner, 'blob')) {
         return { problem: `${at}.resource must carry exactly one of text and blob` };
       }
-      inner.uri = embeddedUri(context.server, inner.uri as string);
+      inner.uri = context.linkUri(inner.uri as string);
       dropped += 1;
       content.push(clean);
     } else {
@@ -358,4 +325,32 @@ function sanitiseContent(
     });
   }
   return ok(content, dropped);
+}
+
+export type SanitisedRead =
+  | { readonly ok: true; readonly reply: ReadResult; readonly dropped: number }
+  | { readonly ok: false; readonly problem: string };
+
+/**
+ * Rebuilds a `resources/read` answer that passed its shape and size checks: each item of its
+ * contents by the spec of a resource's contents (uri, mimeType, text or blob), its URI the
+ * gateway's; everything else (`_meta`, unknown members) is dropped and counted.
+ */
+export function sanitiseRead(result: Record<string, unknown>, context: SanitiseContext): SanitisedRead {
+  const version = effectiveVersion(context.protocolVersion);
+  const contents = Object.hasOwn(result, 'contents') ? result.contents : undefined;
+  if (!Array.isArray(contents)) return { ok: false, problem: 'the read result has no contents list' };
+  let dropped = Object.keys(result).filter((key) => key !== 'contents').length;
+  const rebuilt: unknown[] = [];
+  for (const [index, item] of contents.entries()) {
+    const checked = pick(item, RESOURCE_CONTENTS, `contents[${index}]`, version);
+    if ('problem' in checked) return { ok: false, problem: checked.problem };
+    const clean = checked.value as Record<string, unknown>;
+    if (Object.hasOwn(clean, 'text') === Object.hasOwn(clean, 'blob'))
+      return { ok: false, problem: `contents[${index}] must carry exactly one of text and blob` };
+    clean.uri = context.linkUri(clean.uri as string);
+    dropped += checked.dropped;
+    rebuilt.push(clean);
+  }
+  return { ok: true, reply: { contents: rebuilt }, dropped };
 }

@@ -128,7 +128,12 @@ export async function rulesAndAsk(
   // Rules name tools and prompts apart (`match.tool`, `match.prompt`), so one never stands for the other.
   const decision = deps.policy.decideCall({
     server: entry.server,
-    ...(request.method === 'prompts/get' ? { prompt: requestName(request) } : { tool: requestName(request) }),
+    // A read names neither: only rules that name neither (a whole server) decide it.
+    ...(request.method === 'prompts/get'
+      ? { prompt: requestName(request) }
+      : request.method === 'tools/call'
+        ? { tool: requestName(request) }
+        : {}),
     ...(caller.agent ? { agent: caller.agent } : {}),
     ...(caller.scope ? { scope: caller.scope } : {}),
     arguments: args,

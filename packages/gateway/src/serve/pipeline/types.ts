@@ -42,7 +42,28 @@ export interface PromptGetRequest extends RequestBase {
   readonly entry: PromptEntry;
 }
 
-export type ForwardedRequest = ToolCallRequest | PromptGetRequest;
+/** What a `resources/read` reads: one URI of one server, resolved and vetted before the pipeline. */
+export interface ResourceTarget {
+  readonly kind: 'resource';
+  readonly server: string;
+  /** The URI as the server knows it. */
+  readonly uri: string;
+  /** The URI as the client named it. */
+  readonly exposedName: string;
+}
+
+export interface ResourceReadRequest extends RequestBase {
+  readonly method: 'resources/read';
+  readonly entry: ResourceTarget;
+}
+
+export type ForwardedRequest = ToolCallRequest | PromptGetRequest | ResourceReadRequest;
+
+/** A checked `resources/read` answer: only its contents go on. */
+export interface ReadResult {
+  contents: unknown[];
+  [key: string]: unknown;
+}
 
 /** A checked `prompts/get` answer: only its description and messages go on. */
 export interface PromptResult {
@@ -61,11 +82,18 @@ export interface PipelineDeps {
   readonly maxResultBytes: number;
   /** stderr, for an audit write that failed after the reply was decided. */
   readonly log: (line: string) => void;
+  /**
+   * The URI the client is shown for a URI a server put in a result (a link, an embedded or a
+   * read resource). With `follow`, the client may then read it from that server alone; a read's
+   * own contents are not made readable so (a URI stays readable only while listed or matched).
+   */
+  readonly linkUri: (server: string, uri: string, follow: boolean) => string;
 }
 
 export type RefusalCode =
   | 'UNKNOWN_TOOL'
   | 'UNKNOWN_PROMPT'
+  | 'UNKNOWN_RESOURCE'
   | 'ARGUMENTS_NOT_OBJECT'
   | 'ARGUMENTS_TOO_LARGE'
   | 'ARGUMENTS_TOO_DEEP'
@@ -107,4 +135,6 @@ export interface Verdict {
  * A request refused with a JSON-RPC error rather than a tool result: a name never listed, and
  * every refusal of a prompt request or a completion (neither has an error result to carry it).
  */
-export class CallRefused extends RingfenceError<'UNKNOWN_TOOL' | 'UNKNOWN_PROMPT' | 'REFUSED'> {}
+export class CallRefused extends RingfenceError<
+  'UNKNOWN_TOOL' | 'UNKNOWN_PROMPT' | 'UNKNOWN_RESOURCE' | 'REFUSED'
+> {}

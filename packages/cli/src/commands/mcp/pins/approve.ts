@@ -13,22 +13,32 @@ import { confirm, requireTerminal } from '../../../lib/terminal.js';
 
 export default class PinsApprove extends RingfenceCommand {
   static override description =
-    'Approve withheld definitions of a server (all pending, or the named tools and --prompt prompts) after seeing them. Needs a terminal; accepts exactly the definitions shown.';
+    'Approve withheld definitions of a server (all pending, or the named tools, --prompt prompts, --resource resources and --template templates) after seeing them. Needs a terminal; accepts exactly the definitions shown.';
   static override examples = [
     '<%= config.bin %> mcp pins approve docs',
     '<%= config.bin %> mcp pins approve docs search',
     '<%= config.bin %> mcp pins approve docs --prompt summarize',
+    "<%= config.bin %> mcp pins approve docs --template 'file:///{path}'",
   ];
   static override strict = false;
   static override args = {
     server: Args.string({ required: true, description: 'server name' }),
     tools: Args.string({
       required: false,
-      description: 'tool names (default: every pending tool and prompt, unless --prompt names some)',
+      description:
+        'tool names (default: every pending definition, unless --prompt, --resource or --template names some)',
     }),
   };
   static override flags = {
     prompt: Flags.string({ description: 'a prompt to approve (repeat for more)', multiple: true }),
+    resource: Flags.string({
+      description: 'a resource to approve, by its URI (repeat for more)',
+      multiple: true,
+    }),
+    template: Flags.string({
+      description: 'a resource template to approve, by its URI template (repeat for more)',
+      multiple: true,
+    }),
   };
 
   async run(): Promise<void> {
@@ -40,6 +50,8 @@ export default class PinsApprove extends RingfenceCommand {
     const review = await reviewApproval(store, args.server, {
       tool: (argv as string[]).slice(1),
       prompt: flags.prompt ?? [],
+      resource: flags.resource ?? [],
+      template: flags.template ?? [],
     });
     if (review.pending.length === 0) {
       this.log(`Nothing pending for ${args.server}.`);

@@ -1,0 +1,119 @@
+import type { Naming } from '../catalog/present.js';
+import type { ResourceEntry, ServerCatalog, TemplateEntry } from './catalog.js';
+import type { ResourceTarget } from './pipeline/index.js';
+import { clientUri, serverUri, templateMatches, URI_MAX } from './resource-uri.js';
+
+/** The most URIs per server a client may follow from results; the oldest are forgotten first. */
+export const MAX_LINKED_PER_SERVER = 10_000;
+
+const key = (server: string, uri: string) => `${server}\u0000${uri}`;
+
+export type Resolved =
+  | { readonly pass: true; readonly target: ResourceTarget }
+  | { readonly pass: false; readonly what: string };
+
+/**
+ * Which URIs the client may read, and from which server. A read goes to exactly one server: the
+ * one the URI names (`resource-uri.ts`), and only when that server listed that very URI, or one
+ * of its exposed (pinned) templates matches it, or it put that URI in a result the gateway passed
+ * on (a link, an embedded resource, a read). Nothing else is forwarded, so a server can neither
+ * answer for another's URI nor have the client read a URI it never offered.
+ */
+export class ResourceIndex {
+  private resources = new Map<string, ResourceEntry>();
+  private templates: TemplateEntry[] = [];
+  private readonly linked = new Map<string, Set<string>>();
+
+  /** `only`: the one server of `--only` (URIs are then that server's own). */
+  constructor(
+    private readonly naming: Naming,
+    private readonly only?: string,
+  ) {}
+
+  /**
+   * The exposed resources and templates of the servers in service, in config order; true when
+   * what the client is shown changed.
+   */
+  rebuild(catalogs: readonly ServerCatalog[]): boolean {
+    const resources = new Map<string, ResourceEntry>();
+    for (const entry of catalogs.flatMap((c) => c.resources))
+      resources.set(key(entry.server, entry.uri), entry);
+    const templates = catalogs.flatMap((c) => c.templates);
+    const digests = (entries: readonly { digest: string; exposedName: string }[]) =>
+      entries.map((e) => `${e.exposedName}\u0000${e.digest}`).join('\u0001');
+    const changed =
+      digests([...resources.values()]) !== digests([...this.resources.values()]) ||
+      digests(templates) !== digests(this.templates);
+    this.resources = resources;
+    this.templates = templates;
+    return changed;
+  }
+
+  listResources(): Record<string, unknown>[] {
+    return [...this.resources.values()].map((e) => e.presented);
+  }
+
+  listTemplates(): Record<string, unknown>[] {
+    return this.templates.map((e) => e.presented);
+  }
+
+  /** The exposed template the client names by its URI template (for completions). */
+  template(exposedUriTemplate: string): TemplateEntry | undefined {
+    return this.templates.find((t) => t.exposedName === exposedUriTemplate);
+  }
+
+  /**
+   * The URI the client is shown for `uri`, a URI `server` put in a result; with `follow` it may
+   * now be read from that server.
+   */
+  link(server: string, uri: string, follow = true): string {
+    if (follow && uri.length <= URI_MAX) {
+      const seen = this.linked.get(server) ?? new Set<string>();
+      this.linked.set(server, seen);
+      seen.delete(uri);
+      seen.add(uri);
+      if (seen.size > MAX_LINKED_PER_SERVER) seen.delete(seen.values().next().value as string);
+    }
+    return clientUri(server, uri, this.naming);
+  }
+
+  /** The URI the client is shown for a URI of `server`. */
+  clientUri(server: string, uri: string): string {
+    return clientUri(server, uri, this.naming);
+  }
+
+  /** The URI a client's readable URI is shown as (one per server URI), or undefined when it is not readable. */
+  shown(uri: string): string | undefined {
+    const resolved = this.resolve(uri);
+    return resolved.pass ? this.clientUri(resolved.target.server, resolved.target.uri) : undefined;
+  }
+
+  /** The server and server URI a client's URI names, readable or not (to undo a subscription). */
+  named(uri: string): { server: string; uri: string } | undefined {
+    return uri.length <= URI_MAX ? serverUri(uri, this.only) : undefined;
+  }
+
+  /** The one server and URI a client's URI may be read from, or why it is refused (nothing was forwarded). */
+  resolve(uri: string): Resolved {
+    const shown = JSON.stringify(uri.length > 200 ? `${uri.slice(0, 200)}…` : uri);
+    const named = uri.length <= URI_MAX ? serverUri(uri, this.only) : undefined;
+    if (!named) {
+      return {
+        pass: false,
+        what: `${shown} is not a URI this gateway serves (${this.only === undefined ? 'its resources read as ringfence:SERVER/URI, exactly as resources/list shows them' : 'use a URI exactly as resources/list shows it'}); it was not forwarded.`,
+      };
+    }
+    const { server, uri: own } = named;
+    const listed =
+      this.resources.has(key(server, own)) ||
+      this.templates.some((t) => t.server === server && templateMatches(t.matcher, own)) ||
+      this.linked.get(server)?.has(own) === true;
+    if (!listed) {
+      return {
+        pass: false,
+        what: `${shown} is not a resource ${server} listed, does not match a template of ${server} the gateway exposes, and was not in a result of ${server}; it was not forwarded. See what can be read with resources/list and resources/templates/list (a withheld one is shown by: ringfence mcp pins diff ${server}).`,
+      };
+    }
+    return { pass: true, target: { kind: 'resource', server, uri: own, exposedName: uri } };
+  }
+}

@@ -1,6 +1,7 @@
 import { type InstalledPolicyResult, installedPolicyDir, loadInstalledPolicy } from '@ringfence/policy';
 import type Docker from 'dockerode';
 import { type HomeInspection, inspectHome, resolveHome } from '../home/home.js';
+import { repoTags } from '../images/build.js';
 import { findSidecarImage } from '../images/sidecar.js';
 import {
   createDockerClient,
@@ -200,7 +201,7 @@ async function checkImages(docker: Docker): Promise<DoctorCheck> {
     // Labels are inherited by images built on top, so match the repository names too.
     const tagsOf = async (label: string, repository: string) =>
       (await docker.listImages({ filters: { label: [`ringfence.image=${label}`] } }))
-        .flatMap((image) => image.RepoTags ?? [])
+        .flatMap((image) => repoTags(image))
         .filter((tag) => tag.startsWith(`${repository}:`))
         .sort();
     const nodeBase = await tagsOf('node-base', 'ringfence/node-base');

@@ -120,7 +120,9 @@ export function createDockerClient(endpoint: EngineEndpoint = resolveEngineEndpo
 export async function probeEngine(
   docker: Docker,
   endpoint: EngineEndpoint,
-  timeoutMs = 5000,
+  // Not a measure of health: Podman's API service, busy with other clients' containers on a loaded
+  // machine, was seen taking over 5 s to answer. Only an engine that does not answer is down.
+  timeoutMs = 15_000,
 ): Promise<EngineInfo> {
   try {
     const version = await withTimeout(

@@ -116,7 +116,9 @@ describe('container lifecycle: concurrent start, failures, sweep of dead gateway
 
     const c = await serve(sessions.c);
     expect(c.stderr()).toMatch(
-      new RegExp(`removed \\d+ container\\(s\\) and ${NETWORKS} network\\(s\\) left by gateways that no longer run`),
+      new RegExp(
+        `removed \\d+ container\\(s\\) and ${NETWORKS} network\\(s\\) left by gateways that no longer run`,
+      ),
     );
     expect(await managedObjects(sessions.a)).toEqual({ containers: [], networks: [] });
     const live = await managedObjects(sessions.b);

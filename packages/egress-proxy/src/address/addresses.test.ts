@@ -37,9 +37,16 @@ beforeAll(async () => {
     dns.server,
     '--dns-timeout-ms',
     '1000',
-    ...['ok.test', 'meta.test', 'pasta.test', 'mapped.test', 'nat64.test', 'ten.test', 'cgnat.test', 'six.test'].flatMap(
-      (h) => ['--allow', `${h}:${echo.port}`],
-    ),
+    ...[
+      'ok.test',
+      'meta.test',
+      'pasta.test',
+      'mapped.test',
+      'nat64.test',
+      'ten.test',
+      'cgnat.test',
+      'six.test',
+    ].flatMap((h) => ['--allow', `${h}:${echo.port}`]),
     ...['mixed.test', 'mixed6.test', 'good.test', 'slow.test', 'missing.test', 'late.test'].flatMap((h) => [
       '--allow',
       `${h}:${echo.port}`,

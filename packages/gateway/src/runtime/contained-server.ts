@@ -97,6 +97,7 @@ export class DockerContainedServer implements ContainedServer {
         mounts,
         imageVolumes: Object.keys(image.Config?.Volumes ?? {}),
         ...(this.sidecar ? { proxyAddress: this.sidecar.address } : {}),
+        rootlessPodman: this.deps.engine?.kind === 'podman' && this.deps.engine.mode === 'rootless',
       }),
     );
     await this.stopIfStopping();

@@ -6,8 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ringfence } from '../helpers/cli.js';
 import {
   docker,
+  engineEnvironment,
+  execIn,
+  expectAllCapabilitiesDropped,
   managedObjects,
   probeImage,
+  refusalFor,
   removeTestContainers,
   startOrigin,
   testNetwork,
@@ -16,6 +20,9 @@ import {
 import { connectStdio, firstText, freshHome, type ServedClient } from '../helpers/mcp.js';
 
 const SECRET = 's3cret-value-do-not-leak';
+// An engine that cannot keep the contract for `allow` servers refuses them (docs/runtimes.md):
+// then the allow cases cannot run, and the refusal itself is what is checked.
+const allowRefused = await refusalFor('allow');
 
 interface Probe {
   uid: number;
@@ -88,6 +95,7 @@ describe('a contained server, seen from inside its container', () => {
       {},
       { cwd: workspace, args: ['--session', session] },
     );
+    if (allowRefused) return;
     // The origins join the sidecar's outer network only: the server itself has no route to them.
     const outer = docker.getNetwork(`ringfence-mcp-net-${session}-out`);
     await outer.connect({ Container: allowed.id });
@@ -116,13 +124,13 @@ describe('a contained server, seen from inside its container', () => {
     expect(env.HOME).toBe('/tmp');
     expect(env.GATEWAY_ONLY_VARIABLE).toBeUndefined();
     expect(env.RINGFENCE_HOME).toBeUndefined();
-    expect(Object.keys(env).sort()).toEqual(['HOME', 'HOSTNAME', 'NODE_ENV', 'PATH', 'PROBE_SECRET']);
+    expect(Object.keys(env).sort()).toEqual(
+      ['HOME', 'HOSTNAME', 'NODE_ENV', 'PATH', 'PROBE_SECRET', ...(await engineEnvironment())].sort(),
+    );
   });
 
   it('with egress deny: no interface but loopback and no route anywhere', async () => {
-    const { IPAddress } = (await allowed.inspect()).NetworkSettings.Networks[
-      `ringfence-mcp-net-${session}-out`
-    ]!;
+    const { IPAddress } = Object.values((await allowed.inspect()).NetworkSettings.Networks)[0]!;
     const seen = await probe('jail', { connect: `${IPAddress}:8080` });
     expect(seen.interfaces).toEqual(['lo']);
     expect(seen.connect).toMatch(/^error: (ENETUNREACH|EHOSTUNREACH|timeout)/);
@@ -138,9 +146,9 @@ describe('a contained server, seen from inside its container', () => {
 
   it('has the limits and flags in force (inspect)', async () => {
     const info = await docker.getContainer(`ringfence-mcp-jail-${session}`).inspect();
+    await expectAllCapabilitiesDropped(info.HostConfig);
     expect(info.HostConfig).toMatchObject({
       ReadonlyRootfs: true,
-      CapDrop: ['ALL'],
       SecurityOpt: ['no-new-privileges'],
       Memory: 512 * 1024 * 1024,
       PidsLimit: 256,
@@ -159,59 +167,71 @@ describe('a contained server, seen from inside its container', () => {
     expect(info.Config.Labels['ringfence.pid_start']).toMatch(/^\d+$/);
   });
 
-  it('with egress allow: reaches the allowed origin through the sidecar, is refused the other, and has no direct route', async () => {
-    const ok = await probe('net', { fetch: `http://${allowedName}:8080/` });
-    expect(ok.fetch).toEqual({ status: 200, body: `origin:${allowedName}` });
-    const refused = await probe('net', { fetch: `http://${forbiddenName}:8080/` });
-    expect(refused.fetch?.status).toBe(403);
-    for (const origin of [allowed, forbidden]) {
-      const { IPAddress } = (await origin.inspect()).NetworkSettings.Networks[
-        `ringfence-mcp-net-${session}-out`
-      ]!;
-      expect((await probe('net', { connect: `${IPAddress}:8080` })).connect).toMatch(/^error/);
-    }
-    // The proxy by address: the server needs no resolver to reach it (containers-dns.test.ts).
-    const sidecar = await docker.getContainer(`ringfence-egress-net-${session}`).inspect();
-    const proxy = sidecar.NetworkSettings.Networks[`ringfence-mcp-net-${session}-in`]!.IPAddress;
-    expect((await probe('net')).env.HTTP_PROXY).toBe(`http://${proxy}:3128`);
-  });
-
-  it('with egress allow: no route to services on the host, through the internal network or the default bridge', async () => {
-    // A host service listening on every interface, as databases and dev servers often do.
-    const hostService = createServer((socket) => socket.end('host service'));
-    await new Promise<void>((resolve) => hostService.listen(0, '0.0.0.0', resolve));
-    const { port } = hostService.address() as { port: number };
-    try {
-      const gateways = [
-        (await docker.getNetwork(`ringfence-mcp-net-${session}-in`).inspect()).IPAM?.Config?.[0]?.Gateway,
-        (await docker.getNetwork('bridge').inspect()).IPAM?.Config?.[0]?.Gateway,
-      ].filter((address): address is string => Boolean(address));
-      expect(gateways.length).toBeGreaterThan(0);
-      for (const address of gateways) {
-        expect((await probe('net', { connect: `${address}:${port}` })).connect, address).toMatch(/^error/);
+  it.skipIf(allowRefused)(
+    'with egress allow: reaches the allowed origin through the sidecar, is refused the other, and has no direct route',
+    async () => {
+      const ok = await probe('net', { fetch: `http://${allowedName}:8080/` });
+      expect(ok.fetch).toEqual({ status: 200, body: `origin:${allowedName}` });
+      const refused = await probe('net', { fetch: `http://${forbiddenName}:8080/` });
+      expect(refused.fetch?.status).toBe(403);
+      for (const origin of [allowed, forbidden]) {
+        const { IPAddress } = (await origin.inspect()).NetworkSettings.Networks[
+          `ringfence-mcp-net-${session}-out`
+        ]!;
+        expect((await probe('net', { connect: `${IPAddress}:8080` })).connect).toMatch(/^error/);
       }
-    } finally {
-      hostService.close();
-    }
-  });
+      // The proxy by address: the server needs no resolver to reach it (containers-dns.test.ts).
+      const sidecar = await docker.getContainer(`ringfence-egress-net-${session}`).inspect();
+      const proxy = sidecar.NetworkSettings.Networks[`ringfence-mcp-net-${session}-in`]!.IPAddress;
+      expect((await probe('net')).env.HTTP_PROXY).toBe(`http://${proxy}:3128`);
+    },
+  );
 
-  it('runs the sidecar as hardened as the server, non-root, on both networks', async () => {
-    const info = await docker.getContainer(`ringfence-egress-net-${session}`).inspect();
-    expect(info.Config.User).toBe('65532:65532');
-    expect(info.HostConfig).toMatchObject({
-      ReadonlyRootfs: true,
-      CapDrop: ['ALL'],
-      SecurityOpt: ['no-new-privileges'],
-    });
-    expect(Object.keys(info.NetworkSettings.Networks).sort()).toEqual([
-      `ringfence-mcp-net-${session}-in`,
-      `ringfence-mcp-net-${session}-out`,
-    ]);
-    const inner = await docker.getNetwork(`ringfence-mcp-net-${session}-in`).inspect();
-    expect(inner.Internal).toBe(true);
-  });
+  it.skipIf(allowRefused)(
+    'with egress allow: no route to services on the host, through the internal network or the default bridge',
+    async () => {
+      // A host service listening on every interface, as databases and dev servers often do.
+      const hostService = createServer((socket) => socket.end('host service'));
+      await new Promise<void>((resolve) => hostService.listen(0, '0.0.0.0', resolve));
+      const { port } = hostService.address() as { port: number };
+      try {
+        const gateways = [
+          (await docker.getNetwork(`ringfence-mcp-net-${session}-in`).inspect()).IPAM?.Config?.[0]?.Gateway,
+          (await docker.getNetwork('bridge').inspect()).IPAM?.Config?.[0]?.Gateway,
+        ].filter((address): address is string => Boolean(address));
+        expect(gateways.length).toBeGreaterThan(0);
+        for (const address of gateways) {
+          expect((await probe('net', { connect: `${address}:${port}` })).connect, address).toMatch(/^error/);
+        }
+      } finally {
+        hostService.close();
+      }
+    },
+  );
 
-  it('audits each egress attempt, allowed and refused', async () => {
+  it.skipIf(allowRefused)(
+    'runs the sidecar as hardened as the server, non-root, on both networks',
+    async () => {
+      const info = await docker.getContainer(`ringfence-egress-net-${session}`).inspect();
+      expect(info.Config.User).toBe('65532:65532');
+      await expectAllCapabilitiesDropped(info.HostConfig);
+      expect(info.HostConfig).toMatchObject({ ReadonlyRootfs: true, SecurityOpt: ['no-new-privileges'] });
+      const status = await execIn(docker.getContainer(info.Id), [
+        'node',
+        '-p',
+        "require('fs').readFileSync('/proc/1/status','utf8')",
+      ]);
+      expect(status).toMatch(/CapEff:\s+0000000000000000/);
+      expect(Object.keys(info.NetworkSettings.Networks).sort()).toEqual([
+        `ringfence-mcp-net-${session}-in`,
+        `ringfence-mcp-net-${session}-out`,
+      ]);
+      const inner = await docker.getNetwork(`ringfence-mcp-net-${session}-in`).inspect();
+      expect(inner.Internal).toBe(true);
+    },
+  );
+
+  it.skipIf(allowRefused)('audits each egress attempt, allowed and refused', async () => {
     const entries = (await readFile(join(home, 'audit.jsonl'), 'utf8'))
       .trim()
       .split('\n')
@@ -228,6 +248,20 @@ describe('a contained server, seen from inside its container', () => {
       ]),
     );
   });
+
+  it.runIf(allowRefused)(
+    'on an engine that cannot contain an allow server: refused, saying why and what to use',
+    async () => {
+      const tools = (await served.client.listTools()).tools.map((t) => t.name);
+      expect(tools).toContain('jail_probe');
+      expect(tools).not.toContain('net_probe');
+      expect(served.stderr()).toContain('net failed to start and is skipped');
+      expect(served.stderr()).toContain(allowRefused!.split('. ')[0]);
+      expect(
+        await docker.listContainers({ all: true, filters: { name: [`ringfence-egress-net-${session}`] } }),
+      ).toEqual([]);
+    },
+  );
 
   it('after a clean exit: nothing left, and the stderr kept for mcp ls has the env values redacted', async () => {
     await served.close();

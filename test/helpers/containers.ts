@@ -2,12 +2,69 @@ import { randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { PassThrough } from 'node:stream';
 import { buildContextImage, buildNodeBaseImage } from '@ringfence/gateway/images';
-import { createDockerClient } from '@ringfence/gateway/runtime';
+import {
+  createDockerClient,
+  type EngineInfo,
+  engineRefusal,
+  probeEngine,
+  resolveEngineEndpoint,
+} from '@ringfence/gateway/runtime';
 import type Docker from 'dockerode';
 import { repoRoot } from './cli.js';
 
 export const docker: Docker = createDockerClient();
 export const TEST_LABEL = 'ringfence.test';
+
+let engineInfo: Promise<EngineInfo> | undefined;
+/** The engine the suites run against, as the gateway probes it (kind, mode, cgroup version). */
+export function engine(): Promise<EngineInfo> {
+  const endpoint = resolveEngineEndpoint();
+  engineInfo ??= probeEngine(createDockerClient(endpoint), endpoint);
+  return engineInfo;
+}
+
+/** Why the gateway refuses a server with this egress mode on this engine (docs/runtimes.md), if it does. */
+export async function refusalFor(mode: 'deny' | 'allow' | 'any'): Promise<string | undefined> {
+  return engineRefusal(await engine(), mode);
+}
+
+/**
+ * Variables the engine itself puts in every container, beside the image's: Podman adds
+ * `container=podman` and `TERM`. Neither comes from the gateway.
+ */
+export async function engineEnvironment(): Promise<string[]> {
+  return (await engine()).kind === 'podman' ? ['TERM', 'container'] : [];
+}
+
+/**
+ * All capabilities dropped, as the engine reports it: Docker echoes `ALL`, Podman lists each
+ * capability it dropped. Either way nothing may be added back.
+ */
+export async function expectAllCapabilitiesDropped(hostConfig: {
+  CapDrop?: string[] | null;
+  CapAdd?: string[] | null;
+}): Promise<void> {
+  const { expect } = await import('vitest');
+  expect(hostConfig.CapAdd ?? []).toEqual([]);
+  if ((await engine()).kind === 'docker') {
+    expect(hostConfig.CapDrop).toEqual(['ALL']);
+    return;
+  }
+  // Podman's default set, each of which a container would otherwise have.
+  expect(hostConfig.CapDrop).toEqual(
+    expect.arrayContaining(
+      ['AUDIT_WRITE', 'CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'MKNOD'].concat([
+        'NET_BIND_SERVICE',
+        'NET_RAW',
+        'SETFCAP',
+        'SETGID',
+        'SETPCAP',
+        'SETUID',
+        'SYS_CHROOT',
+      ]),
+    ),
+  );
+}
 
 let baseRef: Promise<string> | undefined;
 export function nodeBase(): Promise<string> {

@@ -37,9 +37,16 @@ beforeAll(async () => {
     dns.server,
     '--dns-timeout-ms',
     '1000',
-    ...['ok.test', 'meta.test', 'mapped.test', 'nat64.test', 'ten.test', 'cgnat.test', 'six.test'].flatMap(
-      (h) => ['--allow', `${h}:${echo.port}`],
-    ),
+    ...[
+      'ok.test',
+      'meta.test',
+      'pasta.test',
+      'mapped.test',
+      'nat64.test',
+      'ten.test',
+      'cgnat.test',
+      'six.test',
+    ].flatMap((h) => ['--allow', `${h}:${echo.port}`]),
     ...['mixed.test', 'mixed6.test', 'good.test', 'slow.test', 'missing.test', 'late.test'].flatMap((h) => [
       '--allow',
       `${h}:${echo.port}`,
@@ -48,6 +55,8 @@ beforeAll(async () => {
     'ok.test=127.0.0.1',
     '--resolve',
     'meta.test=169.254.169.254',
+    '--resolve',
+    'pasta.test=169.254.1.2',
     '--resolve',
     'mapped.test=::ffff:127.0.0.1',
     '--resolve',
@@ -137,6 +146,7 @@ describe('IP literals are refused in every spelling, with no DNS query', () => {
 describe('allowed names that resolve to forbidden addresses', () => {
   it.each([
     ['meta.test', 'forbidden-address:link-local'],
+    ['pasta.test', 'forbidden-address:host-loopback'],
     ['mapped.test', 'forbidden-address:ipv4-mapped'],
     ['nat64.test', 'forbidden-address:nat64'],
     ['ten.test', 'forbidden-address:private'],

@@ -1,7 +1,7 @@
 import { networkInterfaces } from 'node:os';
 import { type Cidr, cidrContains } from '../contract/cidr.js';
 import { canonicalIp, type IpBytes, parseIp } from '../contract/ip.js';
-import { classifyAddress } from './ranges.js';
+import { classifyAddress, HOST_LOOPBACK_REASON, isHostLoopbackAlias } from './ranges.js';
 
 /**
  * Decides whether one resolved (or connected) address may be dialled. Order matters:
@@ -49,6 +49,7 @@ export class AddressPolicy {
     ) {
       return 'proxy-itself';
     }
+    if (isHostLoopbackAlias(ip)) return HOST_LOOPBACK_REASON;
     if (this.exempt.some((c) => cidrContains(c, ip))) return null;
     // The range class is the more informative reason; own-address catches a public address
     // assigned to this host (a sidecar with a routable interface).

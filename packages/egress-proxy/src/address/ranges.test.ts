@@ -10,6 +10,8 @@ describe('classifyAddressText', () => {
     ['0.0.0.0', 'unspecified'],
     ['0.1.2.3', 'this-network'],
     ['169.254.169.254', 'link-local'],
+    ['169.254.1.2', 'host-loopback'],
+    ['169.254.1.3', 'link-local'],
     ['10.1.2.3', 'private'],
     ['172.16.0.1', 'private'],
     ['172.31.255.255', 'private'],

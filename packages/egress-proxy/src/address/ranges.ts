@@ -2,10 +2,25 @@ import { cidrContains, parseCidr } from '../contract/cidr.js';
 import { type IpBytes, parseIp } from '../contract/ip.js';
 
 /**
+ * Addresses at which a rootless container engine puts the host's own loopback: Podman with pasta
+ * maps 169.254.1.2 to the host's 127.0.0.1 (host.containers.internal). Reaching it is reaching
+ * every service the host keeps on loopback, so it is refused like loopback, and no exemption
+ * (not even 169.254.0.0/16 or 0.0.0.0/0) lets it through.
+ */
+export const HOST_LOOPBACK_REASON = 'host-loopback';
+const HOST_LOOPBACK_ALIASES = [parseCidr('169.254.1.2/32')];
+
+export function isHostLoopbackAlias(ip: IpBytes): boolean {
+  return HOST_LOOPBACK_ALIASES.some((cidr) => cidrContains(cidr, ip));
+}
+
+/**
  * Ranges a vetted name must never resolve into. The reason string is what the decision log
  * carries, so it names the class of range rather than the range itself.
  */
 const FORBIDDEN: ReadonlyArray<readonly [string, string]> = [
+  // Before link-local, so the log names it for what it is.
+  ['169.254.1.2/32', HOST_LOOPBACK_REASON],
   ['0.0.0.0/8', 'this-network'],
   ['10.0.0.0/8', 'private'],
   ['100.64.0.0/10', 'cgnat'],

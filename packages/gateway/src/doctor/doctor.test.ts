@@ -5,6 +5,7 @@ import type Docker from 'dockerode';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GatewayError } from '../errors.js';
 import { inspectHome } from '../home/home.js';
+import type { EngineInfo } from '../runtime/engine.js';
 import { checkEngineDns, checkNode, type DoctorEnvironment, runDoctor } from './doctor.js';
 import { internalDnsVerdict } from './engine-dns.js';
 
@@ -57,6 +58,7 @@ describe('runDoctor', () => {
       ['node', 'ok'],
       ['engine', 'ok'],
       ['engine-dns', 'ok'],
+      ['engine-contract', 'ok'],
       ['home', 'ok'],
       ['policy', 'ok'],
       ['images', 'ok'],
@@ -177,6 +179,84 @@ describe('runDoctor', () => {
       fix: 'ringfence images build',
     });
     expect(report.checks.find((c) => c.id === 'engine')?.summary).toContain('podman 5.0.0');
+  });
+});
+
+describe('the engine as the doctor explains it', () => {
+  const withEngine = (info: EngineInfo, source: 'DOCKER_HOST' | 'default-socket' = 'DOCKER_HOST') =>
+    environment({
+      engine: async () => ({
+        endpoint: { host: 'unix:///run/podman/podman.sock', source, options: {} },
+        info,
+        docker: fakeDocker,
+      }),
+    });
+
+  it('names engine, version, mode and socket, and says where a found socket came from', async () => {
+    const report = await runDoctor(
+      withEngine(
+        { kind: 'podman', version: '4.9.3', apiVersion: '1.41', mode: 'rootless', cgroupVersion: '2' },
+        'default-socket',
+      ),
+    );
+    expect(report.checks.find((c) => c.id === 'engine')?.summary).toBe(
+      'podman 4.9.3, rootless (API 1.41) at unix:///run/podman/podman.sock (found; set DOCKER_HOST to choose another)',
+    );
+    expect(report.checks.find((c) => c.id === 'engine-contract')).toMatchObject({
+      status: 'ok',
+      summary: 'podman 4.9.3, rootless keeps it for every egress mode',
+    });
+  });
+
+  it('warns, naming the servers it will refuse and what to use instead, on rootful podman', async () => {
+    const report = await runDoctor(
+      withEngine({
+        kind: 'podman',
+        version: '4.3.1',
+        apiVersion: '1.41',
+        mode: 'rootful',
+        cgroupVersion: '2',
+      }),
+    );
+    expect(report.ok).toBe(true);
+    const contract = report.checks.find((c) => c.id === 'engine-contract');
+    expect(contract?.status).toBe('warn');
+    expect(contract?.summary).toMatch(
+      /^servers with egress allow will be refused on this engine: podman 4\.3\.1, rootful gives the host an address/,
+    );
+    expect(contract?.fix).toContain('rootless podman');
+  });
+
+  it('warns that every server will be refused on rootless cgroups v1, and how to get v2', async () => {
+    const contract = (
+      await runDoctor(
+        withEngine({
+          kind: 'podman',
+          version: '4.3.1',
+          apiVersion: '1.41',
+          mode: 'rootless',
+          cgroupVersion: '1',
+        }),
+      )
+    ).checks.find((c) => c.id === 'engine-contract');
+    expect(contract?.summary).toMatch(/^every server will be refused on this engine: .*cgroups v1/);
+    expect(contract?.fix).toContain('systemd.unified_cgroup_hierarchy=1');
+  });
+
+  it('says what to run for Docker and for Podman, rootful and rootless, when nothing answers', async () => {
+    const report = await runDoctor(
+      environment({
+        engine: async () => {
+          throw new Error(
+            'No container engine answers at unix:///run/user/1000/podman/podman.sock (ENOENT). Run …',
+          );
+        },
+      }),
+    );
+    const fix = report.checks.find((c) => c.id === 'engine')?.fix ?? '';
+    expect(fix).toContain('systemctl --user start podman.socket');
+    expect(fix).toContain('podman system service --time=0');
+    expect(fix).toContain('DOCKER_HOST=unix:///run/podman/podman.sock');
   });
 });
 

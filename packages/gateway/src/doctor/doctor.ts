@@ -1,12 +1,16 @@
 import { type InstalledPolicyResult, installedPolicyDir, loadInstalledPolicy } from '@ringfence/policy';
 import type Docker from 'dockerode';
 import { type HomeInspection, inspectHome, resolveHome } from '../home/home.js';
+import { repoTags } from '../images/build.js';
 import { findSidecarImage } from '../images/sidecar.js';
 import { describePolicy } from '../policy-view/describe.js';
 import {
   createDockerClient,
+  describeEngine,
+  ENGINE_FIX_HINT,
   type EngineEndpoint,
   type EngineInfo,
+  engineRefusal,
   probeEngine,
   resolveEngineEndpoint,
 } from '../runtime/engine.js';
@@ -17,7 +21,7 @@ export { describePolicy };
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 
 export interface DoctorCheck {
-  readonly id: 'node' | 'engine' | 'engine-dns' | 'home' | 'policy' | 'images';
+  readonly id: 'node' | 'engine' | 'engine-dns' | 'engine-contract' | 'home' | 'policy' | 'images';
   readonly title: string;
   readonly status: CheckStatus;
   /** A failed required check makes `ringfence doctor` exit 1. */
@@ -156,6 +160,32 @@ export function checkEngineDns(info: Pick<EngineInfo, 'kind' | 'version'>): Doct
   };
 }
 
+/**
+ * What this engine cannot contain (docs/runtimes.md): servers it would refuse, per egress mode.
+ * A warning: the gateway runs, and refuses those servers with the same words when they start.
+ */
+export function checkEngineContract(info: EngineInfo): DoctorCheck {
+  const base = { id: 'engine-contract', title: 'Container contract', required: false } as const;
+  const refused = (['deny', 'allow', 'any'] as const).filter((mode) => engineRefusal(info, mode));
+  if (refused.length === 0) {
+    return {
+      ...base,
+      status: 'ok',
+      summary: info.mode
+        ? `${describeEngine(info)} keeps it for every egress mode`
+        : `${describeEngine(info)} did not say whether it runs rootless; assumed rootful`,
+    };
+  }
+  const reasons = [...new Set(refused.map((mode) => engineRefusal(info, mode)!))];
+  const which = refused.length === 3 ? 'every server' : `servers with egress ${refused.join(', ')}`;
+  return {
+    ...base,
+    status: 'warn',
+    summary: `${which} will be refused on this engine: ${reasons.map((r) => r.split('. ')[0]).join('; ')}`,
+    fix: reasons.map((r) => r.slice(r.indexOf('. ') + 2)).join(' '),
+  };
+}
+
 /** Run every check; the engine is asked once, and the image check only when it answered. */
 export async function runDoctor(env: DoctorEnvironment = systemDoctorEnvironment()): Promise<DoctorReport> {
   const checks: DoctorCheck[] = [checkNode(env.nodeVersion)];
@@ -168,9 +198,10 @@ export async function runDoctor(env: DoctorEnvironment = systemDoctorEnvironment
       title: 'Container engine',
       required: true,
       status: 'ok',
-      summary: `${engine.info.kind} ${engine.info.version} (API ${engine.info.apiVersion}) at ${engine.endpoint.host}`,
+      summary: `${describeEngine(engine.info)} (API ${engine.info.apiVersion}) at ${engine.endpoint.host}${engine.endpoint.source === 'default-socket' ? ' (found; set DOCKER_HOST to choose another)' : ''}`,
     });
     checks.push(checkEngineDns(engine.info));
+    checks.push(checkEngineContract(engine.info));
   } catch (error) {
     checks.push({
       id: 'engine',
@@ -178,7 +209,7 @@ export async function runDoctor(env: DoctorEnvironment = systemDoctorEnvironment
       required: true,
       status: 'fail',
       summary: (error as Error).message.split('. ')[0] ?? String(error),
-      fix: 'Run scripts/ensure-engine (Debian/Ubuntu as root), or start Docker/Podman and set DOCKER_HOST to its socket.',
+      fix: ENGINE_FIX_HINT,
     });
   }
   checks.push(await checkHome(env));
@@ -193,7 +224,7 @@ async function checkImages(docker: Docker): Promise<DoctorCheck> {
     // Labels are inherited by images built on top, so match the repository names too.
     const tagsOf = async (label: string, repository: string) =>
       (await docker.listImages({ filters: { label: [`ringfence.image=${label}`] } }))
-        .flatMap((image) => image.RepoTags ?? [])
+        .flatMap((image) => repoTags(image))
         .filter((tag) => tag.startsWith(`${repository}:`))
         .sort();
     const nodeBase = await tagsOf('node-base', 'ringfence/node-base');

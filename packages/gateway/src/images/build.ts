@@ -29,6 +29,15 @@ export function contentTag(digest: string, prefix?: string): string {
   return prefix ? `${prefix}-${short}` : short;
 }
 
+/**
+ * An image's tags as Docker names them. Podman's compatible API lists the same image fully
+ * qualified (`docker.io/ringfence/egress-sidecar:…`); Docker treats `docker.io/` and
+ * `docker.io/library/` as implied, so dropping them names the very same image, never another.
+ */
+export function repoTags(image: { RepoTags?: string[] | null }): string[] {
+  return (image.RepoTags ?? []).map((tag) => tag.replace(/^docker\.io\/(library\/)?/, ''));
+}
+
 async function inspectIfPresent(docker: Docker, ref: string): Promise<Docker.ImageInspectInfo | undefined> {
   try {
     return await docker.getImage(ref).inspect();

@@ -4,6 +4,7 @@ export {
   buildContextImage,
   CONTENT_LABEL,
   contentTag,
+  repoTags,
 } from './build.js';
 export { type ContextFile, contextDigest, type ImageContext, packContext } from './context.js';
 export {

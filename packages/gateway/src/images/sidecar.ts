@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import type Docker from 'dockerode';
 import { GatewayError } from '../errors.js';
-import { type BuiltImage, buildContextImage, CONTENT_LABEL } from './build.js';
+import { type BuiltImage, buildContextImage, CONTENT_LABEL, repoTags } from './build.js';
 import type { ImageContext } from './context.js';
 
 export const SIDECAR_REPOSITORY = 'ringfence/egress-sidecar';
@@ -55,7 +55,7 @@ export async function findSidecarImage(docker: Docker): Promise<string | undefin
   const images = await docker.listImages({ filters: { reference: [`${SIDECAR_REPOSITORY}:*`] } });
   const candidates: { ref: string; created: number }[] = [];
   for (const image of images) {
-    for (const ref of image.RepoTags ?? []) {
+    for (const ref of repoTags(image)) {
       const tag = /^ringfence\/egress-sidecar:([0-9a-f]{16})$/.exec(ref)?.[1];
       const digest = image.Labels?.[CONTENT_LABEL];
       if (!tag || digest?.slice('sha256:'.length, 'sha256:'.length + 16) !== tag) continue;

@@ -18,7 +18,8 @@ export type UpstreamErrorCode =
   | 'IMAGE_MISSING'
   | 'IMAGE_MOVED'
   | 'POLICY_REFUSED'
-  | 'SIDECAR_IMAGE_MISSING';
+  | 'SIDECAR_IMAGE_MISSING'
+  | 'ENGINE_CANNOT_CONTAIN';
 
 /**
  * Why a server could not be started or reached, from either side of the ports (runtime/ or

@@ -10,13 +10,25 @@ export interface AttachedStreams {
 
 /** Attach to a created (not yet started) container's stdio, with stdout/stderr demultiplexed. */
 export async function attachStdio(docker: Docker, container: Docker.Container): Promise<AttachedStreams> {
-  const stream = (await container.attach({
-    stream: true,
-    stdin: true,
-    stdout: true,
-    stderr: true,
-    hijack: true,
-  })) as NodeJS.ReadWriteStream;
+  // Not container.attach(): dockerode sends its options as the request body too. Docker ignores
+  // the body of an attach; Podman forwards it to the container's stdin, where it would precede
+  // the first MCP message (`{"stream":true,…}{"jsonrpc":…}`) and break it. An empty body (sent
+  // as a zero-length "file", so the request still goes out before the upgrade) suits both.
+  const stream = await new Promise<NodeJS.ReadWriteStream>((resolve, reject) => {
+    docker.modem.dial(
+      {
+        path: `/containers/${container.id}/attach?`,
+        method: 'POST',
+        isStream: true,
+        hijack: true,
+        openStdin: true,
+        file: Buffer.alloc(0),
+        statusCodes: { 101: true, 200: true, 404: 'no such container', 500: 'server error' },
+        options: { stream: true, stdin: true, stdout: true, stderr: true },
+      },
+      (error, attached) => (error ? reject(error) : resolve(attached as NodeJS.ReadWriteStream)),
+    );
+  });
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   docker.modem.demuxStream(stream, stdout, stderr);

@@ -8,6 +8,7 @@ import type { PolicyView } from '../ports/policy.js';
 import type { ContainedServer, ContainedStdio } from '../ports/upstream.js';
 import { attachStdio, removeContainer } from './attach.js';
 import { serverContainerSpec } from './container-spec.js';
+import { type EngineInfo, engineRefusal } from './engine.js';
 import { checkImage } from './image-check.js';
 import { resolveMounts, verifyMounts, type WorkspaceRoot } from './mounts.js';
 import { createServerNetworks, removeNetworks } from './networks.js';
@@ -21,6 +22,8 @@ export interface ContainerDeps {
   readonly workspaceRoots: readonly WorkspaceRoot[];
   /** The egress sidecar image; undefined when none is built (then `allow` servers cannot start). */
   readonly sidecarImage: string | undefined;
+  /** The engine as probed: what it cannot contain is refused before anything is created. */
+  readonly engine?: EngineInfo;
   /** One proxy stdout line of this server's sidecar (turned into an `mcp.egress` audit entry). */
   readonly onEgressLine: (server: string, line: string) => void;
   /** Checked again at every start: allowed images and the egress ceiling. */
@@ -62,6 +65,8 @@ export class DockerContainedServer implements ContainedServer {
 
   async start(): Promise<ContainedStdio> {
     const { docker, session } = this.deps;
+    const refusal = this.deps.engine && engineRefusal(this.deps.engine, this.config.egress.mode);
+    if (refusal) throw new UpstreamError('ENGINE_CANNOT_CONTAIN', refusal);
     const image = await checkImage(docker, this.config, this.deps.policy);
     const mounts = resolveMounts(this.config.mounts ?? [], this.deps.workspaceRoots, this.deps.home);
     await this.deps.hooks?.afterMountsResolved?.();
@@ -71,7 +76,7 @@ export class DockerContainedServer implements ContainedServer {
         'its egress rule needs the egress sidecar image, which is not built. Run: ringfence images build',
       );
     }
-    const networks = await createServerNetworks(docker, this.config, session);
+    const networks = await createServerNetworks(docker, this.config, session, this.deps.engine?.kind);
     this.networks = networks.created;
     await this.stopIfStopping();
     if (this.config.egress.mode === 'allow' && networks.outer) {
@@ -92,6 +97,7 @@ export class DockerContainedServer implements ContainedServer {
         mounts,
         imageVolumes: Object.keys(image.Config?.Volumes ?? {}),
         ...(this.sidecar ? { proxyAddress: this.sidecar.address } : {}),
+        rootlessPodman: this.deps.engine?.kind === 'podman' && this.deps.engine.mode === 'rootless',
       }),
     );
     await this.stopIfStopping();

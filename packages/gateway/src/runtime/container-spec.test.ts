@@ -13,6 +13,31 @@ const config: ContainerServerConfig = {
 const base = { session: 'sess', network: 'net-in', mounts: [], proxyAddress: '10.1.2.3' };
 
 describe('serverContainerSpec', () => {
+  it("on rootless podman, a writable mount keeps the caller's uid (keep-id), not a subordinate one", () => {
+    const mount = {
+      requested: 'out',
+      source: '/home/me/ws/out',
+      target: '/workspace/out',
+      readOnly: false,
+      identity: { dev: 1n, ino: 2n },
+    };
+    const user = { uid: 1000, gid: 1000 };
+    const rootless = serverContainerSpec(config, { ...base, mounts: [mount], user, rootlessPodman: true });
+    expect(rootless.User).toBe('1000:1000');
+    expect(rootless.HostConfig?.UsernsMode).toBe('keep-id');
+    // Elsewhere uids are not remapped (Docker, rootful), and a read-only mount needs no user.
+    expect(
+      serverContainerSpec(config, { ...base, mounts: [mount], user }).HostConfig?.UsernsMode,
+    ).toBeUndefined();
+    const readOnly = serverContainerSpec(config, {
+      ...base,
+      mounts: [{ ...mount, readOnly: true }],
+      user,
+      rootlessPodman: true,
+    });
+    expect(readOnly.HostConfig?.UsernsMode).toBeUndefined();
+  });
+
   it('runs the recorded image ID with every hardening flag, and a tmpfs over each image VOLUME', () => {
     const spec = serverContainerSpec(config, { ...base, imageVolumes: ['/data', '/tmp'] });
     expect(spec.Image).toBe(config.image_id);

@@ -75,6 +75,8 @@ export interface ServerSpecOptions {
   readonly imageVolumes?: readonly string[];
   /** `allow` only: the sidecar's address on the internal network. */
   readonly proxyAddress?: string;
+  /** The engine runs rootless with Podman's user namespace (uids inside are subordinate ids outside). */
+  readonly rootlessPodman?: boolean;
 }
 
 /**
@@ -93,6 +95,9 @@ export function serverContainerSpec(
   // can write where they can. Never as root, though: then the image's own user runs it.
   const runAs =
     mounts.some((m) => !m.readOnly) && user && user.uid !== 0 ? { User: `${user.uid}:${user.gid}` } : {};
+  // Rootless Podman maps uid N inside to a subordinate id outside, so that uid would write files
+  // the caller does not own; keep-id maps the caller's own uid through unchanged.
+  const userns = 'User' in runAs && options.rootlessPodman ? { UsernsMode: 'keep-id' } : {};
   const hardened = hardenedHostConfig(config.limits ?? DEFAULT_LIMITS);
   // A VOLUME the image declares would otherwise be a writable, unbounded anonymous volume on the
   // host despite the read-only root: each gets a small tmpfs instead.
@@ -114,6 +119,7 @@ export function serverContainerSpec(
     NetworkDisabled: config.egress.mode === 'deny',
     HostConfig: {
       ...hardened,
+      ...userns,
       Tmpfs: tmpfs,
       NetworkMode: network,
       ...(config.egress.mode === 'allow'

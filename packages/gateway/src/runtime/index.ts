@@ -9,8 +9,11 @@ export {
 export {
   createDockerClient,
   defaultSocketCandidates,
+  describeEngine,
+  ENGINE_FIX_HINT,
   type EngineEndpoint,
   type EngineInfo,
+  engineRefusal,
   probeEngine,
   resolveEngineEndpoint,
 } from './engine.js';

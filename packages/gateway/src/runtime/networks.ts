@@ -19,9 +19,14 @@ export async function createServerNetworks(
   docker: Docker,
   config: ContainerServerConfig,
   session: string,
+  engine: 'docker' | 'podman' = 'docker',
 ): Promise<ServerNetworks> {
   const labels = ownerLabels(config.name, session, 'network');
   const create = async (name: string, internal: boolean) => {
+    if (internal && engine === 'podman') {
+      await createPodmanInternalNetwork(docker, name, labels);
+      return name;
+    }
     await docker.createNetwork({
       Name: name,
       Driver: 'bridge',
@@ -58,6 +63,30 @@ export async function createServerNetworks(
       .catch(() => {});
     throw error;
   }
+}
+
+/**
+ * Podman's compatible API has no way to turn off the network's DNS server (aardvark-dns), which
+ * answers on the bridge's gateway and forwards what it cannot answer to the host's resolvers: a
+ * way out of an internal network in DNS queries. Its own API has: `dns_enabled: false`. The server
+ * reaches its sidecar by address, so the internal network needs no names.
+ */
+async function createPodmanInternalNetwork(
+  docker: Docker,
+  name: string,
+  labels: Record<string, string>,
+): Promise<void> {
+  await new Promise<void>((resolve, reject) =>
+    docker.modem.dial(
+      {
+        path: '/v4.0.0/libpod/networks/create',
+        method: 'POST',
+        options: { name, driver: 'bridge', internal: true, dns_enabled: false, ipv6_enabled: false, labels },
+        statusCodes: { 200: true, 201: true, 409: 'network exists', 500: 'server error' },
+      },
+      (error) => (error ? reject(error) : resolve()),
+    ),
+  );
 }
 
 /**

@@ -5,7 +5,7 @@ import type { PolicyView } from '../ports/policy.js';
 import type { ContainerLauncher } from '../ports/upstream.js';
 import { DockerContainedServer, type StartHooks } from './contained-server.js';
 import { EgressAuditor } from './egress-audit.js';
-import { createDockerClient, probeEngine, resolveEngineEndpoint } from './engine.js';
+import { createDockerClient, type EngineInfo, probeEngine, resolveEngineEndpoint } from './engine.js';
 import { currentOwner } from './labels.js';
 import type { WorkspaceRoot } from './mounts.js';
 import { reaperLogPath, startReaper } from './reaper.js';
@@ -39,10 +39,11 @@ export async function createContainerRuntime(options: {
   testHooks?: StartHooks;
 }): Promise<ContainerRuntime> {
   let docker: Docker;
+  let engine: EngineInfo;
   try {
     const endpoint = resolveEngineEndpoint(options.env);
     docker = createDockerClient(endpoint);
-    await probeEngine(docker, endpoint);
+    engine = await probeEngine(docker, endpoint);
   } catch (error) {
     return { available: false, reason: (error as Error).message };
   }
@@ -90,6 +91,7 @@ export async function createContainerRuntime(options: {
         home: options.home,
         workspaceRoots: options.workspaceRoots,
         sidecarImage,
+        engine,
         onEgressLine,
         ...(options.policy ? { policy: options.policy } : {}),
         ...(options.testHooks ? { hooks: options.testHooks } : {}),

@@ -19,8 +19,13 @@ import { withTimeout } from '../util/timeout.js';
 import { grantsOf, UpstreamClient } from './mcp-client.js';
 import { StreamTransport } from './stream-transport.js';
 
-/** How long a call that lost its container's stdio waits for the engine to report the exit. */
-const EXIT_REPORT_WAIT_MS = 500;
+/**
+ * How long a call that lost its container's stdio waits for the engine to report the exit, so it
+ * can say why. Docker reports it about when the stream closes; Podman closes the attach stream
+ * first and answers `wait` after it has reaped the process, seen well over 500 ms later on a
+ * loaded machine. Waited only when a server's stdio is lost.
+ */
+const EXIT_REPORT_WAIT_MS = 3000;
 
 /** A third-party MCP server in its own hardened container, spoken to over its attached stdio. */
 export class ContainerUpstream implements Upstream {

@@ -17,5 +17,6 @@ const plugin = new Plugin({
 });
 await plugin.load();
 const { commands } = plugin.manifest;
-if (Object.keys(commands).length === 0) throw new Error(`no commands found under ${root}/dist/commands: build first`);
+if (Object.keys(commands).length === 0)
+  throw new Error(`no commands found under ${root}/dist/commands: build first`);
 await writeFile(join(root, 'oclif.manifest.json'), `${JSON.stringify(plugin.manifest, null, 2)}\n`);

@@ -36,7 +36,7 @@ describe('DeferredContainedServer', () => {
     expect(build).toHaveBeenCalledTimes(1);
     expect(launch).toHaveBeenCalledWith(config);
     expect(inner.start).toHaveBeenCalledTimes(1);
-    exitListeners.forEach((listener) => listener('exited 1'));
+    for (const listener of exitListeners) listener('exited 1');
     expect(exits).toEqual(['exited 1']);
     expect(server.stderr()).toBe('inner stderr');
     await server.stop();

@@ -27,8 +27,9 @@ const SMALL_CONCURRENCY = Number(process.env.SMALL_CONCURRENCY ?? 32);
 const CONNECTS = Number(process.env.CONNECTS ?? 1000);
 const CONNECT_CONCURRENCY = Number(process.env.CONNECT_CONCURRENCY ?? 16);
 const IDLE_TUNNELS = Number(process.env.IDLE_TUNNELS ?? 1000);
-// ONLY=bulk,small,connect,memory runs a subset (for quick looks; the docs quote full runs).
-const ONLY = new Set((process.env.ONLY ?? 'bulk,small,connect,memory').split(','));
+const SETUPS = Number(process.env.SETUPS ?? 500);
+// ONLY=bulk,small,connect,setup,memory runs a subset (for quick looks; the docs quote full runs).
+const ONLY = new Set((process.env.ONLY ?? 'bulk,small,connect,setup,memory').split(','));
 
 if (!existsSync(BUNDLE))
   execFileSync(process.execPath, [join(HERE, '..', 'scripts', 'bundle.mjs')], { stdio: 'inherit' });
@@ -135,6 +136,22 @@ async function connectOnce(port, connectTo) {
     }),
   );
   return CONNECTS / (Number(process.hrtime.bigint() - started) / 1e9);
+}
+
+/**
+ * CONNECT setup latency as a client sees it: TCP connect to the proxy, CONNECT, until the 200's
+ * head is read. One at a time, so it is the latency of a tunnel's setup, not a queue's. Returns
+ * the run's p50 in milliseconds.
+ */
+async function setupOnce(port, connectTo) {
+  const times = [];
+  for (let i = 0; i < SETUPS; i++) {
+    const started = process.hrtime.bigint();
+    const s = await openPath(port, connectTo);
+    times.push(Number(process.hrtime.bigint() - started) / 1e6);
+    s.destroy();
+  }
+  return median(times);
 }
 
 async function idleMemory(peer, echoTarget) {
@@ -281,6 +298,29 @@ async function main() {
     say('\nCONNECT setup + one round trip + close (tunnels/s, median)');
     for (const [k, v] of Object.entries(results.connect))
       say(`  ${k.padEnd(11)} ${fmt(v.median).padStart(8)}${cpuNote(v)}   [${v.samples.map(fmt).join(', ')}]`);
+  }
+
+  if (ONLY.has('setup')) {
+    const setupVariants = [
+      { name: 'direct', run: () => setupOnce(echo.port) },
+      { name: 'ringfence', pid: ringfence.proc.pid, run: () => setupOnce(ringfence.port, echoTarget) },
+    ];
+    if (squid)
+      setupVariants.push({
+        name: 'squid',
+        pid: squid.proc.pid,
+        run: () => setupOnce(squid.port, echoTarget),
+      });
+    results.setup = await interleaved(setupVariants, SETUPS);
+    say('\nCONNECT setup latency, one at a time, until the 200 is read (ms, median of per-run p50s)');
+    for (const [k, v] of Object.entries(results.setup))
+      say(
+        `  ${k.padEnd(11)} ${v.median.toFixed(3).padStart(8)}${cpuNote(v)}   [${v.samples.map((x) => x.toFixed(3)).join(', ')}]`,
+      );
+    if (squid)
+      say(
+        `  ratio ringfence/squid = ${(results.setup.ringfence.median / results.setup.squid.median).toFixed(2)}`,
+      );
   }
 
   // Memory on fresh processes, so earlier workloads' heap growth is not counted.

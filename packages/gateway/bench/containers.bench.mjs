@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// Contained servers: time to ready for 1 and for 5 servers (they start concurrently), and
-// per-call latency through the gateway into a container vs `docker run -i` of the same image
-// driven directly by the same MCP client. Rounds are interleaved; medians are quoted.
+// Contained servers: time to ready (initialize + tools/list answered) for 1 and for 5 servers
+// (they start concurrently) vs `docker run -i` of the same image, per-call latency and 8-caller
+// throughput through the gateway into a container vs `docker run -i` driven directly by the same
+// MCP client. Rounds are interleaved; medians are quoted.
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,6 +17,7 @@ const repo = fileURLToPath(new URL('../../..', import.meta.url));
 const cli = join(repo, 'packages/cli/bin/run.js');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CALLS = Number(process.env.BENCH_CALLS ?? 200);
+const CONCURRENT_TOTAL = Number(process.env.BENCH_CONCURRENT ?? 400);
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -88,23 +90,55 @@ async function latencies(client, name) {
   return out;
 }
 
-const ready = { 1: [], 5: [] };
-const calls = { gateway: [], direct: [] };
-for (let round = 0; round < ROUNDS; round++) {
-  ready[1].push(await timeToReady(1));
-  ready[5].push(await timeToReady(5));
-  const gated = await gatewayClient(homes[1]);
-  calls.gateway.push(...(await latencies(gated, 's0_probe')));
-  await gated.close();
-  const direct = new Client({ name: 'bench-direct', version: '1' });
-  await direct.connect(
+/** Calls per second with 8 callers sharing one client (one session, as an AI client would). */
+async function throughput(client, name) {
+  let issued = 0;
+  const start = process.hrtime.bigint();
+  const caller = async () => {
+    while (issued < CONCURRENT_TOTAL) {
+      issued += 1;
+      await client.callTool({ name, arguments: {} });
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, caller));
+  return CONCURRENT_TOTAL / (ms(start) / 1000);
+}
+
+async function directClient() {
+  const client = new Client({ name: 'bench-direct', version: '1' });
+  await client.connect(
     new StdioClientTransport({
       command: 'docker',
       args: ['run', '-i', '--rm', '--network', 'none', probe.ref],
       stderr: 'ignore',
     }),
   );
+  return client;
+}
+
+async function directReady() {
+  const start = process.hrtime.bigint();
+  const client = await directClient();
+  await client.listTools();
+  const elapsed = ms(start);
+  await client.close();
+  return elapsed;
+}
+
+const ready = { 1: [], 5: [], direct: [] };
+const calls = { gateway: [], direct: [] };
+const rps8 = { gateway: [], direct: [] };
+for (let round = 0; round < ROUNDS; round++) {
+  ready[1].push(await timeToReady(1));
+  ready.direct.push(await directReady());
+  ready[5].push(await timeToReady(5));
+  const gated = await gatewayClient(homes[1]);
+  calls.gateway.push(...(await latencies(gated, 's0_probe')));
+  rps8.gateway.push(await throughput(gated, 's0_probe'));
+  await gated.close();
+  const direct = await directClient();
   calls.direct.push(...(await latencies(direct, 'probe')));
+  rps8.direct.push(await throughput(direct, 'probe'));
   await direct.close();
   process.stderr.write(`round ${round + 1}/${ROUNDS} done\n`);
 }
@@ -115,6 +149,8 @@ const summary = {
     one: Math.round(median(ready[1])),
     five: Math.round(median(ready[5])),
     ratio_five_to_one: Number((median(ready[5]) / median(ready[1])).toFixed(2)),
+    direct_docker_run: Math.round(median(ready.direct)),
+    ratio_one_to_docker_run: Number((median(ready[1]) / median(ready.direct)).toFixed(2)),
   },
   call_ms: {
     gateway: {
@@ -126,9 +162,22 @@ const summary = {
       p99: Number(percentile(calls.direct, 99).toFixed(3)),
     },
   },
-  settings: { rounds: ROUNDS, calls_per_round: CALLS, node: process.version },
+  calls_per_s_8_callers: {
+    gateway: Math.round(median(rps8.gateway)),
+    direct_docker_run: Math.round(median(rps8.direct)),
+    ratio: Number((median(rps8.gateway) / median(rps8.direct)).toFixed(2)),
+  },
+  settings: {
+    rounds: ROUNDS,
+    calls_per_round: CALLS,
+    concurrent_calls: CONCURRENT_TOTAL,
+    node: process.version,
+  },
 };
 summary.call_ms.added_p50 = Number(
   (summary.call_ms.gateway.p50 - summary.call_ms.direct_docker_run.p50).toFixed(3),
+);
+summary.call_ms.ratio_p50 = Number(
+  (summary.call_ms.gateway.p50 / summary.call_ms.direct_docker_run.p50).toFixed(2),
 );
 console.log(JSON.stringify(summary, null, 2));

@@ -1,9 +1,20 @@
 import { AuditLog, defaultAuditPath } from '@ringfence/gateway/audit';
-import { answerCapBytes, MAX_RESULT_MB } from '@ringfence/gateway/config';
+import {
+  answerCapBytes,
+  type ContainerServerConfig,
+  MAX_RESULT_MB,
+  ServerStore,
+} from '@ringfence/gateway/config';
 import { resolveHome } from '@ringfence/gateway/home';
 import { policyView } from '@ringfence/gateway/policy-view';
-import { LOCAL_ONLY, type PolicyView } from '@ringfence/gateway/ports';
-import { createContainerRuntime, type WorkspaceRoot } from '@ringfence/gateway/runtime';
+import {
+  type ContainedServer,
+  type ContainedStdio,
+  LOCAL_ONLY,
+  type PolicyView,
+  UpstreamError,
+} from '@ringfence/gateway/ports';
+import type { ContainerRuntime, WorkspaceRoot } from '@ringfence/gateway/runtime';
 import { SchemaGuard } from '@ringfence/gateway/schema';
 import { renderUntrusted } from '@ringfence/gateway/text';
 import { upstreamFactory } from '@ringfence/gateway/upstream';
@@ -72,23 +83,85 @@ export async function servingDeps(
   // guard's own size check of a whole result is set to the largest answer any server may send.
   const guard = new SchemaGuard({ limits: { maxResultBytes: answerCapBytes(MAX_RESULT_MB * 1024 * 1024) } });
   const audit = await AuditLog.open({ session, path: defaultAuditPath(), onNotice: reportLine });
-  const runtime = await createContainerRuntime({
-    home,
-    session,
-    log: reportLine,
-    audit,
-    policy,
-    workspaceRoots: workspaceRoots(options.allowMounts),
+  // The container runtime (engine probe, reaper process, sweep of dead gateways' leftovers,
+  // sidecar image lookup, and dockerode with its dependencies) is built on first need only: a
+  // gateway of remote servers never pays for it. When a container server is registered it is
+  // started now, beside the rest of the start-up, so its first container does not wait for it.
+  let runtime: Promise<ContainerRuntime> | undefined;
+  const containerRuntime = (): Promise<ContainerRuntime> => {
+    runtime ??= import('@ringfence/gateway/runtime').then(({ createContainerRuntime }) =>
+      createContainerRuntime({
+        home,
+        session,
+        log: reportLine,
+        audit,
+        policy,
+        workspaceRoots: workspaceRoots(options.allowMounts),
+      }),
+    );
+    return runtime;
+  };
+  const registered = await new ServerStore(home).list().catch(() => []);
+  if (registered.some((server) => server.transport !== 'http')) void containerRuntime().catch(() => {});
+  const createUpstream = upstreamFactory({
+    container: (config) => new DeferredContainedServer(config, containerRuntime),
   });
-  const createUpstream = upstreamFactory(
-    runtime.available ? { container: runtime.launch } : { containerUnavailable: runtime.reason },
-  );
   return {
     gatewayOptions: { home, guard, audit, createUpstream, policy, log: reportLine, session },
     close: async () => {
-      if (runtime.available) runtime.flushAudit();
+      const built = runtime ? await runtime.catch(() => undefined) : undefined;
+      if (built?.available) built.flushAudit();
       await guard.close();
       await audit.close();
     },
   };
+}
+
+/**
+ * A contained server whose runtime is built when it is first started. Without an engine it fails
+ * that start with the engine's own answer and the command that finds the fix.
+ */
+export class DeferredContainedServer implements ContainedServer {
+  private inner: ContainedServer | undefined;
+  private stopped = false;
+  private readonly exitListeners: ((reason: string) => void)[] = [];
+
+  constructor(
+    private readonly config: ContainerServerConfig,
+    private readonly runtime: () => Promise<ContainerRuntime>,
+  ) {}
+
+  async start(): Promise<ContainedStdio> {
+    const runtime = await this.runtime();
+    if (!runtime.available) {
+      throw new UpstreamError(
+        'CONTAINERS_UNAVAILABLE',
+        `contained servers are unavailable: no container engine answers (${runtime.reason}). Run \`ringfence doctor\` for the fix`,
+      );
+    }
+    // stop() while the runtime was being built: nothing was created, and nothing may be.
+    if (this.stopped)
+      throw new UpstreamError(
+        'SERVER_STOPPED_WHILE_STARTING',
+        'the server was stopped while it was starting',
+      );
+    const inner = runtime.launch(this.config);
+    for (const listener of this.exitListeners) inner.onExit(listener);
+    this.inner = inner;
+    return inner.start();
+  }
+
+  onExit(listener: (reason: string) => void): void {
+    if (this.inner) this.inner.onExit(listener);
+    else this.exitListeners.push(listener);
+  }
+
+  stderr(): string {
+    return this.inner?.stderr() ?? '';
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.inner?.stop();
+  }
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { digestOf, isRingfenceError } from '@ringfence/policy';
 import { AuditError } from './errors.js';
 import {
@@ -14,7 +14,8 @@ import {
 
 /** `sha256:` + hex SHA-256 of a line's exact bytes (without its trailing newline). */
 export function hashLine(line: Uint8Array | string): AuditDigest {
-  return `sha256:${createHash('sha256').update(line).digest('hex')}`;
+  // The one-shot form: no Hash object per line, which the verifier computes a million times.
+  return `sha256:${hash('sha256', line, 'hex')}`;
 }
 
 /**
@@ -41,6 +42,17 @@ interface Field {
   readonly optional?: boolean;
 }
 type Spec = { readonly [key: string]: Field };
+
+// Specs are fixed tables, walked once per entry written or verified: their entries are listed once.
+const specEntries = new WeakMap<Spec, readonly (readonly [string, Field])[]>();
+function fieldsOf(spec: Spec): readonly (readonly [string, Field])[] {
+  let entries = specEntries.get(spec);
+  if (!entries) {
+    entries = Object.entries(spec);
+    specEntries.set(spec, entries);
+  }
+  return entries;
+}
 
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -154,7 +166,7 @@ function problem(value: unknown, spec: Spec, path: string): string | undefined {
   for (const key of Object.keys(value)) {
     if (!Object.hasOwn(spec, key)) return `unknown field ${path}${key}`;
   }
-  for (const [key, field] of Object.entries(spec)) {
+  for (const [key, field] of fieldsOf(spec)) {
     const v = value[key];
     if (v === undefined) {
       if (field.optional) continue;
@@ -202,7 +214,7 @@ export function checkEntryShape(value: unknown): ShapeCheck {
 
 function ordered(value: Record<string, unknown>, spec: Spec): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [key, field] of Object.entries(spec)) {
+  for (const [key, field] of fieldsOf(spec)) {
     const v = value[key];
     if (v === undefined) continue;
     out[key] = typeof field.check === 'function' ? v : ordered(v as Record<string, unknown>, field.check);
@@ -217,6 +229,34 @@ function ordered(value: Record<string, unknown>, spec: Spec): Record<string, unk
  */
 export function serializeEntry(entry: AuditEntry): string {
   return JSON.stringify(ordered(entry as unknown as Record<string, unknown>, ENVELOPES[entry.type]));
+}
+
+/** Whether every object's keys come in the documented order (fields may be absent). */
+function inSpecOrder(value: Record<string, unknown>, spec: Spec): boolean {
+  const fields = fieldsOf(spec);
+  let at = 0;
+  for (const key of Object.keys(value)) {
+    while (at < fields.length && (fields[at] as readonly [string, Field])[0] !== key) at++;
+    if (at === fields.length) return false;
+    const field = (fields[at] as readonly [string, Field])[1];
+    if (typeof field.check !== 'function' && !inSpecOrder(value[key] as Record<string, unknown>, field.check))
+      return false;
+    at++;
+  }
+  return true;
+}
+
+/**
+ * `serializeEntry(entry) === text` for an entry that passed `checkEntryShape` and was parsed from
+ * `text`, without building the reordered copy: JSON.parse keeps the text's key order, so the text
+ * is ringfence's byte form exactly when that order is the documented one and JSON.stringify gives
+ * the text back (spacing, escapes and duplicate keys all show up as a difference there).
+ */
+export function isSerializedForm(entry: AuditEntry, text: string): boolean {
+  return (
+    inSpecOrder(entry as unknown as Record<string, unknown>, ENVELOPES[entry.type]) &&
+    JSON.stringify(entry) === text
+  );
 }
 
 function clip(text: string): string {

@@ -121,6 +121,44 @@ describe('verifyAuditLog', () => {
     }
   });
 
+  // The byte-form check compares JSON.stringify of the parsed line after checking key order
+  // against the spec, so key order at every level and duplicate keys must each be caught.
+  it('finds keys reordered at the top, inside refs and inside refs.policy, and a duplicate key', async () => {
+    const log = await AuditLog.open({ path, session: 'sess-1' });
+    const policy = { name: 'org', digest: `sha256:${'a'.repeat(64)}`, signer: 'ops' };
+    for (let i = 1; i <= 6; i++) {
+      await log.append({
+        type: 'mcp.decision',
+        refs: { phase: 'expose', server: 'docs', tool: `t${i}`, allowed: true, rule: 'pinned', policy },
+      });
+    }
+    await log.close();
+    const original = await lines();
+    expect(await verifyAuditLog(path)).toMatchObject({ ok: true, entries: 6 });
+    const reorder = (line: string, a: string, b: string) => {
+      const value = JSON.parse(line) as Record<string, unknown>;
+      const keys = Object.keys(value);
+      const [i, j] = [keys.indexOf(a), keys.indexOf(b)];
+      [keys[i], keys[j]] = [keys[j]!, keys[i]!];
+      return JSON.stringify(Object.fromEntries(keys.map((k) => [k, value[k]])));
+    };
+    const entry = parse(original[2]!);
+    const refs = entry.refs as unknown as Record<string, unknown>;
+    const cases = [
+      reorder(original[2]!, 'session', 'type'),
+      original[2]!.replace(JSON.stringify(refs), reorder(JSON.stringify(refs), 'server', 'tool')),
+      original[2]!.replace(JSON.stringify(policy), reorder(JSON.stringify(policy), 'name', 'signer')),
+      `${original[2]!.slice(0, -1)},"seq":${entry.seq}}`,
+    ];
+    for (const edited of cases) {
+      expect(edited).not.toBe(original[2]);
+      const all = [...original];
+      all[2] = edited;
+      await save(all);
+      await expectBrokenAt(3, 'AUDIT_NOT_CANONICAL');
+    }
+  });
+
   it('finds a seq that was renumbered at that line', async () => {
     await writeSampleLog(path, 20);
     const all = await lines();

@@ -1,23 +1,11 @@
 import { type FileHandle, open } from 'node:fs/promises';
 import { withFileLock } from '@ringfence/policy';
-import { checkEntryShape, hashLine, serializeEntry } from './format.js';
-import { LineSplitter, LineTooLongError } from './read.js';
-import { AUDIT_GENESIS, type AuditDigest, type AuditEntry } from './types.js';
+import { LineTooLongError } from './read.js';
+import { AUDIT_GENESIS, type AuditDigest } from './types.js';
+import { type AuditVerifyCode, Lines, type Parsed, parseLine } from './verify-lines.js';
+import { PARALLEL_MIN_BYTES, verifyInParallel } from './verify-parallel.js';
 
-/** Why verification stopped, at the line it names. */
-export type AuditVerifyCode =
-  | 'AUDIT_UNREADABLE'
-  | 'AUDIT_TORN_LINE'
-  | 'AUDIT_BAD_JSON'
-  | 'AUDIT_BAD_SHAPE'
-  | 'AUDIT_NOT_CANONICAL'
-  | 'AUDIT_BAD_GENESIS'
-  | 'AUDIT_SEQ_GAP'
-  | 'AUDIT_SEQ_ORDER'
-  | 'AUDIT_DUPLICATE_LINE'
-  | 'AUDIT_LINE_INSERTED'
-  | 'AUDIT_LINE_CHANGED'
-  | 'AUDIT_CHAIN_BROKEN';
+export type { AuditVerifyCode } from './verify-lines.js';
 
 export type AuditVerifyResult =
   | {
@@ -37,93 +25,6 @@ export type AuditVerifyResult =
       readonly code: AuditVerifyCode;
       readonly message: string;
     };
-
-type Parsed =
-  | { ok: true; entry: AuditEntry; hash: AuditDigest; bytes: Buffer }
-  | { ok: false; code: AuditVerifyCode; message: string };
-
-// Keep a BOM as a character so it fails JSON.parse instead of vanishing before the check.
-const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-function parseLine(bytes: Buffer): Parsed {
-  if (bytes.length === 0) return { ok: false, code: 'AUDIT_BAD_JSON', message: 'the line is empty' };
-  let value: unknown;
-  let text: string;
-  try {
-    text = decoder.decode(bytes);
-  } catch {
-    return { ok: false, code: 'AUDIT_BAD_JSON', message: 'the line is not valid UTF-8' };
-  }
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    return {
-      ok: false,
-      code: 'AUDIT_BAD_JSON',
-      message: `the line is not JSON (${(error as Error).message})`,
-    };
-  }
-  const shape = checkEntryShape(value);
-  if (!shape.ok) return { ok: false, code: 'AUDIT_BAD_SHAPE', message: shape.message };
-  if (serializeEntry(shape.entry) !== text) {
-    return {
-      ok: false,
-      code: 'AUDIT_NOT_CANONICAL',
-      message:
-        'the line is not byte-for-byte what ringfence writes (spacing, key order or escapes were changed)',
-    };
-  }
-  return { ok: true, entry: shape.entry, hash: hashLine(bytes), bytes };
-}
-
-/**
- * Forward line reader over the first `limit` bytes, with one line of look-ahead; a last line
- * without newline comes back as `complete: false`.
- */
-class Lines {
-  private readonly splitter = new LineSplitter();
-  private buffered: { bytes: Buffer; complete: boolean }[] = [];
-  private index = 0;
-  private position = 0;
-  private ended = false;
-
-  constructor(
-    private readonly handle: FileHandle,
-    private readonly limit: number,
-  ) {}
-
-  async next(): Promise<{ bytes: Buffer; complete: boolean } | undefined> {
-    await this.fill();
-    const item = this.buffered[this.index];
-    if (item) this.index += 1;
-    return item;
-  }
-
-  async peek(): Promise<{ bytes: Buffer; complete: boolean } | undefined> {
-    await this.fill();
-    return this.buffered[this.index];
-  }
-
-  private async fill(): Promise<void> {
-    while (this.index >= this.buffered.length && !this.ended) {
-      this.buffered = [];
-      this.index = 0;
-      const chunk = Buffer.alloc(Math.min(256 * 1024, this.limit - this.position));
-      const { bytesRead } =
-        chunk.length > 0 ? await this.handle.read(chunk, 0, chunk.length, this.position) : { bytesRead: 0 };
-      this.position += bytesRead;
-      if (bytesRead === 0) {
-        this.ended = true;
-        const rest = this.splitter.pending;
-        if (rest.length > 0) this.buffered.push({ bytes: rest, complete: false });
-        return;
-      }
-      for (const bytes of this.splitter.push(chunk.subarray(0, bytesRead))) {
-        this.buffered.push({ bytes, complete: true });
-      }
-    }
-  }
-}
 
 /**
  * The file's length at a moment when no writer is mid-append: read under the writers' lock (held
@@ -170,6 +71,10 @@ export async function verifyAuditLog(
   }
   try {
     const size = options.lock === false ? (await handle.stat()).size : await settledSize(path, handle);
+    if (size >= PARALLEL_MIN_BYTES) {
+      const clean = await verifyInParallel(path, handle, size);
+      if (clean) return { ok: true, path, exists: true, ...clean };
+    }
     return await walk(path, new Lines(handle, size));
   } catch (error) {
     if (error instanceof LineTooLongError) {
@@ -209,7 +114,7 @@ async function walk(path: string, lines: Lines): Promise<AuditVerifyResult> {
     code,
     message: `line ${at}: ${message}`,
   });
-  for (let item = await lines.next(); item; item = await lines.next()) {
+  for (let item = lines.take() ?? (await lines.next()); item; item = lines.take() ?? (await lines.next())) {
     line += 1;
     if (!item.complete) {
       return fail(

@@ -13,18 +13,24 @@ export interface WorkerSource {
   options: { eval?: boolean };
 }
 
-let cached: WorkerSource | undefined;
+const cached = new Map<string, WorkerSource>();
 
 export function workerSource(): WorkerSource {
-  if (cached !== undefined) return cached;
-  const built = new URL('./worker.js', import.meta.url);
+  return workerSourceAt(new URL('./worker.js', import.meta.url));
+}
+
+/** The same for any worker module, named by its built `.js` URL (the audit verifier's too). */
+export function workerSourceAt(built: URL): WorkerSource {
+  let found = cached.get(built.href);
+  if (found !== undefined) return found;
   if (built.protocol === 'file:' && existsSync(fileURLToPath(built))) {
-    cached = { url: built, options: {} };
-    return cached;
+    found = { url: built, options: {} };
+  } else {
+    const source = new URL(built.href.replace(/\.js$/, '.ts'));
+    found = { url: bootstrap(source), options: { eval: true } };
   }
-  const source = new URL('./worker.ts', import.meta.url);
-  cached = { url: bootstrap(source), options: { eval: true } };
-  return cached;
+  cached.set(built.href, found);
+  return found;
 }
 
 function bootstrap(source: URL): string {

@@ -27,6 +27,7 @@ import {
   outcomeKeys,
   withheldKey,
 } from './exposure.js';
+import { localFailureResult } from './local-failure.js';
 import { DEFAULT_LOG_RATE, type LogRateOptions, LogRelay, type RelayedLog } from './log-relay.js';
 import {
   CallRefused,
@@ -366,7 +367,7 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
       ...this.target(entry.server),
       protocolVersion,
       ...call,
-    });
+    }).catch((error: unknown) => localFailureResult(error, name));
   }
 
   /**
@@ -393,7 +394,7 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
       ...this.target(entry.server),
       protocolVersion,
       ...call,
-    });
+    }).catch((error: unknown) => localFailureResult(error, name));
     if (reply.isError === true) {
       const text = (reply.content as { text?: string }[] | undefined)?.[0]?.text ?? 'ringfence refused it';
       throw new CallRefused('REFUSED', text);

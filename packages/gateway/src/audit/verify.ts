@@ -1,6 +1,7 @@
 import { type FileHandle, open } from 'node:fs/promises';
 import { withFileLock } from '@ringfence/policy';
 import { checkEntryShape, hashLine, serializeEntry } from './format.js';
+import { OpenCalls } from './interrupted.js';
 import { LineSplitter, LineTooLongError } from './read.js';
 import { AUDIT_GENESIS, type AuditDigest, type AuditEntry } from './types.js';
 
@@ -28,6 +29,8 @@ export type AuditVerifyResult =
       readonly entries: number;
       /** Hash of the last line (the genesis value for an empty log): copy it elsewhere to anchor the log. */
       readonly lastHash: AuditDigest;
+      /** seqs of forwarded calls with no result entry (interrupted, or still running): see OpenCalls. */
+      readonly interrupted: readonly number[];
     }
   | {
       readonly ok: false;
@@ -158,7 +161,8 @@ export async function verifyAuditLog(path: string): Promise<AuditVerifyResult> {
     handle = await open(path, 'r');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return { ok: true, path, exists: false, entries: 0, lastHash: AUDIT_GENESIS };
+    if (code === 'ENOENT')
+      return { ok: true, path, exists: false, entries: 0, lastHash: AUDIT_GENESIS, interrupted: [] };
     return unreadable(path, error);
   }
   try {
@@ -194,6 +198,7 @@ async function walk(path: string, lines: Lines): Promise<AuditVerifyResult> {
   let last: Known | undefined;
   // Hash of the line before `last` (the genesis value when `last` is line 1).
   let beforeLast: AuditDigest = AUDIT_GENESIS;
+  const calls = new OpenCalls();
   const fail = (at: number, code: AuditVerifyCode, message: string): AuditVerifyResult => ({
     ok: false,
     path,
@@ -236,8 +241,16 @@ async function walk(path: string, lines: Lines): Promise<AuditVerifyResult> {
     }
     beforeLast = last?.hash ?? AUDIT_GENESIS;
     last = { seq: entry.seq, hash: parsed.hash, bytes: parsed.bytes };
+    calls.see(entry);
   }
-  return { ok: true, path, exists: true, entries: line, lastHash: last?.hash ?? AUDIT_GENESIS };
+  return {
+    ok: true,
+    path,
+    exists: true,
+    entries: line,
+    lastHash: last?.hash ?? AUDIT_GENESIS,
+    interrupted: calls.seqs(),
+  };
 }
 
 type Finding = [line: number, code: AuditVerifyCode, message: string];

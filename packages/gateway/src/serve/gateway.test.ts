@@ -228,7 +228,7 @@ describe('Gateway when the audit log cannot be written', () => {
       calls = 0;
       override async callTool() {
         this.calls += 1;
-        return { content: [{ type: 'text' as const, text: 'done' }] };
+        return { content: [] };
       }
     }
     const up = new Counting('s', [tool('act')]);

@@ -86,6 +86,9 @@ export class Gateway extends EventEmitter<{ catalogChanged: []; promptsChanged: 
 
   constructor(readonly options: GatewayOptions) {
     super();
+    // Each connected session listens for catalog, prompt and log changes (and lets go when it
+    // ends): the number is that of live sessions, which --http bounds per token, not a leak.
+    this.setMaxListeners(0);
     this.policy = options.policy ?? LOCAL_ONLY;
     this.logs = new LogRelay((log) => this.emit('log', log), options.logRate ?? DEFAULT_LOG_RATE);
   }

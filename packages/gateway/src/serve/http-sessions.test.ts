@@ -67,11 +67,10 @@ it('expires a session left idle (a client that went away without ending it)', as
   await abandoned.connect(transport);
   const id = transport.sessionId!;
   await abandoned.close(); // drops its connections, never sends DELETE
-  const listening = await connect('bob-token'); // keeps its GET stream open: alive, never expired
-  expect(served.sessionCount()).toBe(2);
-  // The sweep runs every second at the least; wait for it rather than for a fixed time.
-  for (let i = 0; i < 100 && served.sessionCount() > 1; i++) await new Promise((r) => setTimeout(r, 100));
   expect(served.sessionCount()).toBe(1);
+  // The sweep runs every second at the least; wait for it rather than for a fixed time.
+  for (let i = 0; i < 100 && served.sessionCount() > 0; i++) await new Promise((r) => setTimeout(r, 100));
+  expect(served.sessionCount()).toBe(0);
   const probe = await fetch(served.url, {
     method: 'POST',
     headers: {
@@ -83,7 +82,8 @@ it('expires a session left idle (a client that went away without ending it)', as
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
   });
   expect(probe.status).toBe(404);
-  await expect(listening.listTools()).resolves.toBeDefined();
+  // A new session works as before.
+  await expect((await connect('alice-token')).listTools()).resolves.toBeDefined();
 });
 
 it('caps the sessions of one token, evicting its least recently used idle one, and leaves other tokens alone', async () => {
@@ -101,4 +101,25 @@ it('caps the sessions of one token, evicting its least recently used idle one, a
   // 50 abandoned sessions of one token leave at most the cap behind.
   for (let i = 0; i < 50; i++) await connect('alice-token');
   expect(served.sessionCount()).toBe(3);
+});
+
+it('keeps one catalog listener per live session, releases it when the session ends, and warns of no leak', async () => {
+  const warnings: string[] = [];
+  const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+  process.on('warning', onWarning);
+  try {
+    await serve({ perToken: 40 });
+    const before = gateway.listenerCount('catalogChanged');
+    const many = [];
+    for (let i = 0; i < 20; i++) many.push(await connect('alice-token'));
+    expect(gateway.listenerCount('catalogChanged')).toBe(before + 20);
+    for (const client of many) await (client.transport as StreamableHTTPClientTransport).terminateSession();
+    for (let i = 0; i < 50 && gateway.listenerCount('catalogChanged') > before; i++)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(gateway.listenerCount('catalogChanged')).toBe(before);
+    await new Promise((r) => setImmediate(r));
+    expect(warnings.filter((w) => /MaxListeners/.test(w))).toEqual([]);
+  } finally {
+    process.off('warning', onWarning);
+  }
 });

@@ -58,7 +58,9 @@ describe('StreamTransport', () => {
     expect(t.errors).toEqual([
       "the server's answer exceeded 1024 bytes; it was dropped (the server is kept), and whose answer it was is unknown",
     ]);
-    expect(t.messages).toEqual([{ jsonrpc: '2.0', id: 3, result: { content: [{ type: 'text', text: 'ok' }] } }]);
+    expect(t.messages).toEqual([
+      { jsonrpc: '2.0', id: 3, result: { content: [{ type: 'text', text: 'ok' }] } },
+    ]);
     expect(t.closed()).toBe(false);
   });
 

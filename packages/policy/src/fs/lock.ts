@@ -96,7 +96,9 @@ export class FileLease {
 
   private async runHeld<T>(fn: () => Promise<T> | T): Promise<T> {
     this.stopLinger();
-    if (this.held && !(await this.stillMine(this.held))) this.held = undefined;
+    // No fstat here: afterRun checked the file at the end of the last run, and only a hand
+    // deleting it could change that while we hold it. That is noticed at the end of this run
+    // (then it is let go); deleting a held lock file is never safe, lease or not.
     if (!this.held) {
       // Longer than a waiter's longest poll, so the one we handed over to is in before we retry.
       const sinceYield = Date.now() - this.yieldedAt;
@@ -125,14 +127,6 @@ export class FileLease {
     }
     if (info && info.size > held.ownerBytes) this.yieldedAt = Date.now();
     await this.letGo();
-  }
-
-  private async stillMine(held: Held): Promise<boolean> {
-    const info = await held.handle.stat().catch(() => undefined);
-    if (info && info.nlink > 0) return true;
-    // Someone removed our lock file by hand: whoever holds that path now is not us.
-    await held.handle.close().catch(() => {});
-    return false;
   }
 
   private async letGo(): Promise<void> {

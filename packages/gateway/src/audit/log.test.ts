@@ -316,6 +316,21 @@ describe('AuditLog on a full disk', () => {
     expect(await verifyAuditLog(path)).toMatchObject({ ok: true, entries: 3 });
   });
 
+  it('names the fix for a home that cannot be written (read-only file system)', async () => {
+    const log = await AuditLog.open({ path, session: 's' });
+    const erofs = Object.assign(new Error('EROFS: read-only file system'), { code: 'EROFS' });
+    vi.spyOn(await fileHandlePrototype(), 'write').mockRejectedValueOnce(erofs);
+    await expect(log.append(sampleInput(0))).rejects.toMatchObject({
+      code: 'AUDIT_WRITE_FAILED',
+      message: expect.stringMatching(
+        // The lock's owner line or the entry: whichever write came first (the lease may have lapsed).
+        new RegExp(`${path}(\\.lock)? \\(EROFS\\)\\. Make ${join(dir, 'home')} writable by you`),
+      ),
+    });
+    await expect(log.append(sampleInput(0))).resolves.toBe(1);
+    await log.close();
+  });
+
   it('close() makes a last try for held-back entries', async () => {
     const log = await AuditLog.open({ path, session: 's', onNotice: () => {} });
     vi.spyOn(await fileHandlePrototype(), 'datasync').mockRejectedValueOnce(enospc());

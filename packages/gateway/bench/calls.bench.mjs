@@ -1,10 +1,18 @@
 #!/usr/bin/env node
-// Per-call latency (p50, p99) and throughput with 1 and 8 concurrent callers: the SDK's client
-// calling a tool through `ringfence mcp serve` (stdio) vs the same client calling the same
-// upstream directly (streamable HTTP on loopback). Rounds are interleaved; medians are quoted.
+// The call path side by side, in one run: the SDK's client calling an `echo` tool on a streamable
+// HTTP upstream on loopback, directly and through each relay:
+//   stdio client → ringfence `mcp serve`        → HTTP upstream
+//   stdio client → supergateway --streamableHttp → HTTP upstream
+//   HTTP client  → ringfence `mcp serve --http`  → HTTP upstream
+//   HTTP client  → mcp-proxy → (stdio) supergateway → HTTP upstream   (mcp-proxy only speaks stdio
+//                  upstream; only mcp-proxy's own process is counted for its CPU)
+// Per relay: p50/p99 of sequential calls, calls/s with 1 and 8 callers, and the relay process's
+// CPU time (user+system, all its threads, from /proc) per call. Rounds are interleaved so a noisy
+// neighbour hits every relay alike; medians over rounds are quoted, with ratios against direct.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -15,9 +23,13 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 
 const repo = fileURLToPath(new URL('../../..', import.meta.url));
 const cli = join(repo, 'packages/cli/bin/run.js');
+const supergateway = join(repo, 'node_modules/supergateway/dist/index.js');
+const mcpProxy = join(repo, 'node_modules/mcp-proxy/dist/bin/mcp-proxy.mjs');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 300);
 const CONCURRENT_TOTAL = Number(process.env.BENCH_CONCURRENT ?? 800);
+const ONLY = process.env.BENCH_ONLY?.split(',');
+const TICK_MS = 1000 / 100; // USER_HZ is 100 on Linux
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -27,6 +39,22 @@ const percentile = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 };
+const round3 = (x) => Number(x.toFixed(3));
+
+/** CPU milliseconds (user + system, every thread) a process has used so far. */
+function cpuMs(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+}
+
+async function freePort() {
+  const server = createServer();
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
 async function startUpstream(dir) {
   const tools = join(dir, 'tools.json');
@@ -50,33 +78,80 @@ async function startUpstream(dir) {
   return { child, url: `http://127.0.0.1:${JSON.parse(line).port}/mcp` };
 }
 
-async function run(client, label) {
+/** Resolves once `url` answers HTTP at all (any status). */
+async function waitForHttp(url, child) {
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`${url}: the relay exited (${child.exitCode})`);
+    const ok = await fetch(url, { method: 'GET' }).then(
+      () => true,
+      () => false,
+    );
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+async function stdioRelay(name, command, args, env) {
+  const transport = new StdioClientTransport({
+    command,
+    args,
+    env: { ...process.env, ...env },
+    stderr: 'ignore',
+  });
+  const client = new Client({ name: `bench-${name}`, version: '1' });
+  await client.connect(transport);
+  return { client, pid: transport.pid, close: () => client.close() };
+}
+
+async function httpRelay(name, args, env, url, headers = {}) {
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'ignore'],
+  });
+  await waitForHttp(url, child);
+  const client = new Client({ name: `bench-${name}`, version: '1' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
+  return {
+    client,
+    pid: child.pid,
+    close: async () => {
+      await client.close();
+      child.kill();
+      await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)));
+    },
+  };
+}
+
+async function run(target) {
+  const { client, tool, pid } = target;
   const args = { text: 'benchmark payload 0123456789' };
-  for (let i = 0; i < 30; i++)
-    await client.callTool({ name: label === 'direct' ? 'echo' : 'up_echo', arguments: args });
-  const name = label === 'direct' ? 'echo' : 'up_echo';
+  for (let i = 0; i < 30; i++) await client.callTool({ name: tool, arguments: args });
+  const cpuStart = pid ? cpuMs(pid) : 0;
   const latencies = [];
   for (let i = 0; i < SEQUENTIAL; i++) {
     const start = process.hrtime.bigint();
-    await client.callTool({ name, arguments: args });
+    await client.callTool({ name: tool, arguments: args });
     latencies.push(Number(process.hrtime.bigint() - start) / 1e6);
   }
-  const seqStart = process.hrtime.bigint();
+  const concurrentStart = process.hrtime.bigint();
   let issued = 0;
-  const worker = async () => {
+  const caller = async () => {
     while (issued < CONCURRENT_TOTAL) {
       issued += 1;
-      await client.callTool({ name, arguments: args });
+      await client.callTool({ name: tool, arguments: args });
     }
   };
-  await Promise.all(Array.from({ length: 8 }, worker));
-  const seconds = Number(process.hrtime.bigint() - seqStart) / 1e9;
+  await Promise.all(Array.from({ length: 8 }, caller));
+  const seconds = Number(process.hrtime.bigint() - concurrentStart) / 1e9;
+  const cpu = pid ? cpuMs(pid) - cpuStart : undefined;
   const sequentialSeconds = latencies.reduce((a, b) => a + b, 0) / 1000;
   return {
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     rps1: SEQUENTIAL / sequentialSeconds,
     rps8: CONCURRENT_TOTAL / seconds,
+    ...(cpu !== undefined ? { cpu_ms_per_call: cpu / (SEQUENTIAL + CONCURRENT_TOTAL) } : {}),
   };
 }
 
@@ -94,67 +169,127 @@ for (const target of [home, shmHome].filter(Boolean)) {
   await new Promise((resolve) => add.once('exit', resolve));
 }
 
-const direct = new Client({ name: 'bench-direct', version: '1' });
-await direct.connect(new StreamableHTTPClientTransport(new URL(upstream.url)));
-const gated = new Client({ name: 'bench-gateway', version: '1' });
-await gated.connect(
-  new StdioClientTransport({
-    command: process.execPath,
-    args: [cli, 'mcp', 'serve'],
-    env: { ...process.env, RINGFENCE_HOME: home },
-    stderr: 'ignore',
-  }),
-);
+const token = 'bench-token-0123456789abcdef0123456789abcdef';
+const targets = {};
+const want = (name) => !ONLY || ONLY.includes(name);
+try {
+  if (want('direct')) {
+    const client = new Client({ name: 'bench-direct', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(upstream.url)));
+    targets.direct = { client, tool: 'echo', close: () => client.close() };
+  }
+  if (want('ringfence_stdio'))
+    targets.ringfence_stdio = {
+      ...(await stdioRelay('rf', process.execPath, [cli, 'mcp', 'serve'], { RINGFENCE_HOME: home })),
+      tool: 'up_echo',
+    };
+  if (shmHome && want('ringfence_stdio_audit_on_tmpfs'))
+    targets.ringfence_stdio_audit_on_tmpfs = {
+      ...(await stdioRelay('rf-tmpfs', process.execPath, [cli, 'mcp', 'serve'], { RINGFENCE_HOME: shmHome })),
+      tool: 'up_echo',
+    };
+  if (want('supergateway_stdio'))
+    targets.supergateway_stdio = {
+      ...(await stdioRelay('sg', process.execPath, [
+        supergateway,
+        '--streamableHttp',
+        upstream.url,
+        '--logLevel',
+        'none',
+      ])),
+      tool: 'echo',
+    };
+  if (want('ringfence_http')) {
+    const port = await freePort();
+    targets.ringfence_http = {
+      ...(await httpRelay(
+        'rf-http',
+        [cli, 'mcp', 'serve', '--http', `127.0.0.1:${port}`],
+        { RINGFENCE_HOME: home, RINGFENCE_MCP_TOKEN: token },
+        `http://127.0.0.1:${port}/mcp`,
+        { authorization: `Bearer ${token}` },
+      )),
+      tool: 'up_echo',
+    };
+  }
+  if (want('mcp_proxy_http')) {
+    const port = await freePort();
+    targets.mcp_proxy_http = {
+      ...(await httpRelay(
+        'mcp-proxy',
+        [
+          mcpProxy,
+          '--host',
+          '127.0.0.1',
+          '--port',
+          String(port),
+          '--server',
+          'stream',
+          '--no-eventStore',
+          '--',
+          process.execPath,
+          supergateway,
+          '--streamableHttp',
+          upstream.url,
+          '--logLevel',
+          'none',
+        ],
+        {},
+        `http://127.0.0.1:${port}/mcp`,
+      )),
+      tool: 'echo',
+    };
+  }
 
-let gatedShm;
-if (shmHome) {
-  gatedShm = new Client({ name: 'bench-gateway-tmpfs', version: '1' });
-  await gatedShm.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [cli, 'mcp', 'serve'],
-      env: { ...process.env, RINGFENCE_HOME: shmHome },
-      stderr: 'ignore',
-    }),
-  );
-}
+  const results = Object.fromEntries(Object.keys(targets).map((k) => [k, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [name, target] of Object.entries(targets)) results[name].push(await run(target));
+    process.stderr.write(`round ${round + 1}/${ROUNDS} done\n`);
+  }
 
-const results = { direct: [], gateway: [], ...(gatedShm ? { gateway_audit_on_tmpfs: [] } : {}) };
-for (let round = 0; round < ROUNDS; round++) {
-  results.direct.push(await run(direct, 'direct'));
-  results.gateway.push(await run(gated, 'gateway'));
-  if (gatedShm) results.gateway_audit_on_tmpfs.push(await run(gatedShm, 'gateway'));
-  process.stderr.write(`round ${round + 1}/${ROUNDS} done\n`);
-}
-await direct.close();
-await gated.close();
-await gatedShm?.close();
-if (shmDir) await rm(shmDir, { recursive: true, force: true });
-upstream.child.kill();
-await rm(dir, { recursive: true, force: true });
-
-const summary = {};
-for (const [label, rounds] of Object.entries(results)) {
-  summary[label] = Object.fromEntries(
-    ['p50', 'p99', 'rps1', 'rps8'].map((k) => [k, Number(median(rounds.map((r) => r[k])).toFixed(3))]),
+  const summary = {};
+  for (const [label, rounds] of Object.entries(results)) {
+    summary[label] = Object.fromEntries(
+      Object.keys(rounds[0]).map((k) => [k, round3(median(rounds.map((r) => r[k])))]),
+    );
+  }
+  const d = summary.direct;
+  const ratios = {};
+  for (const [label, s] of Object.entries(summary)) {
+    if (label === 'direct' || !d) continue;
+    ratios[label] = {
+      added_p50_ms: round3(s.p50 - d.p50),
+      throughput_ratio_8_vs_direct: round3(s.rps8 / d.rps8),
+    };
+  }
+  const cpuRatio = (a, b) =>
+    summary[a]?.cpu_ms_per_call && summary[b]?.cpu_ms_per_call
+      ? round3(summary[a].cpu_ms_per_call / summary[b].cpu_ms_per_call)
+      : undefined;
+  const goals = {
+    cpu_stdio_vs_supergateway: cpuRatio('ringfence_stdio', 'supergateway_stdio'),
+    cpu_http_vs_mcp_proxy: cpuRatio('ringfence_http', 'mcp_proxy_http'),
+  };
+  console.log(
+    JSON.stringify(
+      {
+        summary,
+        ratios,
+        goals,
+        settings: {
+          rounds: ROUNDS,
+          sequential_calls: SEQUENTIAL,
+          concurrent_calls: CONCURRENT_TOTAL,
+          node: process.version,
+        },
+      },
+      null,
+      2,
+    ),
   );
+} finally {
+  for (const target of Object.values(targets)) await target.close().catch(() => {});
+  if (shmDir) await rm(shmDir, { recursive: true, force: true });
+  upstream.child.kill();
+  await rm(dir, { recursive: true, force: true });
 }
-summary.added_p50_ms = Number((summary.gateway.p50 - summary.direct.p50).toFixed(3));
-summary.added_p99_ms = Number((summary.gateway.p99 - summary.direct.p99).toFixed(3));
-summary.throughput_ratio_1 = Number((summary.gateway.rps1 / summary.direct.rps1).toFixed(3));
-summary.throughput_ratio_8 = Number((summary.gateway.rps8 / summary.direct.rps8).toFixed(3));
-if (summary.gateway_audit_on_tmpfs) {
-  summary.added_p50_ms_audit_on_tmpfs = Number(
-    (summary.gateway_audit_on_tmpfs.p50 - summary.direct.p50).toFixed(3),
-  );
-  summary.throughput_ratio_8_audit_on_tmpfs = Number(
-    (summary.gateway_audit_on_tmpfs.rps8 / summary.direct.rps8).toFixed(3),
-  );
-}
-summary.settings = {
-  rounds: ROUNDS,
-  sequential_calls: SEQUENTIAL,
-  concurrent_calls: CONCURRENT_TOTAL,
-  node: process.version,
-};
-console.log(JSON.stringify(summary, null, 2));

@@ -67,7 +67,7 @@ export { globMatches } from './evaluate/glob.js';
 // Files: atomic writes and cross-process locks.
 export { ensurePrivateDirectory, type WriteFileAtomicOptions, writeFileAtomic } from './fs/atomic.js';
 export { FsError, type FsErrorCode } from './fs/errors.js';
-export { type FileLockOptions, withFileLock } from './fs/lock.js';
+export { FileLease, type FileLeaseOptions, type FileLockOptions, withFileLock } from './fs/lock.js';
 // Installed policy and local state.
 export { INSTALLED, installedPolicyDir } from './installed/files.js';
 export { type InstallPolicyOptions, installPolicy } from './installed/install.js';

@@ -1,9 +1,9 @@
-import { rmSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { digestOf } from '@ringfence/policy';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { sampleInput, writeSampleLog } from './__fixtures__/sample.js';
 import { AuditLog, defaultAuditPath } from './log.js';
 import { AUDIT_GENESIS, AUDIT_STRING_MAX, type AuditEntry } from './types.js';
@@ -266,7 +266,8 @@ describe('AuditLog', () => {
   });
 
   it('gives up with AUDIT_LOCK_TIMEOUT while another live process holds the lock', async () => {
-    const log = await AuditLog.open({ path, session: 's', lockTimeoutMs: 150 });
+    // No lingering: the writer must not still hold the lock when the other "process" takes it.
+    const log = await AuditLog.open({ path, session: 's', lockTimeoutMs: 150, lockLingerMs: 0 });
     await writeFile(`${path}.lock`, JSON.stringify({ pid: process.pid, nonce: 'someone-else' }));
     await expect(log.append(sampleInput(0))).rejects.toMatchObject({ code: 'AUDIT_LOCK_TIMEOUT' });
     await rm(`${path}.lock`);
@@ -278,5 +279,80 @@ describe('AuditLog', () => {
     const log = await AuditLog.open({ path, session: 's' });
     await log.close();
     await expect(log.append(sampleInput(0))).rejects.toMatchObject({ code: 'AUDIT_CLOSED' });
+  });
+});
+
+// No small tmpfs can be mounted in the test environment, so a full disk is simulated by making
+// the file layer's calls fail with ENOSPC (FileHandle.prototype, shared by every open file).
+async function fileHandlePrototype(): Promise<Record<string, (...args: unknown[]) => Promise<unknown>>> {
+  const { open } = await import('node:fs/promises');
+  const probe = await open(join(dir, 'probe'), 'w');
+  await probe.close();
+  await rm(join(dir, 'probe'));
+  return Object.getPrototypeOf(probe);
+}
+const enospc = () => Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+
+describe('AuditLog on a full disk', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('refuses the entry at once naming the file and the fix, and holds a deferred result back until writing works', async () => {
+    const notices: string[] = [];
+    const log = await AuditLog.open({ path, session: 's', onNotice: (m) => notices.push(m) });
+    await log.append(sampleInput(0));
+    vi.spyOn(await fileHandlePrototype(), 'datasync').mockRejectedValueOnce(enospc());
+    const result = log.append({ ...sampleInput(1) }, { defer: true });
+    await expect(log.append(sampleInput(2))).rejects.toMatchObject({
+      code: 'AUDIT_WRITE_FAILED',
+      message: expect.stringMatching(new RegExp(`${path}.*ENOSPC.*Free disk space`)),
+    });
+    expect(notices.join('\n')).toMatch(/1 result entry could not be written.*next entry that succeeds/);
+    // The disk has room again: the next entry carries the held-back one, in its original order.
+    expect(await log.append(sampleInput(3))).toBe(3);
+    expect(await result).toBe(2);
+    await log.close();
+    expect(await verifyAuditLog(path)).toMatchObject({ ok: true, entries: 3 });
+  });
+
+  it('names the fix for a home that cannot be written (read-only file system)', async () => {
+    const log = await AuditLog.open({ path, session: 's' });
+    const erofs = Object.assign(new Error('EROFS: read-only file system'), { code: 'EROFS' });
+    vi.spyOn(await fileHandlePrototype(), 'write').mockRejectedValueOnce(erofs);
+    await expect(log.append(sampleInput(0))).rejects.toMatchObject({
+      code: 'AUDIT_WRITE_FAILED',
+      message: expect.stringMatching(
+        // The lock's owner line or the entry: whichever write came first (the lease may have lapsed).
+        new RegExp(`${path}(\\.lock)? \\(EROFS\\)\\. Make ${join(dir, 'home')} writable by you`),
+      ),
+    });
+    await expect(log.append(sampleInput(0))).resolves.toBe(1);
+    await log.close();
+  });
+
+  it('close() makes a last try for held-back entries', async () => {
+    const log = await AuditLog.open({ path, session: 's', onNotice: () => {} });
+    vi.spyOn(await fileHandlePrototype(), 'datasync').mockRejectedValueOnce(enospc());
+    const held = log.append(sampleInput(1), { defer: true });
+    await expect(log.append(sampleInput(2))).rejects.toMatchObject({ code: 'AUDIT_WRITE_FAILED' });
+    await log.close();
+    expect(await held).toBe(1);
+    expect(await verifyAuditLog(path)).toMatchObject({ ok: true, entries: 1 });
+  });
+
+  it('leaves no lock file when the lock itself cannot be written, and the next append goes through at once', async () => {
+    const log = await AuditLog.open({ path, session: 's', lockLingerMs: 0 });
+    vi.spyOn(await fileHandlePrototype(), 'write').mockRejectedValueOnce(enospc());
+    await expect(log.append(sampleInput(0))).rejects.toMatchObject({
+      code: 'AUDIT_WRITE_FAILED',
+      message: expect.stringContaining(`${path}.lock (ENOSPC). Free disk space`),
+    });
+    expect(existsSync(`${path}.lock`)).toBe(false);
+    // With a lock file left behind this would wait out the 5 s stale window (then time out).
+    const later = await AuditLog.open({ path, session: 't', lockTimeoutMs: 1_000 });
+    await expect(later.append(sampleInput(1))).resolves.toBe(1);
+    await later.close();
+    await log.close();
   });
 });

@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { type FileHandle, mkdir, open, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { isRingfenceError, withFileLock } from '@ringfence/policy';
+import { FileLease, isRingfenceError } from '@ringfence/policy';
 import { resolveHome } from '../home/home.js';
 import { AuditError } from './errors.js';
 import {
@@ -22,6 +22,8 @@ export interface AuditLogOptions {
   readonly path?: string;
   /** How long to wait for another process's append before failing. Default 10 s. */
   readonly lockTimeoutMs?: number;
+  /** How long an idle writer keeps the lock (FileLease); 0 lets it go after every write. Default 25 ms. */
+  readonly lockLingerMs?: number;
   /** Entries per write+fsync when appends queue up. Default 256. */
   readonly maxBatch?: number;
   readonly now?: () => Date;
@@ -48,7 +50,12 @@ interface Pending {
   readonly prepared: PreparedEntry;
   readonly resolve: (seq: number) => void;
   readonly reject: (error: unknown) => void;
+  /** Nobody waits on it (a result after its reply): kept for a later write if this one fails. */
+  readonly deferred: boolean;
 }
+
+/** Deferred entries kept for a retry after failed writes; past this they are given up. */
+const MAX_HELD_BACK = 1024;
 
 /** The longest a deferred entry (`append(…, { defer: true })`) waits for company. */
 const DEFER_MS = 50;
@@ -58,7 +65,8 @@ const OPEN_FLAGS = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | c
 /**
  * The append side of `audit.jsonl`. Appends are queued in this process and, across processes,
  * serialised by a lock file held around "check the tail, write, fsync", so two gateways sharing a
- * home never fork the chain. Each append is one `write(2)` on an `O_APPEND` descriptor followed by
+ * home never fork the chain. The lock is a lease (see FileLease): taken once while appends keep
+ * coming, handed to another process that asks, so a busy gateway pays no lock file per append. Each append is one `write(2)` on an `O_APPEND` descriptor followed by
  * `fdatasync`; the chain head is cached and the tail re-read only when the file changed under us.
  */
 export class AuditLog {
@@ -70,11 +78,15 @@ export class AuditLog {
   private draining: Promise<void> | undefined;
   private closed = false;
   private deferTimer: NodeJS.Timeout | undefined;
+  private readonly lease: FileLease;
+  private retry: Pending[] = [];
+  private heldBack = 0;
 
   private constructor(path: string, options: AuditLogOptions) {
     this.path = path;
     this.session = options.session;
     this.options = options;
+    this.lease = new FileLease(path, { timeoutMs: options.lockTimeoutMs, lingerMs: options.lockLingerMs });
   }
 
   /**
@@ -124,7 +136,7 @@ export class AuditLog {
       return Promise.reject(error);
     }
     return new Promise<number>((resolve, reject) => {
-      this.queue.push({ prepared, resolve, reject });
+      this.queue.push({ prepared, resolve, reject, deferred: options.defer === true });
       if (options.defer && !this.draining) {
         // A deferred entry rides along with the next append (one lock, one write, one fsync for
         // both), or is written on its own after DEFER_MS: the order of entries never changes.
@@ -139,17 +151,21 @@ export class AuditLog {
     });
   }
 
-  /** Waits for queued entries, then closes the file. Later appends are refused. */
   private stopDeferTimer(): void {
     if (this.deferTimer) clearTimeout(this.deferTimer);
     this.deferTimer = undefined;
   }
 
+  /** Waits for queued entries, lets the lock go, then closes the file. Later appends are refused. */
   async close(): Promise<void> {
     this.closed = true;
     this.stopDeferTimer();
+    // A last try for results held back by a failed write; failing now, they are given up.
+    this.queue.unshift(...this.retry.splice(0));
+    this.heldBack = 0;
     if (this.queue.length > 0) this.draining ??= this.drain();
     while (this.draining) await this.draining;
+    await this.lease.close();
     await this.file?.handle.close();
     this.file = undefined;
   }
@@ -163,7 +179,7 @@ export class AuditLog {
         try {
           await this.locked(() => this.writeBatch(batch));
         } catch (error) {
-          for (const item of batch) item.reject(error);
+          this.failBatch(batch, error);
         }
       }
     } finally {
@@ -173,9 +189,28 @@ export class AuditLog {
     }
   }
 
+  /**
+   * A failed write refuses the entries someone waits on (their calls are not forwarded). Deferred
+   * entries (results after their reply) go back to wait for the next write, which records them
+   * once writing works again; `audit verify` reports the calls whose result never made it.
+   */
+  private failBatch(batch: Pending[], error: unknown): void {
+    const kept: Pending[] = [];
+    for (const item of batch) {
+      if (item.deferred && !this.closed && this.heldBack + kept.length < MAX_HELD_BACK) kept.push(item);
+      else item.reject(error);
+    }
+    if (kept.length === 0) return;
+    this.heldBack += kept.length;
+    this.retry.push(...kept);
+    this.options.onNotice?.(
+      `ringfence: audit: ${kept.length} result entr${kept.length === 1 ? 'y' : 'ies'} could not be written (${(error as Error).message}); they will be written with the next entry that succeeds.`,
+    );
+  }
+
   private async locked<T>(fn: () => Promise<T>): Promise<T> {
     try {
-      return await withFileLock(this.path, fn, { timeoutMs: this.options.lockTimeoutMs });
+      return await this.lease.run(fn);
     } catch (error) {
       if (isRingfenceError(error) && error.code === 'LOCK_TIMEOUT') {
         throw new AuditError(
@@ -184,12 +219,16 @@ export class AuditLog {
           { cause: error },
         );
       }
-      throw error;
+      // Taking the lock itself can fail the way a write does (a full disk, a read-only home).
+      throw this.writeFailure(error, 'lock');
     }
   }
 
-  private async writeBatch(batch: Pending[]): Promise<void> {
+  private async writeBatch(fresh: Pending[]): Promise<void> {
     const file = await this.refresh();
+    // Entries held back by an earlier failure go first: they were appended before these.
+    const batch = this.retry.length > 0 ? [...this.retry.splice(0), ...fresh] : fresh;
+    this.heldBack = this.retry.length;
     const ts = (this.options.now?.() ?? new Date()).toISOString();
     let { seq, hash } = file;
     const lines: string[] = [];
@@ -222,11 +261,10 @@ export class AuditLog {
       // fails, the next append finds the torn tail and refuses rather than chaining onto it.
       await file.handle.truncate(file.size).catch(() => {});
       this.forget();
-      throw new AuditError(
-        'AUDIT_WRITE_FAILED',
-        `Could not write to the audit log ${this.path}: ${(error as Error).message}. Free disk space or fix permissions, then retry.`,
-        { cause: error },
-      );
+      // Back into line for the next write: failBatch sees only `fresh`, and must see them all.
+      const retried = batch.length - fresh.length;
+      if (retried > 0) fresh.unshift(...batch.slice(0, retried));
+      throw this.writeFailure(error, 'write');
     }
     const info = await file.handle.stat();
     Object.assign(file, { size: info.size, mtimeMs: info.mtimeMs, seq, hash });
@@ -346,11 +384,19 @@ export class AuditLog {
     }
   }
 
-  private writeFailure(error: unknown): AuditError {
+  private writeFailure(error: unknown, doing: 'open' | 'write' | 'lock' = 'open'): AuditError {
     if (error instanceof AuditError) return error;
+    const code = (error as NodeJS.ErrnoException).code;
+    const fix =
+      code === 'ENOSPC' || code === 'EDQUOT'
+        ? `Free disk space on the file system of ${dirname(this.path)}`
+        : code === 'EACCES' || code === 'EPERM' || code === 'EROFS'
+          ? `Make ${dirname(this.path)} writable by you (check its permissions and that it is not mounted read-only)`
+          : `Check ${dirname(this.path)} (RINGFENCE_HOME) and its file system`;
+    const what = doing === 'lock' ? `${this.path}.lock` : this.path;
     return new AuditError(
       'AUDIT_WRITE_FAILED',
-      `Could not open the audit log ${this.path}: ${(error as Error).message}. Check RINGFENCE_HOME's permissions.`,
+      `Could not ${doing === 'open' ? 'open' : 'write'} the audit log ${what} (${code ?? (error as Error).message}). ${fix}; calls go through again as soon as it can be written, without a restart.`,
       { cause: error },
     );
   }

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writeSampleLog } from './__fixtures__/sample.js';
+import { AuditLog } from './log.js';
 import { verifyAuditLog } from './verify.js';
 import { verifyInParallel } from './verify-parallel.js';
 
@@ -71,7 +72,41 @@ describe('verifyInParallel', { timeout: 180_000 }, () => {
       expect(await parallel(Math.floor(size / slices))).toEqual({
         entries: 800,
         lastHash: sequential.lastHash,
+        interrupted: sequential.interrupted,
       });
+    }
+  });
+
+  it('joins the calls left open across slices: a result in a later slice closes an earlier decision', async () => {
+    // 300 calls; each result is written 150 entries after its decision, so many cross the cut;
+    // every seventh call never gets a result (its gateway was killed with it in flight).
+    const log = await AuditLog.open({ path, session: 'sess-1' });
+    await log.append({ type: 'gateway.start', refs: { pid: process.pid } });
+    const decisions: number[] = [];
+    const pending: number[] = [];
+    for (let i = 0; i < 300; i++) {
+      const seq = await log.append({
+        type: 'mcp.decision',
+        refs: { phase: 'call', server: 's', tool: 't', allowed: true, rule: 'default', arguments: { i } },
+      });
+      decisions.push(seq);
+      if (i % 7 !== 0) pending.push(seq);
+      if (pending.length > 75) {
+        const parent = pending.shift() as number;
+        await log.append({
+          type: 'mcp.result',
+          parentSeq: parent,
+          refs: { server: 's', tool: 't', is_error: false, result: { content: [] } },
+        });
+      }
+    }
+    await log.close();
+    const open = [...decisions.filter((_, i) => i % 7 === 0), ...pending].sort((a, b) => a - b);
+    const sequential = await verifyAuditLog(path);
+    expect(sequential).toMatchObject({ ok: true, interrupted: open });
+    const size = (await readFile(path)).length;
+    for (const slices of [2, 4]) {
+      expect(await parallel(Math.floor(size / slices))).toMatchObject({ interrupted: open });
     }
   });
 

@@ -2,6 +2,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { workerSourceAt } from '../schema/worker-source.js';
+import { joinOpenCalls, type OpenCallsSlice } from './interrupted.js';
 import { MAX_LINE_BYTES, readAt } from './read.js';
 import type { AuditDigest } from './types.js';
 
@@ -19,6 +20,7 @@ export type SliceReport =
       readonly count: number;
       readonly head: { readonly seq: number; readonly prev: string };
       readonly last: { readonly seq: number; readonly hash: string };
+      readonly calls: OpenCallsSlice;
     }
   | { readonly ok: false };
 
@@ -38,7 +40,7 @@ export async function verifyInParallel(
   handle: FileHandle,
   size: number,
   sliceMinBytes = PARALLEL_MIN_BYTES / 2,
-): Promise<{ entries: number; lastHash: AuditDigest } | undefined> {
+): Promise<{ entries: number; lastHash: AuditDigest; interrupted: number[] } | undefined> {
   const slices = Math.min(MAX_WORKERS, Math.max(2, availableParallelism()), Math.floor(size / sliceMinBytes));
   if (slices < 2) return undefined;
   const starts = [0];
@@ -65,7 +67,11 @@ export async function verifyInParallel(
     entries += report.count;
   }
   const last = reports.at(-1);
-  return last?.ok ? { entries, lastHash: last.last.hash as AuditDigest } : undefined;
+  if (!last?.ok) return undefined;
+  const interrupted = joinOpenCalls(
+    reports.map((report) => (report as Extract<SliceReport, { ok: true }>).calls),
+  );
+  return { entries, lastHash: last.last.hash as AuditDigest, interrupted };
 }
 
 /** The offset of the first line that starts at or after `offset`, if one starts before `size`. */

@@ -6,6 +6,7 @@
  */
 import { open } from 'node:fs/promises';
 import { parentPort, workerData } from 'node:worker_threads';
+import { OpenCalls } from './interrupted.js';
 import { AUDIT_GENESIS } from './types.js';
 import { Lines, parseLine } from './verify-lines.js';
 import type { SliceJob, SliceReport } from './verify-parallel.js';
@@ -17,6 +18,7 @@ async function checkSlice({ path, start, end, first }: SliceJob): Promise<SliceR
     let count = 0;
     let head: { seq: number; prev: string } | undefined;
     let last: { seq: number; hash: string } | undefined;
+    const calls = new OpenCalls();
     for (let item = lines.take() ?? (await lines.next()); item; item = lines.take() ?? (await lines.next())) {
       if (!item.complete) return { ok: false };
       const parsed = parseLine(item.bytes);
@@ -29,10 +31,11 @@ async function checkSlice({ path, start, end, first }: SliceJob): Promise<SliceR
         return { ok: false };
       }
       last = { seq: entry.seq, hash: parsed.hash };
+      calls.see(entry);
       count += 1;
     }
     if (head === undefined || last === undefined) return { ok: false };
-    return { ok: true, count, head, last };
+    return { ok: true, count, head, last, calls: calls.slice() };
   } finally {
     await handle.close();
   }

@@ -40,7 +40,14 @@ describe('verifyAuditLog', () => {
     await writeSampleLog(path, 500);
     const result = await verifyAuditLog(path);
     const all = await lines();
-    expect(result).toEqual({ ok: true, path, exists: true, entries: 500, lastHash: hashLine(all[499]!) });
+    expect(result).toEqual({
+      ok: true,
+      path,
+      exists: true,
+      entries: 500,
+      lastHash: hashLine(all[499]!),
+      interrupted: expect.any(Array),
+    });
     expect(all.map((l) => parse(l).seq)).toEqual(Array.from({ length: 500 }, (_, i) => i + 1));
   });
 
@@ -67,6 +74,31 @@ describe('verifyAuditLog', () => {
     }
   });
 
+  it('reports forwarded calls that have no result entry as interrupted, by the seq of their decision', async () => {
+    const log = await AuditLog.open({ path, session: 's' });
+    const call = (allowed: boolean) =>
+      log.append({
+        type: 'mcp.decision',
+        refs: { phase: 'call', server: 'docs', tool: 'read', allowed, rule: 'r', arguments: {} },
+      });
+    const result = (parentSeq: number) =>
+      log.append({
+        type: 'mcp.result',
+        parentSeq,
+        refs: { server: 'docs', tool: 'read', is_error: false, result: 'ok' },
+      });
+    const answered = await call(true);
+    const lost = await call(true);
+    await result(answered);
+    await call(false); // refused: never forwarded, so no result is owed
+    await log.append(sampleInput(0)); // an expose decision: not a call
+    const inFlight = await call(true);
+    const late = await call(true);
+    await result(late);
+    await log.close();
+    expect(await verifyAuditLog(path)).toMatchObject({ ok: true, entries: 8, interrupted: [lost, inFlight] });
+  });
+
   it('treats an absent file and an empty file as an empty log', async () => {
     expect(await verifyAuditLog(path)).toEqual({
       ok: true,
@@ -74,6 +106,7 @@ describe('verifyAuditLog', () => {
       exists: false,
       entries: 0,
       lastHash: AUDIT_GENESIS,
+      interrupted: [],
     });
     await writeFile(path, '');
     expect(await verifyAuditLog(path)).toEqual({
@@ -82,6 +115,7 @@ describe('verifyAuditLog', () => {
       exists: true,
       entries: 0,
       lastHash: AUDIT_GENESIS,
+      interrupted: [],
     });
   });
 
@@ -125,7 +159,7 @@ describe('verifyAuditLog', () => {
   // against the spec, so key order at every level and duplicate keys must each be caught.
   it('finds keys reordered at the top, inside refs and inside refs.policy, and a duplicate key', async () => {
     const log = await AuditLog.open({ path, session: 'sess-1' });
-    const policy = { name: 'org', digest: `sha256:${'a'.repeat(64)}`, signer: 'ops' };
+    const policy = { name: 'org', digest: `sha256:${'a'.repeat(64)}` as const, signer: 'ops' };
     for (let i = 1; i <= 6; i++) {
       await log.append({
         type: 'mcp.decision',

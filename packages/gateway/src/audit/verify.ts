@@ -1,5 +1,6 @@
 import { type FileHandle, open } from 'node:fs/promises';
 import { withFileLock } from '@ringfence/policy';
+import { OpenCalls } from './interrupted.js';
 import { LineTooLongError } from './read.js';
 import { AUDIT_GENESIS, type AuditDigest } from './types.js';
 import { type AuditVerifyCode, Lines, type Parsed, parseLine } from './verify-lines.js';
@@ -16,6 +17,8 @@ export type AuditVerifyResult =
       readonly entries: number;
       /** Hash of the last line (the genesis value for an empty log): copy it elsewhere to anchor the log. */
       readonly lastHash: AuditDigest;
+      /** seqs of forwarded calls with no result entry (interrupted, or still running): see OpenCalls. */
+      readonly interrupted: readonly number[];
     }
   | {
       readonly ok: false;
@@ -66,7 +69,8 @@ export async function verifyAuditLog(
     handle = await open(path, 'r');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return { ok: true, path, exists: false, entries: 0, lastHash: AUDIT_GENESIS };
+    if (code === 'ENOENT')
+      return { ok: true, path, exists: false, entries: 0, lastHash: AUDIT_GENESIS, interrupted: [] };
     return unreadable(path, error);
   }
   try {
@@ -107,6 +111,7 @@ async function walk(path: string, lines: Lines): Promise<AuditVerifyResult> {
   let last: Known | undefined;
   // Hash of the line before `last` (the genesis value when `last` is line 1).
   let beforeLast: AuditDigest = AUDIT_GENESIS;
+  const calls = new OpenCalls();
   const fail = (at: number, code: AuditVerifyCode, message: string): AuditVerifyResult => ({
     ok: false,
     path,
@@ -149,8 +154,16 @@ async function walk(path: string, lines: Lines): Promise<AuditVerifyResult> {
     }
     beforeLast = last?.hash ?? AUDIT_GENESIS;
     last = { seq: entry.seq, hash: parsed.hash, bytes: parsed.bytes };
+    calls.see(entry);
   }
-  return { ok: true, path, exists: true, entries: line, lastHash: last?.hash ?? AUDIT_GENESIS };
+  return {
+    ok: true,
+    path,
+    exists: true,
+    entries: line,
+    lastHash: last?.hash ?? AUDIT_GENESIS,
+    interrupted: calls.seqs(),
+  };
 }
 
 type Finding = [line: number, code: AuditVerifyCode, message: string];

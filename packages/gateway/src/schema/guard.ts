@@ -7,6 +7,7 @@ import { digestOf } from '@ringfence/policy';
 import { resolveLimits } from './limits.js';
 import { measureValue } from './measure.js';
 import { WorkerPool } from './pool.js';
+import { checkSimple, type SimpleSchema, simpleSchema } from './simple.js';
 import {
   MAX_VALUE_DEPTH,
   OK,
@@ -30,7 +31,7 @@ const REMEMBERED_FAILURES = 256;
 
 type Prepared =
   | { verdict: SchemaVerdict & { ok: false } }
-  | { verdict: typeof OK; analysis: SchemaAnalysis; digest: string };
+  | { verdict: typeof OK; analysis: SchemaAnalysis; digest: string; simple?: SimpleSchema };
 
 /** `key` names who a check is for (e.g. the server); the worker queue is fair between keys. */
 export interface CheckOptions {
@@ -55,6 +56,7 @@ export class SchemaGuard {
   /** Pinned schemas are passed as the same objects on every call: vet and digest them once. */
   private readonly analyses = new WeakMap<object, Prepared>();
   private readonly compileFailures = new Map<string, SchemaVerdict>();
+  private closed = false;
 
   constructor(options: SchemaGuardOptions = {}) {
     this.limits = resolveLimits(options.limits);
@@ -132,6 +134,7 @@ export class SchemaGuard {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     await this.pool.close();
   }
 
@@ -151,6 +154,10 @@ export class SchemaGuard {
     const { analysis, digest } = prepared;
     const failed = this.compileFailures.get(digest);
     if (failed !== undefined) return failed;
+    // Vetted simple schemas are checked here: linear in the (capped) value, no budget to enforce.
+    // (After close() the pool answers for every schema, so a closed guard refuses alike.)
+    if (prepared.simple && !this.closed)
+      return checkSimple(prepared.simple, analysis.argumentRule, value, role);
     const verdict = await this.pool.run(
       {
         op: 'validate',
@@ -207,7 +214,13 @@ export class SchemaGuard {
       prepared = { verdict: analyzed.verdict };
     } else {
       try {
-        prepared = { verdict: OK, analysis: analyzed.analysis, digest: digestOf(schema) };
+        const simple = simpleSchema(analyzed.analysis.compiled, analyzed.analysis.argumentRule);
+        prepared = {
+          verdict: OK,
+          analysis: analyzed.analysis,
+          digest: digestOf(schema),
+          ...(simple ? { simple } : {}),
+        };
       } catch (error) {
         prepared = {
           verdict: refuse('SCHEMA_INVALID', error instanceof Error ? error.message : String(error)),

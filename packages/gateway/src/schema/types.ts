@@ -84,3 +84,23 @@ export function clip(text: string, max = 300): string {
   const flat = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' ');
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
+
+/**
+ * The argument rule (docs/schema-guard.md): names the schema does not declare are refused before
+ * the schema is checked. `matches` tests a name against the rule's patterns (compiled by the caller).
+ */
+export function unknownArguments(
+  rule: ArgumentRule,
+  value: unknown,
+  matches: (name: string) => boolean,
+): SchemaVerdict | undefined {
+  if (rule.open || typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const known = new Set(rule.known);
+  const unknown = Object.keys(value).filter((name) => !known.has(name) && !matches(name));
+  if (unknown.length === 0) return undefined;
+  const names = unknown.slice(0, 5).map((n) => JSON.stringify(n.slice(0, 60)));
+  return refuse(
+    'ARGUMENTS_UNKNOWN',
+    `unknown argument${unknown.length > 1 ? 's' : ''} ${names.join(', ')}${unknown.length > 5 ? ', …' : ''}: the tool's input schema does not declare ${unknown.length > 1 ? 'them' : 'it'}`,
+  );
+}

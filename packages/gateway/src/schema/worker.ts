@@ -9,7 +9,15 @@ import AjvModule from 'ajv';
 import Ajv2020Module from 'ajv/dist/2020.js';
 import type { WorkerMessage, WorkerRequest } from './protocol.js';
 import { compileRe2, PatternRefused, type Re2Like, re2Engine } from './regex.js';
-import { type ArgumentRule, clip, type Dialect, OK, refuse, type SchemaVerdict } from './types.js';
+import {
+  type ArgumentRule,
+  clip,
+  type Dialect,
+  OK,
+  refuse,
+  type SchemaVerdict,
+  unknownArguments,
+} from './types.js';
 
 const CACHE_SIZE = 256;
 
@@ -107,25 +115,15 @@ function describe(error: ErrorObject | undefined, role: 'arguments' | 'result'):
   return `${where}: ${message}`;
 }
 
-function unknownNames(entry: Entry, value: unknown): string[] {
-  if (entry.rule.open || typeof value !== 'object' || value === null || Array.isArray(value)) return [];
-  const known = new Set(entry.rule.known);
-  return Object.keys(value).filter((name) => !known.has(name) && !entry.patterns.some((p) => p.test(name)));
-}
-
 function handle(request: WorkerRequest): SchemaVerdict {
   const prepared = prepare(request.digest, request.dialect, request.schema, request.rule);
   if (!('validate' in prepared)) return prepared;
   if (request.op === 'compile') return OK;
   if (request.role === 'arguments') {
-    const unknown = unknownNames(prepared, request.value);
-    if (unknown.length > 0) {
-      const names = unknown.slice(0, 5).map((n) => JSON.stringify(n.slice(0, 60)));
-      return refuse(
-        'ARGUMENTS_UNKNOWN',
-        `unknown argument${unknown.length > 1 ? 's' : ''} ${names.join(', ')}${unknown.length > 5 ? ', …' : ''}: the tool's input schema does not declare ${unknown.length > 1 ? 'them' : 'it'}`,
-      );
-    }
+    const unknown = unknownArguments(prepared.rule, request.value, (name) =>
+      prepared.patterns.some((p) => p.test(name)),
+    );
+    if (unknown) return unknown;
   }
   try {
     if (prepared.validate(request.value) === true) return OK;

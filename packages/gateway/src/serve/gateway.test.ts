@@ -1,10 +1,12 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { AuditLog } from '../audit/log.js';
+import { verifyAuditLog } from '../audit/verify.js';
 import { DEFAULT_CALL_LIMITS } from '../config/limits.js';
 import type { HttpServerConfig } from '../config/servers.js';
 import { PinStore } from '../pins/store.js';
@@ -215,5 +217,65 @@ describe('UpstreamClient listing', () => {
   it('keeps a page whose tools the SDK would reject, for parsing one by one', async () => {
     const client = await connected(() => ({ tools: [tool('a'), { name: 42 }, 'junk'] }));
     expect((await client.listTools()).tools).toEqual([tool('a'), { name: 42 }, 'junk']);
+  });
+});
+
+describe('Gateway when the audit log cannot be written', () => {
+  let home: string;
+  beforeEach(async () => {
+    home = await mkdtemp(join(tmpdir(), 'rf-gateway-enospc-'));
+  });
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    await rm(home, { recursive: true, force: true });
+  });
+
+  it('refuses the call as a tool result naming the file and the fix, forwards nothing, and resumes once it can write', async () => {
+    class Counting extends FakeUpstream {
+      calls = 0;
+      override async callTool() {
+        this.calls += 1;
+        return { content: [] };
+      }
+    }
+    const up = new Counting('s', [tool('act')]);
+    const path = join(home, 'audit.jsonl');
+    const log = await AuditLog.open({ path, session: 'test', onNotice: () => {} });
+    const gateway = new Gateway({
+      servers: [server('s')],
+      pins: new PinStore(home),
+      guard,
+      audit: log,
+      createUpstream: () => up,
+      log: () => {},
+      session: 'test',
+    });
+    await gateway.start();
+
+    // No small tmpfs can be mounted here: the full disk is ENOSPC injected at the file layer.
+    const probe = await open(join(home, 'probe'), 'w');
+    const proto = Object.getPrototypeOf(probe) as Record<string, () => Promise<void>>;
+    await probe.close();
+    const full = vi
+      .spyOn(proto, 'datasync')
+      .mockRejectedValue(Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' }));
+    const started = Date.now();
+    const refused = await gateway.callTool('s_act', {}, {}, undefined);
+    // The bound: a local failure is refused within 1 s (it took 5.2 s, a stale lock's wait).
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(refused.isError).toBe(true);
+    const text = (refused.content as { text: string }[])[0]!.text;
+    expect(text).toMatch(/^ringfence did not forward s_act: .*nothing reached the server\./);
+    expect(text).toContain(path);
+    expect(text).toContain('Free disk space');
+    expect(up.calls).toBe(0);
+
+    full.mockRestore();
+    const resumed = await gateway.callTool('s_act', {}, {}, undefined);
+    expect(resumed.isError).not.toBe(true);
+    expect(up.calls).toBe(1);
+    await gateway.close();
+    await log.close();
+    expect(await verifyAuditLog(path)).toMatchObject({ ok: true, interrupted: [] });
   });
 });

@@ -27,6 +27,7 @@ import {
   outcomeKeys,
   withheldKey,
 } from './exposure.js';
+import { localFailureResult } from './local-failure.js';
 import { DEFAULT_LOG_RATE, type LogRateOptions, LogRelay, type RelayedLog } from './log-relay.js';
 import {
   CallRefused,
@@ -104,6 +105,9 @@ export class Gateway extends EventEmitter<{
 
   constructor(readonly options: GatewayOptions) {
     super();
+    // Each connected session listens for catalog, prompt and log changes (and lets go when it
+    // ends): the number is that of live sessions, which --http bounds per token, not a leak.
+    this.setMaxListeners(0);
     this.policy = options.policy ?? LOCAL_ONLY;
     this.resources = new ResourceIndex(
       this.naming,
@@ -439,7 +443,7 @@ export class Gateway extends EventEmitter<{
       ...this.target(entry.server),
       protocolVersion,
       ...call,
-    });
+    }).catch((error: unknown) => localFailureResult(error, name));
   }
 
   /**
@@ -466,7 +470,7 @@ export class Gateway extends EventEmitter<{
       ...this.target(entry.server),
       protocolVersion,
       ...call,
-    });
+    }).catch((error: unknown) => localFailureResult(error, name));
     if (reply.isError === true) {
       const text = (reply.content as { text?: string }[] | undefined)?.[0]?.text ?? 'ringfence refused it';
       throw new CallRefused('REFUSED', text);

@@ -45,7 +45,24 @@ interface Session {
   readonly transport: StreamableHTTPServerTransport;
   /** Hash of the token that opened the session: another token cannot use it. */
   readonly tokenHash: Buffer;
+  /** When its last request ended (or began, while one is open); idle sessions expire. */
+  lastSeen: number;
+  /** POST/DELETE requests not yet answered: such a session is not evicted. */
+  busy: number;
+  /** Open GET streams: a client still listening, so the session is not idle either. */
+  streams: number;
 }
+
+/** Limits on sessions (`mcp serve --session-idle`, `--max-sessions`). */
+export interface SessionLimits {
+  /** A session with no request for this long is closed. Default 30 minutes. */
+  readonly idleMs?: number;
+  /** Sessions one token may hold; a new one evicts that token's least recently used idle one. Default 32. */
+  readonly perToken?: number;
+}
+
+export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
+export const DEFAULT_SESSIONS_PER_TOKEN = 32;
 
 /**
  * Serve the gateway over streamable HTTP. Every request needs `Authorization: Bearer TOKEN`;
@@ -54,11 +71,42 @@ interface Session {
  */
 export async function serveHttp(
   gateway: Gateway,
-  options: { address: string; insecureListen?: boolean; resolveToken: TokenResolver },
-): Promise<{ server: HttpServer; url: string; close(): Promise<void> }> {
+  options: {
+    address: string;
+    insecureListen?: boolean;
+    resolveToken: TokenResolver;
+    sessions?: SessionLimits;
+  },
+): Promise<{ server: HttpServer; url: string; sessionCount(): number; close(): Promise<void> }> {
   const { host, port } = parseListenAddress(options.address);
   assertLoopbackListen(host, options.insecureListen);
   const sessions = new Map<string, Session>();
+  const idleMs = options.sessions?.idleMs ?? DEFAULT_SESSION_IDLE_MS;
+  const perToken = options.sessions?.perToken ?? DEFAULT_SESSIONS_PER_TOKEN;
+  const expire = (id: string, session: Session) => {
+    sessions.delete(id);
+    void session.transport.close().catch(() => {});
+  };
+  // An abandoned session (a client that went away without DELETE) would otherwise be kept forever.
+  const sweeper = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [id, session] of sessions) {
+        if (session.busy + session.streams === 0 && now - session.lastSeen >= idleMs) expire(id, session);
+      }
+    },
+    Math.max(1_000, Math.min(60_000, idleMs / 4)),
+  );
+  sweeper.unref();
+  /** Room for one more session of this token: evicts its least recently used idle one when full. */
+  const makeRoom = (tokenHash: Buffer): boolean => {
+    const mine = [...sessions].filter(([, s]) => s.tokenHash.equals(tokenHash));
+    if (mine.length < perToken) return true;
+    const idle = mine.filter(([, s]) => s.busy === 0).sort(([, a], [, b]) => a.lastSeen - b.lastSeen)[0];
+    if (!idle) return false;
+    expire(...idle);
+    return true;
+  };
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
       if (!res.headersSent) refuse(res, 500, `internal error: ${(error as Error).message}`);
@@ -84,14 +132,27 @@ export async function serveHttp(
       if (!session) return refuse(res, 404, 'Unknown or expired session; initialise again.');
       if (!timingSafeEqual(session.tokenHash, tokenHash))
         return refuse(res, 403, 'This session belongs to another token.');
+      const kind = req.method === 'GET' ? 'streams' : 'busy';
+      session[kind] += 1;
+      session.lastSeen = Date.now();
+      res.once('close', () => {
+        session[kind] -= 1;
+        session.lastSeen = Date.now();
+      });
       await session.transport.handleRequest(req, res);
       return;
     }
     if (req.method !== 'POST') return refuse(res, 400, 'Initialise a session with POST first.');
+    if (!makeRoom(tokenHash))
+      return refuse(
+        res,
+        429,
+        `This token already has ${perToken} sessions, all busy; end one (DELETE its session), or raise the cap with: ringfence mcp serve --max-sessions N`,
+      );
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, tokenHash });
+        sessions.set(id, { transport, tokenHash, lastSeen: Date.now(), busy: 0, streams: 0 });
       },
     });
     transport.onclose = () => {
@@ -113,7 +174,9 @@ export async function serveHttp(
   return {
     server,
     url,
+    sessionCount: () => sessions.size,
     close: async () => {
+      clearInterval(sweeper);
       await Promise.all([...sessions.values()].map((s) => s.transport.close().catch(() => {})));
       sessions.clear();
       await new Promise<void>((resolve) => server.close(() => resolve()));

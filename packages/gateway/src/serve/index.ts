@@ -26,11 +26,14 @@ export {
 export { createEndpointServer, rpcError } from './endpoint.js';
 export { Gateway, type GatewayOptions, type OfferedCapabilities, type ServerState } from './gateway.js';
 export {
+  DEFAULT_SESSION_IDLE_MS,
+  DEFAULT_SESSIONS_PER_TOKEN,
   generateToken,
   type Identity,
   isLoopbackAddress,
   ListenError,
   parseListenAddress,
+  type SessionLimits,
   serveHttp,
   type TokenResolver,
   tokensEqual,

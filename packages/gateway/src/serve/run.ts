@@ -8,7 +8,7 @@ import type { SchemaChecks } from '../ports/schema.js';
 import type { Upstream } from '../ports/upstream.js';
 import { createEndpointServer } from './endpoint.js';
 import { Gateway } from './gateway.js';
-import { generateToken, serveHttp, type TokenResolver, tokensEqual } from './http.js';
+import { generateToken, type SessionLimits, serveHttp, type TokenResolver, tokensEqual } from './http.js';
 
 export interface ServeOptions {
   readonly home: string;
@@ -22,6 +22,8 @@ export interface ServeOptions {
   /** Serve streamable HTTP on this HOST:PORT instead of stdio. */
   readonly http?: string;
   readonly insecureListen?: boolean;
+  /** Idle expiry and per-token cap of --http sessions (`--session-idle`, `--max-sessions`). */
+  readonly httpSessions?: SessionLimits;
   /** Token for --http (RINGFENCE_MCP_TOKEN); a random one is made and printed once when absent. */
   readonly httpToken?: string;
   /** Extra token → identity resolution (agent tokens). */
@@ -106,6 +108,7 @@ export async function runGateway(options: ServeOptions): Promise<RunningGateway>
     const http = await serveHttp(gateway, {
       address: options.http,
       ...(options.insecureListen ? { insecureListen: true } : {}),
+      ...(options.httpSessions ? { sessions: options.httpSessions } : {}),
       resolveToken,
     });
     options.log(`ringfence: listening on ${http.url}`);

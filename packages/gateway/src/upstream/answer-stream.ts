@@ -127,8 +127,11 @@ export function describeNetworkError(error: unknown): string {
 export function watchAnswerStream(
   body: ReadableStream<Uint8Array>,
   onEnd: (end: AnswerStreamEnd) => void,
+  /** The answer may not be longer than this (counted here, so no second stream layer does it). */
+  maxBytes = Number.POSITIVE_INFINITY,
 ): ReadableStream<Uint8Array> {
   const reader = body.getReader();
+  let seen = 0;
   const decoder = new TextDecoder();
   const scanner = new EventScanner();
   let ended = false;
@@ -159,6 +162,16 @@ export function watchAnswerStream(
           end({ kind: 'resumable', lastEventId: scanner.lastEventId });
         else end({ kind: 'broken', error: broken('the server ended its answer stream') });
         return controller.close();
+      }
+      seen += chunk.value.byteLength;
+      if (seen > maxBytes) {
+        const error = new UpstreamError(
+          'UPSTREAM_ANSWER_TOO_LARGE',
+          `the server's answer exceeded ${maxBytes} bytes; it was cut off`,
+        );
+        end({ kind: 'broken', error });
+        await reader.cancel().catch(() => {});
+        return controller.error(error);
       }
       const problem = scanner.feed(decoder.decode(chunk.value, { stream: true }));
       if (problem) {

@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { bytesSinceEventEnd, MAX_RESPONSE_BYTES, noRedirectFetch } from './remote.js';
+import { bytesSinceEventEnd, guardedFetch, MAX_RESPONSE_BYTES, noRedirectFetch } from './remote.js';
 
 const enc = (text: string) => new TextEncoder().encode(text);
 
@@ -54,6 +54,36 @@ describe('noRedirectFetch', () => {
     });
     const response = await noRedirectFetch(s.url, { method: 'GET' });
     await expect(response.text()).rejects.toThrow(/exceeded 16777216 bytes/);
+    s.close();
+  });
+
+  it("cuts off a call's answer stream over the cap and ends that call (the watcher counts it)", async () => {
+    const s = await serve((_q, r) => {
+      r.writeHead(200, { 'content-type': 'text/event-stream' });
+      // Many small, well-formed progress events: each fine, together over the cap.
+      const event = `data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 't', progress: 1, message: 'z'.repeat(64 * 1024) } })}\n\n`;
+      let sent = 0;
+      const more = () => {
+        while (sent < 300 && r.write(event)) sent++;
+        if (sent < 300) r.once('drain', more);
+        else r.end();
+      };
+      more();
+    });
+    const broken: string[] = [];
+    const fetchGuarded = guardedFetch({
+      maxAnswerBytes: 1024 * 1024,
+      onCallBroken: (token, error) => broken.push(`${token}: ${error.code}`),
+    });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'x', _meta: { progressToken: 'rf-call' } },
+    });
+    const response = await fetchGuarded(s.url, { method: 'POST', body });
+    await expect(response.text()).rejects.toThrow(/exceeded 1048576 bytes/);
+    expect(broken).toEqual(['rf-call: UPSTREAM_ANSWER_TOO_LARGE']);
     s.close();
   });
 

@@ -68,15 +68,19 @@ export function guardedFetch(guard: FetchGuard): typeof fetch {
   const { maxAnswerBytes, onCallBroken } = guard;
   /** Event id after which a call's stream ended unanswered → that call's token. */
   const resumable = new Map<string, string>();
-  const watch = (body: ReadableStream<Uint8Array>, token: string) =>
-    watchAnswerStream(body, (end) => {
-      if (end.kind === 'broken') onCallBroken?.(token, end.error);
-      else if (end.kind === 'resumable') {
-        resumable.set(end.lastEventId, token);
-        // A stream never resumed (its call ended another way) must not be kept for ever.
-        if (resumable.size > MAX_RESUMABLE) resumable.delete(resumable.keys().next().value as string);
-      }
-    });
+  const watch = (body: ReadableStream<Uint8Array>, token: string, maxBytes?: number) =>
+    watchAnswerStream(
+      body,
+      (end) => {
+        if (end.kind === 'broken') onCallBroken?.(token, end.error);
+        else if (end.kind === 'resumable') {
+          resumable.set(end.lastEventId, token);
+          // A stream never resumed (its call ended another way) must not be kept for ever.
+          if (resumable.size > MAX_RESUMABLE) resumable.delete(resumable.keys().next().value as string);
+        }
+      },
+      maxBytes,
+    );
 
   return async (input, init) => {
     const method = init?.method ?? 'GET';
@@ -135,8 +139,11 @@ export function guardedFetch(guard: FetchGuard): typeof fetch {
         `the server's answer is ${declared} bytes, over the ${maxAnswerBytes}-byte cap`,
       );
     }
-    const limited = limitedBody(response.body, maxAnswerBytes);
-    return rebody(response, token && eventStream && response.ok ? watch(limited, token) : limited);
+    // A call's answer stream is watched anyway: the watcher counts it too (one stream layer per
+    // call, not two). Anything else gets the plain counter.
+    if (token && eventStream && response.ok)
+      return rebody(response, watch(response.body, token, maxAnswerBytes));
+    return rebody(response, limitedBody(response.body, maxAnswerBytes));
   };
 }
 

@@ -1,51 +1,61 @@
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { UpstreamError } from '../ports/errors.js';
+import { droppedLineId, LineReader } from './line-reader.js';
 
 /**
  * MCP's stdio framing (one JSON-RPC message per line) over any pair of streams — here the
  * attached stdin and demultiplexed stdout of a container. A line that is not JSON-RPC is
- * reported through `onerror` and skipped; it never reaches the gateway as a message.
+ * reported through `onerror` and skipped; it never reaches the gateway as a message. A line over
+ * the cap is dropped as it comes: the request it answers (when its id can be read) fails with
+ * that reason, and the connection stays.
  */
 export class StreamTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
-  private readonly buffer: ReadBuffer;
+  private readonly buffer: LineReader;
+  private readonly maxLineBytes: number;
   private closed = false;
 
   constructor(
     private readonly input: NodeJS.ReadableStream,
     private readonly output: NodeJS.WritableStream,
     private readonly onClose?: () => Promise<void> | void,
-    /** Largest message (line) the server may send; more drops the connection. */
-    maxLineBytes?: number,
+    /** Largest message (line) the server may send; a longer one is dropped. Default 16 MiB. */
+    maxLineBytes = 16 * 1024 * 1024,
   ) {
-    this.buffer = new ReadBuffer(maxLineBytes === undefined ? undefined : { maxBufferSize: maxLineBytes });
+    this.maxLineBytes = maxLineBytes;
+    this.buffer = new LineReader(maxLineBytes);
   }
 
   async start(): Promise<void> {
-    this.input.on('data', (chunk: Buffer) => {
-      try {
-        this.buffer.append(chunk);
-      } catch (error) {
-        // A line over the cap (`answerCapBytes`, 16 MiB by default): the server is flooding; drop the connection.
-        this.onerror?.(error as Error);
-        void this.close();
-        return;
-      }
-      for (;;) {
-        let message: JSONRPCMessage | null;
+    const sink = {
+      line: (bytes: Buffer) => {
+        let message: JSONRPCMessage;
         try {
-          message = this.buffer.readMessage();
+          message = deserializeMessage(bytes.toString('utf8').replace(/\r$/, ''));
         } catch (error) {
           this.onerror?.(error as Error);
-          continue;
+          return;
         }
-        if (message === null) break;
         this.onmessage?.(message);
-      }
+      },
+      oversized: (head: Buffer, tail: Buffer) => {
+        const what = `the server's answer exceeded ${this.maxLineBytes} bytes; it was dropped (the server is kept)`;
+        const id = droppedLineId(head, tail);
+        if (id === undefined) {
+          this.onerror?.(
+            new UpstreamError('UPSTREAM_ANSWER_TOO_LARGE', `${what}, and whose answer it was is unknown`),
+          );
+          return;
+        }
+        this.onmessage?.({ jsonrpc: '2.0', id, error: { code: -32603, message: what } });
+      },
+    };
+    this.input.on('data', (chunk: Buffer) => {
+      if (!this.closed) this.buffer.push(chunk, sink);
     });
     this.input.once('end', () => void this.close());
     this.input.once('close', () => void this.close());

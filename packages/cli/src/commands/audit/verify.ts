@@ -43,6 +43,7 @@ function report(result: AuditVerifyResult): string[] {
       `ok  ${result.path}: ${result.entries} entries, chain intact.`,
       `    last hash: ${result.lastHash}`,
       '    Keep a copy of the last hash outside this machine: it is what shows a later rewrite of the whole file.',
+      ...interruptedLines(result.interrupted),
     ];
   }
   if (result.code === 'AUDIT_UNREADABLE') {
@@ -63,5 +64,16 @@ function report(result: AuditVerifyResult): string[] {
     '        The log cannot be repaired: keep this file as evidence and move it aside, e.g.',
     `          mv ${quote(result.path)} ${quote(aside)}`,
     '        ringfence starts a new log at the same path with its next entry.',
+  ];
+}
+
+/** Forwarded calls with no result entry, by the seq of their decision (at most 20 listed). */
+function interruptedLines(seqs: readonly number[]): string[] {
+  if (seqs.length === 0) return [];
+  const shown = seqs.slice(0, 20).join(', ');
+  const more = seqs.length > 20 ? ` and ${seqs.length - 20} more` : '';
+  return [
+    `    ${seqs.length} forwarded call${seqs.length === 1 ? ' has' : 's have'} no result entry (interrupted: the gateway stopped or could not write it, or still running): decision seq ${shown}${more}.`,
+    '    Their outcome is unknown: if no gateway is running now, they were cut off; check them on the server side.',
   ];
 }

@@ -19,6 +19,17 @@ export default class McpServe extends RingfenceCommand {
       description: 'serve streamable HTTP on HOST:PORT instead of stdio (bearer token required)',
     }),
     'insecure-listen': Flags.boolean({ description: 'allow --http on a non-loopback address' }),
+    'session-idle': Flags.integer({
+      description: '--http: close a session after this many seconds without a request [default: 1800]',
+      min: 1,
+      helpValue: 'SECONDS',
+    }),
+    'max-sessions': Flags.integer({
+      description:
+        "--http: sessions one token may hold; a new one ends that token's least recently used idle one [default: 32]",
+      min: 1,
+      helpValue: 'N',
+    }),
     session: Flags.string({ description: 'session id (default: random)' }),
     only: Flags.string({
       description:
@@ -63,7 +74,13 @@ export default class McpServe extends RingfenceCommand {
 
   private async start(
     deps: ServingDeps,
-    flags: { http?: string; 'insecure-listen'?: boolean; only?: string },
+    flags: {
+      http?: string;
+      'insecure-listen'?: boolean;
+      only?: string;
+      'session-idle'?: number;
+      'max-sessions'?: number;
+    },
   ) {
     const agents = new AgentStore(deps.gatewayOptions.home);
     let stdioIdentity: { agent: string; scope: string } | undefined;
@@ -82,6 +99,10 @@ export default class McpServe extends RingfenceCommand {
       ...deps.gatewayOptions,
       ...(flags.http ? { http: flags.http } : {}),
       ...(flags['insecure-listen'] ? { insecureListen: true } : {}),
+      httpSessions: {
+        ...(flags['session-idle'] ? { idleMs: flags['session-idle'] * 1000 } : {}),
+        ...(flags['max-sessions'] ? { perToken: flags['max-sessions'] } : {}),
+      },
       ...(flags.only !== undefined ? { only: flags.only } : {}),
       ...(process.env.RINGFENCE_MCP_TOKEN ? { httpToken: process.env.RINGFENCE_MCP_TOKEN } : {}),
       ...(stdioIdentity ? { stdioIdentity } : {}),

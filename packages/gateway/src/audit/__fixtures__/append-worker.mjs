@@ -1,8 +1,9 @@
 // Appends COUNT entries to PATH from its own OS process, using the built library (dist), in
-// bursts of concurrent appends, after the parent says "go" so that two workers overlap.
+// bursts of concurrent appends, after the parent says "go" so that two workers overlap. With a
+// fourth argument "flat-out" there is no pause between bursts (two gateways under full load).
 import { AuditLog } from '../../../dist/audit/index.js';
 
-const [path, countText, name] = process.argv.slice(2);
+const [path, countText, name, mode] = process.argv.slice(2);
 const count = Number(countText);
 const log = await AuditLog.open({ path, session: name });
 process.send({ ready: true });
@@ -21,7 +22,7 @@ for (let i = 0; i < count; i += 5) {
   }
   seqs.push(...(await Promise.all(burst)));
   // A short pause between bursts, as between calls in a real session, lets the other worker in.
-  await new Promise((resolve) => setTimeout(resolve, 2 + Math.random() * 8));
+  if (mode !== 'flat-out') await new Promise((resolve) => setTimeout(resolve, 2 + Math.random() * 8));
 }
 const ms = performance.now() - started;
 await log.close();

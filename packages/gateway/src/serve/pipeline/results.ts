@@ -1,5 +1,6 @@
 import type { CallToolResult } from '../../ports/caller.js';
 import { printable } from '../../text/printable.js';
+import { validationSentence } from '../../text/validation-error.js';
 import { errorResult, requestLabel } from './record.js';
 import { measureResult, resultTooLarge } from './result-size.js';
 import { sanitisePrompt, sanitiseRead, sanitiseResult } from './sanitise.js';
@@ -11,7 +12,8 @@ const ERROR_TEXT_MAX = 300;
 /** An upstream failure as the model may read it: its code, and at most 300 printable characters. */
 export function upstreamErrorText(error: unknown): string {
   const code = (error as { code?: unknown }).code;
-  const text = printable(String((error as Error)?.message ?? error));
+  // The SDK's validation of a malformed answer would otherwise reach the model as a JSON dump.
+  const text = printable(validationSentence(error) ?? String((error as Error)?.message ?? error));
   const clipped =
     text.length > ERROR_TEXT_MAX ? `${text.slice(0, ERROR_TEXT_MAX)}… (${text.length} characters)` : text;
   return typeof code === 'number' || typeof code === 'string' ? `[${code}] ${clipped}` : clipped;

@@ -81,10 +81,13 @@ describe('the MCP Inspector CLI against ringfence mcp serve', () => {
     for (const prompt of prompts) expect(prompt.name).toMatch(/^every_/);
   });
 
-  // Resources are being added on branch i12-resources; this base does not serve them yet. Once it
-  // does, turn these two into it(name, body): the bodies are resourcesList and resourceRead below.
-  it.todo('stdio and --http: resources/list lists the server’s resources');
-  it.todo('stdio and --http: resources/read reads one of them');
+  it('stdio: resources/list lists the server’s resources in the gateway’s namespace', async () => {
+    for (const resource of await resourcesList(stdio)) expect(resource.uri).toMatch(/^ringfence:every\//);
+  });
+
+  it('stdio: resources/read reads one of them through the gateway', async () => {
+    await resourceRead(stdio);
+  });
 
   it('without the home in its entry, the same Inspector gets an empty gateway (what setup prevents)', async () => {
     const entry = JSON.parse(await readFile(config, 'utf8')).mcpServers.ringfence;
@@ -124,6 +127,10 @@ describe('the MCP Inspector CLI against ringfence mcp serve', () => {
       expect((json(await http('prompts/list')).prompts as unknown[]).length).toBeGreaterThan(0);
     });
 
+    it('resources/list and resources/read', async () => {
+      await resourceRead(http);
+    });
+
     it('without the token the Inspector is refused', async () => {
       const run = await inspector([served.url, '--transport', 'http', '--method', 'tools/list'], bareHome);
       expect(run.code).not.toBe(0);
@@ -131,7 +138,7 @@ describe('the MCP Inspector CLI against ringfence mcp serve', () => {
   });
 });
 
-/** For when resources are served (see the it.todo above): both transports, the same checks. */
+/** Both transports, the same checks. */
 export async function resourcesList(
   run: (method: string, ...rest: string[]) => Promise<{ code: number; stdout: string; stderr: string }>,
 ) {

@@ -70,11 +70,12 @@ describe('upstream behaviour mid-session', () => {
     expect(served.stderr()).toContain('withheld up/note: its definition changed since it was pinned');
   });
 
-  it('answers only ping from a server: sampling, elicitation and roots are refused', async () => {
+  it('a server not registered for sampling or elicitation is refused both; roots is answered, empty for a remote server', async () => {
     const result = await served.client.callTool({ name: 'up_probe', arguments: {} });
     const outcomes = JSON.parse(firstText(result)) as Record<string, string>;
     expect(outcomes.ping).toBe('answered');
-    for (const kind of ['sampling', 'elicitation', 'roots']) expect(outcomes[kind]).toMatch(/^refused/);
+    expect(outcomes.roots).toBe('answered []');
+    for (const kind of ['sampling', 'elicitation']) expect(outcomes[kind]).toMatch(/^refused/);
   });
 
   it('a server that forgot our session (404): the gateway initialises again and retries once', async () => {

@@ -6,7 +6,7 @@ import { resolveHome } from '../home/home.js';
 import { AuditError } from './errors.js';
 import {
   checkEntryShape,
-  completeEntry,
+  entryLine,
   hashLine,
   type PreparedEntry,
   prepareEntry,
@@ -234,14 +234,14 @@ export class AuditLog {
     const lines: string[] = [];
     const written: { item: Pending; seq: number }[] = [];
     for (const item of batch) {
-      const checked = completeEntry(item.prepared, seq + 1, ts, hash);
+      const checked = entryLine(item.prepared, seq + 1, ts, hash);
       if (!checked.ok) {
         item.reject(
           new AuditError('AUDIT_INVALID_ENTRY', `Refusing to write a malformed entry: ${checked.message}.`),
         );
         continue;
       }
-      const line = serializeEntry(checked.entry);
+      const { line } = checked;
       lines.push(line);
       seq += 1;
       hash = hashLine(line);

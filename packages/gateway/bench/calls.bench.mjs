@@ -29,6 +29,10 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 300);
 const CONCURRENT_TOTAL = Number(process.env.BENCH_CONCURRENT ?? 800);
 const ONLY = process.env.BENCH_ONLY?.split(',');
+// Another checkout (built) to measure against in the same run: its `mcp serve` joins as
+// `baseline_stdio` / `baseline_http`, so a change is judged by ratios taken under the same load.
+const BASELINE = process.env.BENCH_BASELINE;
+const baselineCli = BASELINE && join(BASELINE, 'packages/cli/bin/run.js');
 const TICK_MS = 1000 / 100; // USER_HZ is 100 on Linux
 
 const median = (xs) => {
@@ -161,8 +165,13 @@ const home = join(dir, 'home');
 const shmDir = existsSync('/dev/shm') ? await mkdtemp('/dev/shm/rf-bench-') : undefined;
 const shmHome = shmDir ? join(shmDir, 'home') : undefined;
 const upstream = await startUpstream(dir);
-for (const target of [home, shmHome].filter(Boolean)) {
-  const add = spawn(process.execPath, [cli, 'mcp', 'add', 'up', '--url', upstream.url], {
+const baseHome = baselineCli && join(dir, 'baseline-home');
+for (const [target, via] of [
+  [home, cli],
+  [shmHome, cli],
+  [baseHome, baselineCli],
+].filter(([target]) => target)) {
+  const add = spawn(process.execPath, [via, 'mcp', 'add', 'up', '--url', upstream.url], {
     env: { ...process.env, RINGFENCE_HOME: target },
     stdio: 'ignore',
   });
@@ -181,6 +190,13 @@ try {
   if (want('ringfence_stdio'))
     targets.ringfence_stdio = {
       ...(await stdioRelay('rf', process.execPath, [cli, 'mcp', 'serve'], { RINGFENCE_HOME: home })),
+      tool: 'up_echo',
+    };
+  if (baselineCli && want('baseline_stdio'))
+    targets.baseline_stdio = {
+      ...(await stdioRelay('rf-base', process.execPath, [baselineCli, 'mcp', 'serve'], {
+        RINGFENCE_HOME: baseHome,
+      })),
       tool: 'up_echo',
     };
   if (shmHome && want('ringfence_stdio_audit_on_tmpfs'))
@@ -206,6 +222,19 @@ try {
         'rf-http',
         [cli, 'mcp', 'serve', '--http', `127.0.0.1:${port}`],
         { RINGFENCE_HOME: home, RINGFENCE_MCP_TOKEN: token },
+        `http://127.0.0.1:${port}/mcp`,
+        { authorization: `Bearer ${token}` },
+      )),
+      tool: 'up_echo',
+    };
+  }
+  if (baselineCli && want('baseline_http')) {
+    const port = await freePort();
+    targets.baseline_http = {
+      ...(await httpRelay(
+        'rf-base-http',
+        [baselineCli, 'mcp', 'serve', '--http', `127.0.0.1:${port}`],
+        { RINGFENCE_HOME: baseHome, RINGFENCE_MCP_TOKEN: token },
         `http://127.0.0.1:${port}/mcp`,
         { authorization: `Bearer ${token}` },
       )),
@@ -269,6 +298,14 @@ try {
   const goals = {
     cpu_stdio_vs_supergateway: cpuRatio('ringfence_stdio', 'supergateway_stdio'),
     cpu_http_vs_mcp_proxy: cpuRatio('ringfence_http', 'mcp_proxy_http'),
+    ...(baselineCli
+      ? {
+          baseline_cpu_stdio_vs_supergateway: cpuRatio('baseline_stdio', 'supergateway_stdio'),
+          baseline_cpu_http_vs_mcp_proxy: cpuRatio('baseline_http', 'mcp_proxy_http'),
+          cpu_stdio_vs_baseline: cpuRatio('ringfence_stdio', 'baseline_stdio'),
+          cpu_http_vs_baseline: cpuRatio('ringfence_http', 'baseline_http'),
+        }
+      : {}),
   };
   console.log(
     JSON.stringify(

@@ -4,11 +4,12 @@ import {
   checkEntryShape,
   completeEntry,
   contentDigest,
+  entryLine,
   hashLine,
   prepareEntry,
   serializeEntry,
 } from './format.js';
-import { AUDIT_GENESIS, type AuditEntry } from './types.js';
+import { AUDIT_GENESIS, type AuditEntry, type AuditInput } from './types.js';
 
 const decision = {
   seq: 2,
@@ -244,5 +245,88 @@ describe('mcp.result dropped', () => {
         's',
       ),
     ).toThrow(expect.objectContaining({ code: 'AUDIT_INVALID_ENTRY' }));
+  });
+});
+
+describe('entryLine', () => {
+  const prev = hashLine('the line before');
+  const ts = '2026-11-30T17:00:00.123Z';
+  // One input of every type, with optional fields, escapes and a long (clipped) string.
+  const inputs: AuditInput[] = [
+    { type: 'gateway.start', refs: { pid: 42, version: '1.2.3' } },
+    {
+      type: 'mcp.decision',
+      agent: 'claude "code"',
+      scope: 'repo\nx',
+      refs: {
+        phase: 'call',
+        server: 'gh',
+        tool: 'é\u2028t',
+        allowed: false,
+        rule: 'r',
+        reason: 'x'.repeat(5000),
+        arguments: { b: [1, '\u0000'], a: 'ü' },
+        policy: { name: 'p', digest: digestOf({}), signer: 'k' },
+      },
+    },
+    { type: 'mcp.decision', refs: { phase: 'expose', server: 'gh', tool: 't', allowed: true, rule: 'r' } },
+    {
+      type: 'mcp.result',
+      parentSeq: 6,
+      refs: {
+        server: 'gh',
+        tool: 'p',
+        kind: 'prompt',
+        is_error: true,
+        result: { x: 1 },
+        dropped: 2,
+        cancelled: 'client',
+      },
+    },
+    {
+      type: 'mcp.egress',
+      refs: { server: 'gh', host: 'h', port: 443, allowed: false, reason: 'no', status: 403, count: 3 },
+    },
+    {
+      type: 'mcp.server_request',
+      refs: { server: 'gh', method: 'sampling/createMessage', allowed: true, rule: 'r', request: {} },
+    },
+    { type: 'mcp.server_answer', parentSeq: 1, refs: { server: 'gh', method: 'm', is_error: false } },
+  ] as AuditInput[];
+
+  it.each(inputs.map((input) => [input.type, input] as const))(
+    'writes a %s entry byte for byte as serializeEntry does',
+    (_type, input) => {
+      const prepared = prepareEntry(input, 'sess');
+      const complete = completeEntry(prepared, 7, ts, prev);
+      if (!complete.ok) throw new Error(complete.message);
+      const line = entryLine(prepared, 7, ts, prev);
+      expect(line).toEqual({ ok: true, line: serializeEntry(complete.entry) });
+      if (!line.ok) return;
+      const parsed = checkEntryShape(JSON.parse(line.line));
+      expect(parsed.ok).toBe(true);
+      expect(serializeEntry((parsed as { entry: AuditEntry }).entry)).toBe(line.line);
+    },
+  );
+
+  it('checks what was not known when the entry was prepared', () => {
+    const result = prepareEntry(inputs[3] as AuditInput, 's');
+    expect(entryLine(result, 6, ts, prev)).toEqual({
+      ok: false,
+      message: 'parent_seq 6 must come before seq 6',
+    });
+    expect(entryLine(result, 7, ts, prev).ok).toBe(true);
+    const start = prepareEntry(inputs[0] as AuditInput, 's');
+    expect(entryLine(start, 0, ts, prev)).toMatchObject({ ok: false, message: /seq must be/ });
+    expect(entryLine(start, 1.5, ts, prev)).toMatchObject({ ok: false, message: /seq must be/ });
+    expect(entryLine(start, 1, '2026-11-30T17:00:00Z', prev)).toMatchObject({
+      ok: false,
+      message: /ts must be/,
+    });
+    expect(entryLine(start, 1, '2026-13-40T17:00:00.000Z', prev)).toMatchObject({
+      ok: false,
+      message: /ts must be/,
+    });
+    expect(entryLine(start, 1, ts, `${prev}"`)).toMatchObject({ ok: false, message: /prev must be/ });
   });
 });

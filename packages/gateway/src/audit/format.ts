@@ -280,6 +280,13 @@ function clean<T>(value: T): T {
 export interface PreparedEntry {
   readonly type: AuditType;
   readonly fields: Readonly<Record<string, unknown>>;
+  /**
+   * The entry's line between `"ts":"…",` and `,"prev":…`, serialised once when it is prepared:
+   * seq, ts and prev come first and last in the documented order, so the writer only splices
+   * them in (`entryLine`) instead of checking and serialising the whole entry again.
+   */
+  readonly middle: string;
+  readonly parentSeq: number | undefined;
 }
 
 /**
@@ -316,16 +323,46 @@ export function prepareEntry(input: AuditInput, session: string): PreparedEntry 
   } else {
     fields = { ...base, refs: input.refs };
   }
-  const prepared = { type: input.type, fields: clean(fields) };
+  const cleaned = clean(fields);
   // A placeholder seq above any parent_seq; the real one is checked again when it is known.
-  const probe = completeEntry(prepared, Number.MAX_SAFE_INTEGER, new Date(0).toISOString(), AUDIT_GENESIS);
+  const probe = checkEntryShape({ ...cleaned, seq: PROBE_SEQ, ts: PROBE_TS, prev: AUDIT_GENESIS });
   if (!probe.ok) {
     throw new AuditError(
       'AUDIT_INVALID_ENTRY',
       `Refusing to write a malformed ${input.type} entry: ${probe.message}.`,
     );
   }
-  return prepared;
+  const line = serializeEntry(probe.entry);
+  const parentSeq = (probe.entry as { parent_seq?: number }).parent_seq;
+  return {
+    type: input.type,
+    fields: cleaned,
+    middle: line.slice(PROBE_HEAD.length, line.length - PROBE_TAIL.length),
+    parentSeq,
+  };
+}
+
+const PROBE_SEQ = Number.MAX_SAFE_INTEGER;
+const PROBE_TS = new Date(0).toISOString();
+const PROBE_HEAD = `{"seq":${PROBE_SEQ},"ts":"${PROBE_TS}",`;
+const PROBE_TAIL = `,"prev":"${AUDIT_GENESIS}"}`;
+
+export type LineCheck = { ok: true; line: string } | { ok: false; message: string };
+
+/**
+ * The line of a prepared entry at its place in the chain: `serializeEntry(completeEntry(…))`
+ * byte for byte, checking what was not known when the entry was prepared (seq, ts, prev and
+ * parent_seq against the real seq); the rest was shape-checked by `prepareEntry`.
+ */
+export function entryLine(prepared: PreparedEntry, seq: number, ts: string, prev: AuditDigest): LineCheck {
+  if (!isSeq(seq)) return { ok: false, message: 'seq must be a positive integer' };
+  if (!isTimestamp(ts)) return { ok: false, message: 'ts must be a UTC time like 2026-01-31T12:00:00.000Z' };
+  if (!isDigest(prev)) return { ok: false, message: 'prev must be sha256: and 64 lower-case hex digits' };
+  if (prepared.parentSeq !== undefined && prepared.parentSeq >= seq) {
+    return { ok: false, message: `parent_seq ${prepared.parentSeq} must come before seq ${seq}` };
+  }
+  // ts and prev passed the checks above: neither holds a character JSON would escape.
+  return { ok: true, line: `{"seq":${seq},"ts":"${ts}",${prepared.middle},"prev":"${prev}"}` };
 }
 
 /** The full entry once the writer knows its place in the chain, shape-checked. */

@@ -127,11 +127,15 @@ async function httpRelay(name, args, env, url, headers = {}) {
   };
 }
 
-async function run(target) {
+async function run(target, upstreamPid) {
   const { client, tool, pid } = target;
   const args = { text: 'benchmark payload 0123456789' };
   for (let i = 0; i < 30; i++) await client.callTool({ name: tool, arguments: args });
   const cpuStart = pid ? cpuMs(pid) : 0;
+  // The client (this process) and the upstream share the 2 cores with the relay: their CPU per call
+  // bounds what any relay's throughput can be on this machine (see `ceilings` below).
+  const clientStart = process.cpuUsage();
+  const upstreamStart = cpuMs(upstreamPid);
   const latencies = [];
   for (let i = 0; i < SEQUENTIAL; i++) {
     const start = process.hrtime.bigint();
@@ -149,13 +153,19 @@ async function run(target) {
   await Promise.all(Array.from({ length: 8 }, caller));
   const seconds = Number(process.hrtime.bigint() - concurrentStart) / 1e9;
   const cpu = pid ? cpuMs(pid) - cpuStart : undefined;
+  const clientUsage = process.cpuUsage(clientStart);
+  const calls = SEQUENTIAL + CONCURRENT_TOTAL;
+  const clientMs = (clientUsage.user + clientUsage.system) / 1000;
+  const upstreamMs = cpuMs(upstreamPid) - upstreamStart;
   const sequentialSeconds = latencies.reduce((a, b) => a + b, 0) / 1000;
   return {
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     rps1: SEQUENTIAL / sequentialSeconds,
     rps8: CONCURRENT_TOTAL / seconds,
-    ...(cpu !== undefined ? { cpu_ms_per_call: cpu / (SEQUENTIAL + CONCURRENT_TOTAL) } : {}),
+    ...(cpu !== undefined ? { cpu_ms_per_call: cpu / calls } : {}),
+    client_cpu_ms_per_call: clientMs / calls,
+    upstream_cpu_ms_per_call: upstreamMs / calls,
   };
 }
 
@@ -272,7 +282,8 @@ try {
 
   const results = Object.fromEntries(Object.keys(targets).map((k) => [k, []]));
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [name, target] of Object.entries(targets)) results[name].push(await run(target));
+    for (const [name, target] of Object.entries(targets))
+      results[name].push(await run(target, upstream.child.pid));
     process.stderr.write(`round ${round + 1}/${ROUNDS} done\n`);
   }
 
@@ -289,6 +300,23 @@ try {
     ratios[label] = {
       added_p50_ms: round3(s.p50 - d.p50),
       throughput_ratio_8_vs_direct: round3(s.rps8 / d.rps8),
+    };
+  }
+  // With every process busy, calls/s ≤ cores ÷ (CPU per call of client + relay + upstream). The
+  // best 8-caller ratio any relay can reach against direct on this machine is therefore
+  // (client + upstream, direct) ÷ (client + relay + upstream, through it) — if direct is CPU-bound.
+  const cpuPerCall = (s) => (s.cpu_ms_per_call ?? 0) + s.client_cpu_ms_per_call + s.upstream_cpu_ms_per_call;
+  const ceilings = {};
+  for (const [label, s] of Object.entries(summary)) {
+    if (label === 'direct' || !d) continue;
+    ceilings[label] = {
+      total_cpu_ms_per_call: round3(cpuPerCall(s)),
+      cpu_bound_throughput_ceiling_vs_direct: round3(cpuPerCall(d) / cpuPerCall(s)),
+      // A relay's event loop is one thread: it cannot pass 1000 ÷ its CPU ms per call calls/s
+      // (a little more in fact, as GC and I/O threads share the count).
+      ...(s.cpu_ms_per_call
+        ? { relay_thread_bound_vs_direct: round3(1000 / s.cpu_ms_per_call / d.rps8) }
+        : {}),
     };
   }
   const cpuRatio = (a, b) =>
@@ -312,6 +340,7 @@ try {
       {
         summary,
         ratios,
+        ceilings,
         goals,
         settings: {
           rounds: ROUNDS,

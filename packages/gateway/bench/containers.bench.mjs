@@ -5,7 +5,8 @@
 // MCP client. Rounds are interleaved; medians are quoted.
 // BENCH_BASELINE=/path/to/other/built/checkout adds its `mcp serve` as `baseline` beside this
 // one in the same rounds (a change judged against the code before it under the same load);
-// BENCH_READY=0 skips the time-to-ready measurements (calls only).
+// BENCH_READY=0 skips the time-to-ready measurements (calls only). Each variant also answers
+// CALLS/5 sequential calls with 1 MiB (`call_1mib_answer_ms`): the cost of moving bytes.
 // CPU per call is the relay's (the gateway, or the `docker` CLI under `docker run -i`) and
 // dockerd's user + system time over the round's calls, from /proc (10 ms ticks).
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -110,11 +111,11 @@ async function timeToReady(count) {
   return elapsed;
 }
 
-async function latencies(client, name) {
+async function latencies(client, name, args = {}, count = CALLS) {
   const out = [];
-  for (let i = 0; i < CALLS; i++) {
+  for (let i = 0; i < count; i++) {
     const start = process.hrtime.bigint();
-    await client.callTool({ name, arguments: {} });
+    await client.callTool({ name, arguments: args });
     out.push(ms(start));
   }
   return out;
@@ -165,6 +166,9 @@ const variants = {
 };
 const calls = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
 const rps8 = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
+/** Sequential calls answered with 1 MiB (the probe's `answerBytes`): what moving bytes costs. */
+const big = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
+const BIG_CALLS = Math.max(5, Math.round(CALLS / 5));
 const relayCpu = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
 const dockerdCpu = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
 const names = Object.keys(variants);
@@ -186,6 +190,7 @@ for (let round = 0; round < ROUNDS; round++) {
     const count = CALLS + CONCURRENT_TOTAL;
     relayCpu[name].push((cpuMs(client.relayPid) - relay0) / count);
     if (dockerdPid) dockerdCpu[name].push((cpuMs(dockerdPid) - dockerd0) / count);
+    big[name].push(...(await latencies(client, tool, { answerBytes: 1024 * 1024 }, BIG_CALLS)));
     await client.close();
   }
   process.stderr.write(`round ${round + 1}/${ROUNDS} done\n`);
@@ -212,6 +217,9 @@ const summary = {
       { p50: p(calls[name], 50), p99: p(calls[name], 99) },
     ]),
   ),
+  call_1mib_answer_ms: Object.fromEntries(
+    names.map((name) => [name === 'direct' ? 'direct_docker_run' : name, { p50: p(big[name], 50) }]),
+  ),
   calls_per_s_8_callers: Object.fromEntries(
     names.map((name) => [name === 'direct' ? 'direct_docker_run' : name, Math.round(median(rps8[name]))]),
   ),
@@ -235,6 +243,7 @@ for (const name of names.filter((n) => n !== 'direct')) {
     added_p50_ms: Number((percentile(calls[name], 50) - percentile(calls.direct, 50)).toFixed(3)),
     p50_vs_docker_run: Number((percentile(calls[name], 50) / percentile(calls.direct, 50)).toFixed(2)),
     calls_per_s_vs_docker_run: Number((median(rps8[name]) / median(rps8.direct)).toFixed(2)),
+    p50_1mib_vs_docker_run: Number((percentile(big[name], 50) / percentile(big.direct, 50)).toFixed(2)),
   };
 }
 if (baselineCli) {
@@ -242,6 +251,9 @@ if (baselineCli) {
     (percentile(calls.gateway, 50) / percentile(calls.baseline, 50)).toFixed(2),
   );
   ratios.gateway.calls_per_s_vs_baseline = Number((median(rps8.gateway) / median(rps8.baseline)).toFixed(2));
+  ratios.gateway.p50_1mib_vs_baseline = Number(
+    (percentile(big.gateway, 50) / percentile(big.baseline, 50)).toFixed(2),
+  );
   const a = cpu(relayCpu.gateway);
   const b = cpu(relayCpu.baseline);
   if (a !== undefined && b !== undefined) ratios.gateway.relay_cpu_vs_baseline = Number((a / b).toFixed(2));

@@ -7,8 +7,9 @@
 // one in the same rounds (a change judged against the code before it under the same load);
 // BENCH_READY=0 skips the time-to-ready measurements (calls only). Each variant also answers
 // CALLS/5 sequential calls with 1 MiB (`call_1mib_answer_ms`): the cost of moving bytes.
-// CPU per call is the relay's (the gateway, or the `docker` CLI under `docker run -i`) and
-// dockerd's user + system time over the round's calls, from /proc (10 ms ticks).
+// CPU per call is each process's user + system time over the round's calls (sequential and 8
+// callers together): the client's (this process), the relay's (the gateway, or the `docker` CLI
+// under `docker run -i`), dockerd's and the server's in its container, from /proc (10 ms ticks).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -88,16 +89,19 @@ const homes = {
   ...(baselineCli ? { baseline: await homeWith(1, baselineCli, 'home-baseline') } : {}),
 };
 
+let sessions = 0;
 async function gatewayClient(home, via = cli) {
   const client = new Client({ name: 'bench', version: '1' });
+  const session = `bench-${process.pid}-${++sessions}`;
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [via, 'mcp', 'serve'],
+    args: [via, 'mcp', 'serve', '--session', session],
     env: { ...process.env, RINGFENCE_HOME: home },
     stderr: 'ignore',
   });
   await client.connect(transport);
   client.relayPid = transport.pid;
+  client.container = `ringfence-mcp-s0-${session}`;
   return client;
 }
 
@@ -137,13 +141,15 @@ async function throughput(client, name) {
 
 async function directClient() {
   const client = new Client({ name: 'bench-direct', version: '1' });
+  const name = `ringfence-bench-direct-${process.pid}-${++sessions}`;
   const transport = new StdioClientTransport({
     command: 'docker',
-    args: ['run', '-i', '--rm', '--network', 'none', probe.ref],
+    args: ['run', '-i', '--rm', '--name', name, '--network', 'none', probe.ref],
     stderr: 'ignore',
   });
   await client.connect(transport);
   client.relayPid = transport.pid;
+  client.container = name;
   return client;
 }
 
@@ -171,6 +177,11 @@ const big = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
 const BIG_CALLS = Math.max(5, Math.round(CALLS / 5));
 const relayCpu = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
 const dockerdCpu = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
+const serverCpu = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
+const clientCpu = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
+/** The host pid of the server's process in its container (NaN if the engine does not say). */
+const serverPid = async (container) =>
+  Number((await docker.getContainer(container).inspect()).State?.Pid ?? Number.NaN);
 const names = Object.keys(variants);
 for (let round = 0; round < ROUNDS; round++) {
   if (READY) {
@@ -183,12 +194,19 @@ for (let round = 0; round < ROUNDS; round++) {
     const { connect, tool } = variants[name];
     const client = await connect();
     for (let i = 0; i < 20; i++) await client.callTool({ name: tool, arguments: {} });
+    const server = await serverPid(client.container);
     const relay0 = cpuMs(client.relayPid);
+    const server0 = cpuMs(server);
     const dockerd0 = dockerdPid ? cpuMs(dockerdPid) : Number.NaN;
+    const client0 = process.cpuUsage();
     calls[name].push(...(await latencies(client, tool)));
     rps8[name].push(await throughput(client, tool));
     const count = CALLS + CONCURRENT_TOTAL;
     relayCpu[name].push((cpuMs(client.relayPid) - relay0) / count);
+    serverCpu[name].push((cpuMs(server) - server0) / count);
+    const used = process.cpuUsage(client0);
+    // This process runs only the client while the calls run.
+    clientCpu[name].push((used.user + used.system) / 1000 / count);
     if (dockerdPid) dockerdCpu[name].push((cpuMs(dockerdPid) - dockerd0) / count);
     big[name].push(...(await latencies(client, tool, { answerBytes: 1024 * 1024 }, BIG_CALLS)));
     await client.close();
@@ -226,7 +244,12 @@ const summary = {
   cpu_ms_per_call: Object.fromEntries(
     names.map((name) => [
       name === 'direct' ? 'direct_docker_run' : name,
-      { relay: cpu(relayCpu[name]), dockerd: cpu(dockerdCpu[name]) },
+      {
+        client: cpu(clientCpu[name]),
+        relay: cpu(relayCpu[name]),
+        dockerd: cpu(dockerdCpu[name]),
+        server: cpu(serverCpu[name]),
+      },
     ]),
   ),
   settings: {

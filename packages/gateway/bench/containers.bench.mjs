@@ -3,7 +3,15 @@
 // (they start concurrently) vs `docker run -i` of the same image, per-call latency and 8-caller
 // throughput through the gateway into a container vs `docker run -i` driven directly by the same
 // MCP client. Rounds are interleaved; medians are quoted.
-import { spawnSync } from 'node:child_process';
+// BENCH_BASELINE=/path/to/other/built/checkout adds its `mcp serve` as `baseline` beside this
+// one in the same rounds (a change judged against the code before it under the same load);
+// BENCH_READY=0 skips the time-to-ready measurements (calls only). Each variant also answers
+// CALLS/5 sequential calls with 1 MiB (`call_1mib_answer_ms`): the cost of moving bytes.
+// CPU per call is each process's user + system time over the round's calls (sequential and 8
+// callers together): the client's (this process), the relay's (the gateway, or the `docker` CLI
+// under `docker run -i`), dockerd's and the server's in its container, from /proc (10 ms ticks).
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +26,27 @@ const cli = join(repo, 'packages/cli/bin/run.js');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CALLS = Number(process.env.BENCH_CALLS ?? 200);
 const CONCURRENT_TOTAL = Number(process.env.BENCH_CONCURRENT ?? 400);
+const READY = process.env.BENCH_READY !== '0';
+const BASELINE = process.env.BENCH_BASELINE;
+const baselineCli = BASELINE && join(BASELINE, 'packages/cli/bin/run.js');
+const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
+
+/** CPU milliseconds (user + system, every thread) a process has used so far; NaN if unreadable. */
+function cpuMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+  } catch {
+    return Number.NaN;
+  }
+}
+/** dockerd's pid when it runs in this pid namespace (its CPU per call is then reported too). */
+const dockerdPid = (() => {
+  const r = spawnSync('pgrep', ['-x', 'dockerd']);
+  const pid = Number(r.stdout?.toString().trim().split('\n')[0]);
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+})();
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -44,28 +73,35 @@ const probe = await buildContextImage(docker, {
 });
 
 const dir = await mkdtemp(join(tmpdir(), 'rf-bench-containers-'));
-async function homeWith(count) {
-  const home = join(dir, `home-${count}`);
+async function homeWith(count, via = cli, name = `home-${count}`) {
+  const home = join(dir, name);
   for (let i = 0; i < count; i++) {
-    const r = spawnSync(process.execPath, [cli, 'mcp', 'add', `s${i}`, '--image', probe.ref], {
+    const r = spawnSync(process.execPath, [via, 'mcp', 'add', `s${i}`, '--image', probe.ref], {
       env: { ...process.env, RINGFENCE_HOME: home },
     });
     if (r.status !== 0) throw new Error(r.stderr.toString());
   }
   return home;
 }
-const homes = { 1: await homeWith(1), 5: await homeWith(5) };
+const homes = {
+  1: await homeWith(1),
+  ...(READY ? { 5: await homeWith(5) } : {}),
+  ...(baselineCli ? { baseline: await homeWith(1, baselineCli, 'home-baseline') } : {}),
+};
 
-async function gatewayClient(home) {
+let sessions = 0;
+async function gatewayClient(home, via = cli) {
   const client = new Client({ name: 'bench', version: '1' });
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [cli, 'mcp', 'serve'],
-      env: { ...process.env, RINGFENCE_HOME: home },
-      stderr: 'ignore',
-    }),
-  );
+  const session = `bench-${process.pid}-${++sessions}`;
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [via, 'mcp', 'serve', '--session', session],
+    env: { ...process.env, RINGFENCE_HOME: home },
+    stderr: 'ignore',
+  });
+  await client.connect(transport);
+  client.relayPid = transport.pid;
+  client.container = `ringfence-mcp-s0-${session}`;
   return client;
 }
 
@@ -79,12 +115,11 @@ async function timeToReady(count) {
   return elapsed;
 }
 
-async function latencies(client, name) {
-  for (let i = 0; i < 20; i++) await client.callTool({ name, arguments: {} });
+async function latencies(client, name, args = {}, count = CALLS) {
   const out = [];
-  for (let i = 0; i < CALLS; i++) {
+  for (let i = 0; i < count; i++) {
     const start = process.hrtime.bigint();
-    await client.callTool({ name, arguments: {} });
+    await client.callTool({ name, arguments: args });
     out.push(ms(start));
   }
   return out;
@@ -106,13 +141,15 @@ async function throughput(client, name) {
 
 async function directClient() {
   const client = new Client({ name: 'bench-direct', version: '1' });
-  await client.connect(
-    new StdioClientTransport({
-      command: 'docker',
-      args: ['run', '-i', '--rm', '--network', 'none', probe.ref],
-      stderr: 'ignore',
-    }),
-  );
+  const name = `ringfence-bench-direct-${process.pid}-${++sessions}`;
+  const transport = new StdioClientTransport({
+    command: 'docker',
+    args: ['run', '-i', '--rm', '--name', name, '--network', 'none', probe.ref],
+    stderr: 'ignore',
+  });
+  await client.connect(transport);
+  client.relayPid = transport.pid;
+  client.container = name;
   return client;
 }
 
@@ -126,58 +163,123 @@ async function directReady() {
 }
 
 const ready = { 1: [], 5: [], direct: [] };
-const calls = { gateway: [], direct: [] };
-const rps8 = { gateway: [], direct: [] };
+const variants = {
+  gateway: { connect: () => gatewayClient(homes[1]), tool: 's0_probe' },
+  ...(baselineCli
+    ? { baseline: { connect: () => gatewayClient(homes.baseline, baselineCli), tool: 's0_probe' } }
+    : {}),
+  direct: { connect: directClient, tool: 'probe' },
+};
+const calls = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
+const rps8 = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
+/** Sequential calls answered with 1 MiB (the probe's `answerBytes`): what moving bytes costs. */
+const big = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
+const BIG_CALLS = Math.max(5, Math.round(CALLS / 5));
+const relayCpu = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
+const dockerdCpu = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
+const serverCpu = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
+const clientCpu = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
+/** The host pid of the server's process in its container (NaN if the engine does not say). */
+const serverPid = async (container) =>
+  Number((await docker.getContainer(container).inspect()).State?.Pid ?? Number.NaN);
+const names = Object.keys(variants);
 for (let round = 0; round < ROUNDS; round++) {
-  ready[1].push(await timeToReady(1));
-  ready.direct.push(await directReady());
-  ready[5].push(await timeToReady(5));
-  const gated = await gatewayClient(homes[1]);
-  calls.gateway.push(...(await latencies(gated, 's0_probe')));
-  rps8.gateway.push(await throughput(gated, 's0_probe'));
-  await gated.close();
-  const direct = await directClient();
-  calls.direct.push(...(await latencies(direct, 'probe')));
-  rps8.direct.push(await throughput(direct, 'probe'));
-  await direct.close();
+  if (READY) {
+    ready[1].push(await timeToReady(1));
+    ready.direct.push(await directReady());
+    ready[5].push(await timeToReady(5));
+  }
+  // Each variant goes first in turn: the position in a round moves the figures a few per cent.
+  for (const name of names.map((_, i) => names[(i + round) % names.length])) {
+    const { connect, tool } = variants[name];
+    const client = await connect();
+    for (let i = 0; i < 20; i++) await client.callTool({ name: tool, arguments: {} });
+    const server = await serverPid(client.container);
+    const relay0 = cpuMs(client.relayPid);
+    const server0 = cpuMs(server);
+    const dockerd0 = dockerdPid ? cpuMs(dockerdPid) : Number.NaN;
+    const client0 = process.cpuUsage();
+    calls[name].push(...(await latencies(client, tool)));
+    rps8[name].push(await throughput(client, tool));
+    const count = CALLS + CONCURRENT_TOTAL;
+    relayCpu[name].push((cpuMs(client.relayPid) - relay0) / count);
+    serverCpu[name].push((cpuMs(server) - server0) / count);
+    const used = process.cpuUsage(client0);
+    // This process runs only the client while the calls run.
+    clientCpu[name].push((used.user + used.system) / 1000 / count);
+    if (dockerdPid) dockerdCpu[name].push((cpuMs(dockerdPid) - dockerd0) / count);
+    big[name].push(...(await latencies(client, tool, { answerBytes: 1024 * 1024 }, BIG_CALLS)));
+    await client.close();
+  }
   process.stderr.write(`round ${round + 1}/${ROUNDS} done\n`);
 }
 await rm(dir, { recursive: true, force: true });
 
+const p = (xs, q) => Number(percentile(xs, q).toFixed(3));
+const cpu = (xs) => (xs.length && !xs.some(Number.isNaN) ? Number(median(xs).toFixed(3)) : undefined);
 const summary = {
-  ready_ms: {
-    one: Math.round(median(ready[1])),
-    five: Math.round(median(ready[5])),
-    ratio_five_to_one: Number((median(ready[5]) / median(ready[1])).toFixed(2)),
-    direct_docker_run: Math.round(median(ready.direct)),
-    ratio_one_to_docker_run: Number((median(ready[1]) / median(ready.direct)).toFixed(2)),
-  },
-  call_ms: {
-    gateway: {
-      p50: Number(percentile(calls.gateway, 50).toFixed(3)),
-      p99: Number(percentile(calls.gateway, 99).toFixed(3)),
-    },
-    direct_docker_run: {
-      p50: Number(percentile(calls.direct, 50).toFixed(3)),
-      p99: Number(percentile(calls.direct, 99).toFixed(3)),
-    },
-  },
-  calls_per_s_8_callers: {
-    gateway: Math.round(median(rps8.gateway)),
-    direct_docker_run: Math.round(median(rps8.direct)),
-    ratio: Number((median(rps8.gateway) / median(rps8.direct)).toFixed(2)),
-  },
+  ...(READY
+    ? {
+        ready_ms: {
+          one: Math.round(median(ready[1])),
+          five: Math.round(median(ready[5])),
+          ratio_five_to_one: Number((median(ready[5]) / median(ready[1])).toFixed(2)),
+          direct_docker_run: Math.round(median(ready.direct)),
+          ratio_one_to_docker_run: Number((median(ready[1]) / median(ready.direct)).toFixed(2)),
+        },
+      }
+    : {}),
+  call_ms: Object.fromEntries(
+    names.map((name) => [
+      name === 'direct' ? 'direct_docker_run' : name,
+      { p50: p(calls[name], 50), p99: p(calls[name], 99) },
+    ]),
+  ),
+  call_1mib_answer_ms: Object.fromEntries(
+    names.map((name) => [name === 'direct' ? 'direct_docker_run' : name, { p50: p(big[name], 50) }]),
+  ),
+  calls_per_s_8_callers: Object.fromEntries(
+    names.map((name) => [name === 'direct' ? 'direct_docker_run' : name, Math.round(median(rps8[name]))]),
+  ),
+  cpu_ms_per_call: Object.fromEntries(
+    names.map((name) => [
+      name === 'direct' ? 'direct_docker_run' : name,
+      {
+        client: cpu(clientCpu[name]),
+        relay: cpu(relayCpu[name]),
+        dockerd: cpu(dockerdCpu[name]),
+        server: cpu(serverCpu[name]),
+      },
+    ]),
+  ),
   settings: {
     rounds: ROUNDS,
     calls_per_round: CALLS,
     concurrent_calls: CONCURRENT_TOTAL,
     node: process.version,
+    ...(BASELINE ? { baseline: BASELINE } : {}),
   },
 };
-summary.call_ms.added_p50 = Number(
-  (summary.call_ms.gateway.p50 - summary.call_ms.direct_docker_run.p50).toFixed(3),
-);
-summary.call_ms.ratio_p50 = Number(
-  (summary.call_ms.gateway.p50 / summary.call_ms.direct_docker_run.p50).toFixed(2),
-);
+const ratios = {};
+for (const name of names.filter((n) => n !== 'direct')) {
+  ratios[name] = {
+    added_p50_ms: Number((percentile(calls[name], 50) - percentile(calls.direct, 50)).toFixed(3)),
+    p50_vs_docker_run: Number((percentile(calls[name], 50) / percentile(calls.direct, 50)).toFixed(2)),
+    calls_per_s_vs_docker_run: Number((median(rps8[name]) / median(rps8.direct)).toFixed(2)),
+    p50_1mib_vs_docker_run: Number((percentile(big[name], 50) / percentile(big.direct, 50)).toFixed(2)),
+  };
+}
+if (baselineCli) {
+  ratios.gateway.p50_vs_baseline = Number(
+    (percentile(calls.gateway, 50) / percentile(calls.baseline, 50)).toFixed(2),
+  );
+  ratios.gateway.calls_per_s_vs_baseline = Number((median(rps8.gateway) / median(rps8.baseline)).toFixed(2));
+  ratios.gateway.p50_1mib_vs_baseline = Number(
+    (percentile(big.gateway, 50) / percentile(big.baseline, 50)).toFixed(2),
+  );
+  const a = cpu(relayCpu.gateway);
+  const b = cpu(relayCpu.baseline);
+  if (a !== undefined && b !== undefined) ratios.gateway.relay_cpu_vs_baseline = Number((a / b).toFixed(2));
+}
+summary.ratios = ratios;
 console.log(JSON.stringify(summary, null, 2));

@@ -35,7 +35,9 @@ export class StreamTransport implements Transport {
       line: (bytes: Buffer) => {
         let message: JSONRPCMessage;
         try {
-          message = deserializeMessage(bytes.toString('utf8').replace(/\r$/, ''));
+          // A CRLF line: the CR is cut from the bytes (a regex over the text would scan all of it).
+          const end = bytes.length > 0 && bytes[bytes.length - 1] === 13 ? bytes.length - 1 : bytes.length;
+          message = deserializeMessage(bytes.toString('utf8', 0, end));
         } catch (error) {
           this.onerror?.(error as Error);
           return;

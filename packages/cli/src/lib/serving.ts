@@ -16,8 +16,9 @@ import {
 } from '@ringfence/gateway/ports';
 import type { ContainerRuntime, WorkspaceRoot } from '@ringfence/gateway/runtime';
 import { SchemaGuard } from '@ringfence/gateway/schema';
+import { startupMark } from '@ringfence/gateway/startup';
 import { renderUntrusted } from '@ringfence/gateway/text';
-import { upstreamFactory } from '@ringfence/gateway/upstream';
+import type { upstreamFactory } from '@ringfence/gateway/upstream';
 import { loadInstalledPolicy } from '@ringfence/policy';
 import { CliError } from './errors.js';
 
@@ -78,31 +79,48 @@ export async function servingDeps(
   options: { allowMounts?: readonly string[] } = {},
 ): Promise<ServingDeps> {
   const home = resolveHome();
+  startupMark('serving: modules loaded');
   const policy = await loadPolicyView(home);
+  startupMark('serving: policy checked');
   // The result cap that binds is each server's (the pipeline's, base64 counted decoded); the
   // guard's own size check of a whole result is set to the largest answer any server may send.
   const guard = new SchemaGuard({ limits: { maxResultBytes: answerCapBytes(MAX_RESULT_MB * 1024 * 1024) } });
+  // Each listed tool's schema is compiled in a worker before anything is listed: started now, the
+  // workers load on the other core while this thread loads the rest, instead of after it.
+  void guard.warmUp();
   const audit = await AuditLog.open({ session, path: defaultAuditPath(), onNotice: reportLine });
+  startupMark('serving: audit log open');
   // The container runtime (engine probe, reaper process, sweep of dead gateways' leftovers,
   // sidecar image lookup, and dockerode with its dependencies) is built on first need only: a
   // gateway of remote servers never pays for it. When a container server is registered it is
   // started now, beside the rest of the start-up, so its first container does not wait for it.
   let runtime: Promise<ContainerRuntime> | undefined;
+  let runtimeCode: Promise<typeof import('@ringfence/gateway/runtime')> | undefined;
   const containerRuntime = (): Promise<ContainerRuntime> => {
-    runtime ??= import('@ringfence/gateway/runtime').then(({ createContainerRuntime }) =>
-      createContainerRuntime({
+    runtimeCode ??= import('@ringfence/gateway/runtime');
+    runtime ??= runtimeCode.then(({ createContainerRuntime }) => {
+      startupMark('serving: container runtime loaded');
+      return createContainerRuntime({
         home,
         session,
         log: reportLine,
         audit,
         policy,
         workspaceRoots: workspaceRoots(options.allowMounts),
-      }),
-    );
+      });
+    });
     return runtime;
   };
   const registered = await new ServerStore(home).list().catch(() => []);
-  if (registered.some((server) => server.transport !== 'http')) void containerRuntime().catch(() => {});
+  if (registered.some((server) => server.transport !== 'http')) {
+    void containerRuntime().catch(() => {});
+    // Its code alone first: once it is loaded, the engine probe and the reaper's start are under
+    // way before this thread loads anything else.
+    await runtimeCode;
+  }
+  // Loaded after the runtime's start was sent off: the engine, the reaper process and the
+  // schema workers get on while this thread loads the upstream clients and the served endpoint.
+  const { upstreamFactory } = await import('@ringfence/gateway/upstream');
   const createUpstream = upstreamFactory({
     container: (config) => new DeferredContainedServer(config, containerRuntime),
   });

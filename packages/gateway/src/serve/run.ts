@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { ConfigError, type ServerConfig, ServerStore } from '../config/servers.js';
 import { PinStore } from '../pins/store.js';
@@ -6,6 +5,7 @@ import type { AuditSink } from '../ports/audit.js';
 import type { PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
 import type { Upstream } from '../ports/upstream.js';
+import { newSessionId, startupMark } from '../util/startup.js';
 import { createEndpointServer } from './endpoint.js';
 import { Gateway } from './gateway.js';
 import { generateToken, type SessionLimits, serveHttp, type TokenResolver, tokensEqual } from './http.js';
@@ -48,9 +48,7 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-export function newSessionId(): string {
-  return randomBytes(6).toString('hex');
-}
+export { newSessionId };
 
 /** `ringfence mcp serve`: load the registered servers, start them, serve the catalog. */
 /** The registered servers to serve: all, or the one `--only` names (refused when it is not registered). */
@@ -142,6 +140,7 @@ export async function runGateway(options: ServeOptions): Promise<RunningGateway>
     };
   });
   await endpoint.connect(transport);
+  startupMark('serve: stdio endpoint connected');
   return {
     gateway,
     done,

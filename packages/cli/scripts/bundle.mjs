@@ -1,0 +1,70 @@
+// Bundles `mcp serve` (dist/serve-main.js, after tsc) into dist/bundle/: one start then reads a
+// few files instead of resolving and loading several hundred (docs/performance.md, "Start-up").
+// What the served path starts as threads or processes is bundled beside it under the names the
+// gateway looks for next to its own module (`new URL('./worker.js', import.meta.url)` and the
+// like): the schema worker, the reaper and the audit verifier's worker. Code loaded only on some
+// starts (the container runtime, the upstream clients, the served endpoint) stays in chunks of its
+// own, loaded when `runServe` asks for it.
+import { rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const outdir = join(root, 'dist', 'bundle');
+const beside = (subpath, file) => join(dirname(fileURLToPath(import.meta.resolve(subpath))), file);
+
+/**
+ * Two parts of dockerode that ringfence never reaches, left out of the bundle: BuildKit sessions
+ * (gRPC, for `buildImage` with version 2; ringfence builds only with the classic builder, and not
+ * from `mcp serve`) and SSH engines (`resolveEngineEndpoint` accepts unix:// and tcp:// only).
+ * Loading them was most of the container runtime's start (gRPC, protobuf, ssh2 with its
+ * emscripten crypto); should one ever be reached, it fails saying why.
+ */
+const unreached = {
+  name: 'unreached-dockerode-parts',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/(session|ssh)$/ }, (args) =>
+      /[/\\](dockerode|docker-modem)[/\\]lib$/.test(args.resolveDir)
+        ? { path: args.path, namespace: 'unreached' }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'unreached' }, (args) => ({
+      contents: `module.exports = function unreached() { throw new Error(${JSON.stringify(
+        `ringfence: the bundled mcp serve leaves out dockerode's ${args.path === './ssh' ? 'SSH engine connections' : 'BuildKit sessions'}, which it never uses; this is a bug, please report it.`,
+      )}); };`,
+      loader: 'js',
+    }));
+  },
+};
+
+rmSync(outdir, { recursive: true, force: true });
+const result = await build({
+  entryPoints: {
+    serve: join(root, 'dist', 'serve-main.js'),
+    worker: beside('@ringfence/gateway/schema', 'worker.js'),
+    'reaper-main': beside('@ringfence/gateway/runtime', 'reaper-main.js'),
+    'verify-worker': beside('@ringfence/gateway/audit', 'verify-worker.js'),
+  },
+  outdir,
+  entryNames: '[name]',
+  // Chunks beside the entries: a chunk's `new URL('./worker.js', import.meta.url)` must find them.
+  chunkNames: '[name]-[hash]',
+  bundle: true,
+  splitting: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'esm',
+  // Loaded only where they are used, and never on the serve path: oclif reads a tsconfig with
+  // typescript only for uncompiled plugins; ssh2 tries an optional native speed-up.
+  external: ['typescript', 'cpu-features', '*.node'],
+  // The CommonJS dependencies (dockerode, ajv, …) call require() for Node's own modules.
+  banner: {
+    js: "import { createRequire as __ringfenceRequire } from 'node:module'; const require = __ringfenceRequire(import.meta.url);",
+  },
+  plugins: [unreached],
+  legalComments: 'none',
+  logLevel: 'warning',
+  metafile: Boolean(process.env.BUNDLE_METAFILE),
+});
+if (process.env.BUNDLE_METAFILE) writeFileSync(process.env.BUNDLE_METAFILE, JSON.stringify(result.metafile));

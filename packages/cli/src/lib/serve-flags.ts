@@ -1,0 +1,46 @@
+import * as Flags from '@oclif/core/flags';
+
+// `mcp serve`'s flags, declared once: the oclif command (help, manifest) and the bundled fast path
+// (serve-main.ts) parse with these same definitions and oclif's own parser.
+export const serveFlags = {
+  http: Flags.string({
+    description: 'serve streamable HTTP on HOST:PORT instead of stdio (bearer token required)',
+  }),
+  'insecure-listen': Flags.boolean({ description: 'allow --http on a non-loopback address' }),
+  'session-idle': Flags.integer({
+    description: '--http: close a session after this many seconds without a request [default: 1800]',
+    min: 1,
+    helpValue: 'SECONDS',
+  }),
+  'max-sessions': Flags.integer({
+    description:
+      "--http: sessions one token may hold; a new one ends that token's least recently used idle one [default: 32]",
+    min: 1,
+    helpValue: 'N',
+  }),
+  session: Flags.string({ description: 'session id (default: random)' }),
+  only: Flags.string({
+    description:
+      'serve only this registered server, under its own tool and prompt names (no SERVER_ prefix): one client entry per server',
+  }),
+  'allow-mount': Flags.string({
+    description:
+      'another directory mounts may come from, DIR or DIR:rw (the current directory always may, writable)',
+    multiple: true,
+  }),
+};
+
+export interface ServeFlags {
+  http?: string | undefined;
+  'insecure-listen'?: boolean | undefined;
+  'session-idle'?: number | undefined;
+  'max-sessions'?: number | undefined;
+  session?: string | undefined;
+  only?: string | undefined;
+  'allow-mount'?: string[] | undefined;
+}
+
+/** `--session` names containers and networks. */
+export const SESSION_FLAG = /^[a-z0-9][a-z0-9-]{0,31}$/;
+export const SESSION_FLAG_MESSAGE =
+  '--session must be 1-32 lower-case letters, digits or "-" (it names containers and networks).';

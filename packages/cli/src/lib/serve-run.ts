@@ -1,0 +1,79 @@
+import { AgentError, AgentStore } from '@ringfence/gateway/agents';
+import { newSessionId, startupMark } from '@ringfence/gateway/startup';
+import { type Failure, REPORT_LINE } from './failure.js';
+import type { ServeFlags } from './serve-flags.js';
+import { reportLine, type ServingDeps, servingDeps } from './serving.js';
+
+/**
+ * `mcp serve` after its flags were parsed, for the oclif command and the bundled fast path alike.
+ * The servers' dependencies come first (policy check, audit log, schema workers and, when a
+ * container server is registered, the container runtime: engine probe, reaper, sweep) and only
+ * then is the served endpoint's code loaded, so that what the engine, the reaper process and the
+ * schema workers do runs beside that loading (docs/architecture.md, "Start-up").
+ */
+export async function runServe(flags: ServeFlags): Promise<void> {
+  const session = flags.session ?? newSessionId();
+  const deps = await servingDeps(session, { allowMounts: flags['allow-mount'] ?? [] });
+  const running = await start(deps, flags).catch(async (error: unknown) => {
+    await deps.close();
+    throw error;
+  });
+  // One shutdown, whoever asks first (stdin ending, SIGINT, SIGTERM): a second signal waits for
+  // the same cleanup instead of exiting halfway and leaving containers behind.
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      await running.close();
+      await deps.close();
+    })();
+    return stopping;
+  };
+  process.once('SIGINT', () => void stop().then(() => process.exit(130)));
+  process.once('SIGTERM', () => void stop().then(() => process.exit(143)));
+  await running.done;
+  await stop();
+}
+
+async function start(deps: ServingDeps, flags: ServeFlags) {
+  const { runGateway } = await import('@ringfence/gateway/serve');
+  startupMark('serve: endpoint code loaded');
+  const agents = new AgentStore(deps.gatewayOptions.home);
+  let stdioIdentity: { agent: string; scope: string } | undefined;
+  const agentToken = process.env.RINGFENCE_AGENT_TOKEN;
+  if (agentToken && !flags.http) {
+    const agent = await agents.resolve(agentToken).catch(() => undefined);
+    if (!agent) {
+      throw new AgentError(
+        'AGENT_TOKEN',
+        'RINGFENCE_AGENT_TOKEN is not the token of any agent; nothing was served. See the agents with: ringfence agent ls',
+      );
+    }
+    stdioIdentity = { agent: agent.name, scope: agent.scope };
+  }
+  return runGateway({
+    ...deps.gatewayOptions,
+    ...(flags.http ? { http: flags.http } : {}),
+    ...(flags['insecure-listen'] ? { insecureListen: true } : {}),
+    httpSessions: {
+      ...(flags['session-idle'] ? { idleMs: flags['session-idle'] * 1000 } : {}),
+      ...(flags['max-sessions'] ? { perToken: flags['max-sessions'] } : {}),
+    },
+    ...(flags.only !== undefined ? { only: flags.only } : {}),
+    ...(process.env.RINGFENCE_MCP_TOKEN ? { httpToken: process.env.RINGFENCE_MCP_TOKEN } : {}),
+    ...(stdioIdentity ? { stdioIdentity } : {}),
+    resolveAgentToken: async (token) => {
+      const agent = await agents.resolve(token).catch(() => undefined);
+      return agent ? { agent: agent.name, scope: agent.scope } : undefined;
+    },
+  });
+}
+
+/** Like every other report of `mcp serve`, a failure is a `ringfence:` line on stderr. */
+export function reportServeFailure(failure: Failure): void {
+  // One report line per line ringfence meant; a newline inside the message (server text) stays escaped.
+  const unforeseen = failure.message.endsWith(`\n${REPORT_LINE}`);
+  reportLine(
+    `ringfence: ${unforeseen ? failure.message.slice(0, -REPORT_LINE.length - 1) : failure.message}`,
+  );
+  if (unforeseen) reportLine(`ringfence: ${REPORT_LINE}`);
+}

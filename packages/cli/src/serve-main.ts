@@ -2,21 +2,26 @@
  * `ringfence mcp serve`, as bin/run.js starts it: this module is bundled with everything it
  * loads (scripts/bundle.mjs → dist/bundle/serve.js), so a start reads a few files instead of
  * resolving and loading several hundred, and @oclif/core's command machinery is not loaded at all.
- * The flags are parsed by oclif's own parser with the command's own definitions (serve-flags.ts),
+ * Flags are parsed by oclif's own parser with the command's own definitions (serve-flags.ts),
  * failures are worded by the same functions as the command's, and whatever this path does not
  * take (help, a flag the parser refuses, a bad --session, DEBUG set) is handed back to oclif,
  * which says it exactly as before.
  */
-import { parse } from '@oclif/core/parser';
 import { startupMark } from '@ringfence/gateway/startup';
 import { describeFailure } from './lib/failure.js';
-import { SESSION_FLAG, type ServeFlags, serveFlags } from './lib/serve-flags.js';
-import { reportServeFailure, runServe } from './lib/serve-run.js';
+import { reportServeFailure, runServe, SESSION_FLAG, type ServeFlags } from './lib/serve-run.js';
 
 /** The flags of `mcp serve ARGV`, or undefined when oclif must handle the command line. */
 export async function fastServeFlags(argv: readonly string[]): Promise<ServeFlags | undefined> {
   // DEBUG=* asks for oclif's debug output (where a failure happened): that is oclif's to give.
   if (process.env.DEBUG) return undefined;
+  // No arguments, nothing to parse (oclif's parser gives no flag either, serve-main.test.ts): the
+  // parser and the flag definitions are loaded only when there is something for them.
+  if (argv.length === 0) return {};
+  const [{ parse }, { serveFlags }] = await Promise.all([
+    import('@oclif/core/parser'),
+    import('./lib/serve-flags.js'),
+  ]);
   try {
     const { flags } = await parse([...argv], { flags: serveFlags, args: {}, strict: true });
     if (flags.session !== undefined && !SESSION_FLAG.test(flags.session)) return undefined;

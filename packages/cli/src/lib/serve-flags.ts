@@ -29,18 +29,3 @@ export const serveFlags = {
     multiple: true,
   }),
 };
-
-export interface ServeFlags {
-  http?: string | undefined;
-  'insecure-listen'?: boolean | undefined;
-  'session-idle'?: number | undefined;
-  'max-sessions'?: number | undefined;
-  session?: string | undefined;
-  only?: string | undefined;
-  'allow-mount'?: string[] | undefined;
-}
-
-/** `--session` names containers and networks. */
-export const SESSION_FLAG = /^[a-z0-9][a-z0-9-]{0,31}$/;
-export const SESSION_FLAG_MESSAGE =
-  '--session must be 1-32 lower-case letters, digits or "-" (it names containers and networks).';

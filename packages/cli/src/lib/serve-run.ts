@@ -1,8 +1,23 @@
 import { AgentError, AgentStore } from '@ringfence/gateway/agents';
 import { newSessionId, startupMark } from '@ringfence/gateway/startup';
 import { type Failure, REPORT_LINE } from './failure.js';
-import type { ServeFlags } from './serve-flags.js';
 import { reportLine, type ServingDeps, servingDeps } from './serving.js';
+
+/** `mcp serve`'s flags as parsed (serve-flags.ts declares them for oclif). */
+export interface ServeFlags {
+  http?: string | undefined;
+  'insecure-listen'?: boolean | undefined;
+  'session-idle'?: number | undefined;
+  'max-sessions'?: number | undefined;
+  session?: string | undefined;
+  only?: string | undefined;
+  'allow-mount'?: string[] | undefined;
+}
+
+/** `--session` names containers and networks. */
+export const SESSION_FLAG = /^[a-z0-9][a-z0-9-]{0,31}$/;
+export const SESSION_FLAG_MESSAGE =
+  '--session must be 1-32 lower-case letters, digits or "-" (it names containers and networks).';
 
 /**
  * `mcp serve` after its flags were parsed, for the oclif command and the bundled fast path alike.
@@ -13,7 +28,10 @@ import { reportLine, type ServingDeps, servingDeps } from './serving.js';
  */
 export async function runServe(flags: ServeFlags): Promise<void> {
   const session = flags.session ?? newSessionId();
-  const deps = await servingDeps(session, { allowMounts: flags['allow-mount'] ?? [] });
+  const deps = await servingDeps(session, {
+    allowMounts: flags['allow-mount'] ?? [],
+    ...(flags.only !== undefined ? { only: flags.only } : {}),
+  });
   const running = await start(deps, flags).catch(async (error: unknown) => {
     await deps.close();
     throw error;

@@ -68,11 +68,15 @@ export async function createContainerRuntime(options: {
   } catch (error) {
     return { available: false, reason: (error as Error).message };
   }
-  const swept = await sweepDeadGateways(docker).catch((error: unknown) => ({
-    containers: [],
-    networks: [],
-    errors: [(error as Error).message],
-  }));
+  // Independent engine calls, side by side (the reaper is starting meanwhile).
+  const [swept, sidecarImage] = await Promise.all([
+    sweepDeadGateways(docker).catch((error: unknown) => ({
+      containers: [] as string[],
+      networks: [] as string[],
+      errors: [(error as Error).message],
+    })),
+    findSidecarImage(docker),
+  ]);
   if (swept.containers.length + swept.networks.length > 0) {
     options.log(
       `ringfence: removed ${swept.containers.length} container(s) and ${swept.networks.length} network(s) left by gateways that no longer run.`,
@@ -80,8 +84,6 @@ export async function createContainerRuntime(options: {
   }
   startupMark('runtime: swept');
   for (const problem of swept.errors) options.log(`ringfence: sweeping leftovers: ${problem}`);
-  const sidecarImage = await findSidecarImage(docker);
-  startupMark('runtime: sidecar image looked up');
   const egress = new EgressAuditor((input) => {
     options.audit
       .append(input)

@@ -1,7 +1,7 @@
 import { Errors } from '@oclif/core';
 import { type Failure, RingfenceCommand } from '../../lib/base-command.js';
-import { SESSION_FLAG, SESSION_FLAG_MESSAGE, serveFlags } from '../../lib/serve-flags.js';
-import { reportServeFailure, runServe } from '../../lib/serve-run.js';
+import { serveFlags } from '../../lib/serve-flags.js';
+import { reportServeFailure, runServe, SESSION_FLAG, SESSION_FLAG_MESSAGE } from '../../lib/serve-run.js';
 
 // `bin/run.js` starts `mcp serve` through the bundled fast path (serve-main.ts), which runs this
 // same flag parsing and `runServe`, and hands anything else (help, a flag it refuses, a bad

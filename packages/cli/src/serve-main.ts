@@ -18,17 +18,17 @@ export async function fastServeFlags(argv: readonly string[]): Promise<ServeFlag
   // No arguments, nothing to parse (oclif's parser gives no flag either, serve-main.test.ts): the
   // parser and the flag definitions are loaded only when there is something for them.
   if (argv.length === 0) return {};
-  const [{ parse }, { serveFlags }] = await Promise.all([
-    import('@oclif/core/parser'),
-    import('./lib/serve-flags.js'),
-  ]);
+  const { parseServeFlags } = await import('./lib/serve-flags.js');
+  let flags: ServeFlags;
   try {
-    const { flags } = await parse([...argv], { flags: serveFlags, args: {}, strict: true });
-    if (flags.session !== undefined && !SESSION_FLAG.test(flags.session)) return undefined;
-    return flags;
-  } catch {
-    return undefined;
+    ({ flags } = await parseServeFlags(argv));
+  } catch (error) {
+    // A refused command line (oclif's errors carry `oclif`): oclif says why. Anything else is a
+    // fault of this path, and is not to be hidden behind the fallback.
+    if (typeof error === 'object' && error !== null && 'oclif' in error) return undefined;
+    throw error;
   }
+  return flags.session !== undefined && !SESSION_FLAG.test(flags.session) ? undefined : flags;
 }
 
 /** Runs `mcp serve ARGV` and returns true, or returns false without doing anything. */
@@ -36,6 +36,7 @@ export async function serveMain(argv: readonly string[]): Promise<boolean> {
   startupMark(`mcp serve: fast path ${import.meta.url}`);
   const flags = await fastServeFlags(argv);
   if (flags === undefined) return false;
+  startupMark('mcp serve: the fast path took the command line');
   try {
     await runServe(flags);
   } catch (error) {

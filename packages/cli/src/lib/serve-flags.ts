@@ -1,4 +1,5 @@
 import * as Flags from '@oclif/core/flags';
+import { parse } from '@oclif/core/parser';
 
 // `mcp serve`'s flags, declared once: the oclif command (help, manifest) and the bundled fast path
 // (serve-main.ts) parse with these same definitions and oclif's own parser.
@@ -29,3 +30,8 @@ export const serveFlags = {
     multiple: true,
   }),
 };
+
+/** oclif's parse of `mcp serve ARGV`, as the command's own `this.parse` runs it. */
+export function parseServeFlags(argv: readonly string[]) {
+  return parse([...argv], { flags: serveFlags, args: {}, strict: true });
+}

@@ -94,6 +94,13 @@ const upstream = spawn(
     stdio: ['ignore', 'pipe', 'ignore'],
   },
 );
+// Stopped halfway (Ctrl-C): leave no test server behind.
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    upstream.kill();
+    process.exit(130);
+  });
+}
 try {
   const line = await new Promise((resolve) =>
     createInterface({ input: upstream.stdout }).once('line', resolve),

@@ -38,6 +38,31 @@ const unreached = {
   },
 };
 
+/**
+ * The workspace's own packages have no import-time effects: a module none of whose exports is used
+ * is left out, as `"sideEffects": false` would say. Their index files re-export whole areas, and
+ * without this the policy's authoring code (and the yaml parser with it) came along on every start.
+ */
+const OWN = /[/\\]packages[/\\](gateway|policy)[/\\]dist[/\\]/;
+const ownCodeIsPure = {
+  name: 'own-code-is-pure',
+  setup(b) {
+    b.onResolve({ filter: /^(@ringfence\/|\.)/ }, async (args) => {
+      if (args.pluginData === ownCodeIsPure || args.kind === 'entry-point') return undefined;
+      if (!args.path.startsWith('@ringfence/') && !OWN.test(`${args.resolveDir}/`)) return undefined;
+      const resolved = await b.resolve(args.path, {
+        kind: args.kind,
+        resolveDir: args.resolveDir,
+        importer: args.importer,
+        pluginData: ownCodeIsPure,
+      });
+      if (resolved.errors.length > 0 || !OWN.test(resolved.path))
+        return resolved.errors.length ? resolved : undefined;
+      return { path: resolved.path, sideEffects: false };
+    });
+  },
+};
+
 rmSync(outdir, { recursive: true, force: true });
 const result = await build({
   entryPoints: {
@@ -62,7 +87,7 @@ const result = await build({
   banner: {
     js: "import { createRequire as __ringfenceRequire } from 'node:module'; const require = __ringfenceRequire(import.meta.url);",
   },
-  plugins: [unreached],
+  plugins: [unreached, ownCodeIsPure],
   legalComments: 'none',
   logLevel: 'warning',
   metafile: Boolean(process.env.BUNDLE_METAFILE),

@@ -53,6 +53,9 @@ export async function runServe(flags: ServeFlags): Promise<void> {
 }
 
 async function start(deps: ServingDeps, flags: ServeFlags) {
+  // Loading the endpoint's code holds this thread for a while: first let the container runtime
+  // handle the engine's answers that have come in (each of its steps waits for the one before).
+  await new Promise((resolve) => setImmediate(resolve));
   const { runGateway } = await import('@ringfence/gateway/serve');
   startupMark('serve: endpoint code loaded');
   const agents = new AgentStore(deps.gatewayOptions.home);

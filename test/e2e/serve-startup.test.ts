@@ -2,6 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot, ringfence } from '../helpers/cli.js';
+import { docker, probeImage } from '../helpers/containers.js';
 import { connectStdio, freshHome, startToolServer } from '../helpers/mcp.js';
 import { install, makeOrg, type Org, policyDocument, signPolicy } from '../helpers/policy.js';
 
@@ -116,5 +117,46 @@ describe('mcp serve from the bundle', () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('Serve every registered server to an AI client as one MCP server');
     expect(help.stdout).toContain('--allow-mount');
+  });
+});
+
+describe('mcp serve with a container server, from the bundle', () => {
+  /** The engine's container events for one session between two moments (seconds). */
+  async function containerEvents(session: string, since: number, until: number): Promise<string> {
+    const stream = (await docker.getEvents({
+      since,
+      until,
+      filters: { type: ['container'], label: [`ringfence.session=${session}`] },
+    })) as NodeJS.ReadableStream;
+    let text = '';
+    for await (const chunk of stream) text += chunk.toString();
+    return text;
+  }
+
+  it('starts no container when RINGFENCE_AGENT_TOKEN is the token of no agent', async () => {
+    const home = await freshHome();
+    const added = await ringfence(['mcp', 'add', 'probe', '--image', await probeImage()], {
+      RINGFENCE_HOME: home,
+    });
+    expect(added.code, added.stderr).toBe(0);
+    const session = `e2e-agent-${Date.now().toString(36)}`;
+    const since = Math.floor(Date.now() / 1000) - 1;
+    const refused = await ringfence(['mcp', 'serve', '--session', session], {
+      RINGFENCE_HOME: home,
+      RINGFENCE_AGENT_TOKEN: 'rfa_not-an-agent',
+      ...TRACE,
+    });
+    expect(refused.stderr).toContain(TOOK);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(
+      /^ringfence: RINGFENCE_AGENT_TOKEN is not the token of any agent; nothing was served\. See the agents with: ringfence agent ls$/m,
+    );
+    // The control: the same session served with no token does create its container.
+    const served = await connectStdio(home, { ...TRACE }, {}, { args: ['--session', `${session}-ok`] });
+    await served.client.listTools();
+    await served.close();
+    const until = Math.ceil(Date.now() / 1000) + 1;
+    expect(await containerEvents(session, since, until)).toBe('');
+    expect(await containerEvents(`${session}-ok`, since, until)).toContain('"create"');
   });
 });

@@ -28,11 +28,18 @@ export const SESSION_FLAG_MESSAGE =
  */
 export async function runServe(flags: ServeFlags): Promise<void> {
   const session = flags.session ?? newSessionId();
+  let stdioIdentity: StdioIdentity | undefined;
+  let agents: AgentStore | undefined;
   const deps = await servingDeps(session, {
     allowMounts: flags['allow-mount'] ?? [],
     ...(flags.only !== undefined ? { only: flags.only } : {}),
+    // Before any container is begun: an unknown agent token serves, and starts, nothing.
+    admit: async (home) => {
+      agents = new AgentStore(home);
+      stdioIdentity = await stdioIdentityOf(agents, flags);
+    },
   });
-  const running = await start(deps, flags).catch(async (error: unknown) => {
+  const running = await start(deps, flags, agents!, stdioIdentity).catch(async (error: unknown) => {
     await deps.close();
     throw error;
   });
@@ -52,25 +59,33 @@ export async function runServe(flags: ServeFlags): Promise<void> {
   await stop();
 }
 
-async function start(deps: ServingDeps, flags: ServeFlags) {
+type StdioIdentity = { agent: string; scope: string };
+
+/** The stdio caller's identity from RINGFENCE_AGENT_TOKEN; a token of no agent is refused. */
+async function stdioIdentityOf(agents: AgentStore, flags: ServeFlags): Promise<StdioIdentity | undefined> {
+  const agentToken = process.env.RINGFENCE_AGENT_TOKEN;
+  if (!agentToken || flags.http) return undefined;
+  const agent = await agents.resolve(agentToken).catch(() => undefined);
+  if (!agent) {
+    throw new AgentError(
+      'AGENT_TOKEN',
+      'RINGFENCE_AGENT_TOKEN is not the token of any agent; nothing was served. See the agents with: ringfence agent ls',
+    );
+  }
+  return { agent: agent.name, scope: agent.scope };
+}
+
+async function start(
+  deps: ServingDeps,
+  flags: ServeFlags,
+  agents: AgentStore,
+  stdioIdentity: StdioIdentity | undefined,
+) {
   // Loading the endpoint's code holds this thread for a while: first let the container runtime
   // handle the engine's answers that have come in (each of its steps waits for the one before).
   await new Promise((resolve) => setImmediate(resolve));
   const { runGateway } = await import('@ringfence/gateway/serve');
   startupMark('serve: endpoint code loaded');
-  const agents = new AgentStore(deps.gatewayOptions.home);
-  let stdioIdentity: { agent: string; scope: string } | undefined;
-  const agentToken = process.env.RINGFENCE_AGENT_TOKEN;
-  if (agentToken && !flags.http) {
-    const agent = await agents.resolve(agentToken).catch(() => undefined);
-    if (!agent) {
-      throw new AgentError(
-        'AGENT_TOKEN',
-        'RINGFENCE_AGENT_TOKEN is not the token of any agent; nothing was served. See the agents with: ringfence agent ls',
-      );
-    }
-    stdioIdentity = { agent: agent.name, scope: agent.scope };
-  }
   return runGateway({
     ...deps.gatewayOptions,
     ...(flags.http ? { http: flags.http } : {}),

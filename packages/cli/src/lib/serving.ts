@@ -78,12 +78,18 @@ export function workspaceRoots(allowMounts: readonly string[] = []): WorkspaceRo
 /** Everything `mcp serve` and `mcp tools` need, built once. */
 export async function servingDeps(
   session: string,
-  options: { allowMounts?: readonly string[]; only?: string } = {},
+  options: {
+    allowMounts?: readonly string[];
+    only?: string;
+    /** Run after the policy check and before any server starts: what it refuses starts nothing. */
+    admit?: (home: string) => Promise<void>;
+  } = {},
 ): Promise<ServingDeps> {
   const home = resolveHome();
   startupMark('serving: modules loaded');
   const policy = await loadPolicyView(home);
   startupMark('serving: policy checked');
+  await options.admit?.(home);
   // The result cap that binds is each server's (the pipeline's, base64 counted decoded); the
   // guard's own size check of a whole result is set to the largest answer any server may send.
   const guard = new SchemaGuard({ limits: { maxResultBytes: answerCapBytes(MAX_RESULT_MB * 1024 * 1024) } });
@@ -94,7 +100,7 @@ export async function servingDeps(
   startupMark('serving: audit log open');
   // The container runtime (engine probe, reaper process, sweep of dead gateways' leftovers,
   // sidecar image lookup, and dockerode with its dependencies) is built on first need only: a
-  // gateway of remote servers never pays for it. When a container server is registered it is
+  // gateway of remote servers never pays for it. When a container server is to be served it is
   // started now, beside the rest of the start-up, so its first container does not wait for it.
   let runtime: Promise<ContainerRuntime> | undefined;
   let runtimeCode: Promise<typeof import('@ringfence/gateway/runtime')> | undefined;

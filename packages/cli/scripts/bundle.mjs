@@ -5,7 +5,7 @@
 // like): the schema worker, the reaper and the audit verifier's worker. Code loaded only on some
 // starts (the container runtime, the upstream clients, the served endpoint) stays in chunks of its
 // own, loaded when `runServe` asks for it.
-import { rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -44,6 +44,21 @@ const unreached = {
  * without this the policy's authoring code (and the yaml parser with it) came along on every start.
  */
 const OWN = /[/\\]packages[/\\](gateway|policy)[/\\]dist[/\\]/;
+// That holds while no module of theirs is imported for its effect alone (`import './x.js'`), which
+// this would silently drop: refuse to bundle if one appears.
+for (const pkg of ['@ringfence/gateway/config', '@ringfence/policy']) {
+  const dist = fileURLToPath(new URL('.', import.meta.resolve(pkg))).replace(/(dist[/\\]).*$/, '$1');
+  for (const file of readdirSync(dist, { recursive: true })) {
+    if (!String(file).endsWith('.js')) continue;
+    if (
+      /^\s*import\s*['"]/m.test(readFileSync(join(dist, String(file)), 'utf8')) &&
+      !/worker|main/.test(String(file))
+    )
+      throw new Error(
+        `${join(dist, String(file))} imports a module for its effect alone; own-code-is-pure would drop it`,
+      );
+  }
+}
 const ownCodeIsPure = {
   name: 'own-code-is-pure',
   setup(b) {

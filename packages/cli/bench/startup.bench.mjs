@@ -3,10 +3,16 @@
 //  - `node -e 0`, `ringfence --version`, `ringfence --help`: process start to exit;
 //  - each command's own load: a fresh `node` importing that command's module (what a run of the
 //    command pays on top of oclif, now that the shipped manifest spares loading the others);
-//  - `mcp serve` ready with one remote server: spawn to initialize + tools/list answered.
-//   node bench/startup.bench.mjs            ROUNDS=3 node bench/startup.bench.mjs
+//  - `mcp serve` ready with one remote server and with one container server: spawn to
+//    initialize + tools/list answered, and the CPU the gateway process used by then (from /proc:
+//    what the machine's load disturbs least), beside `docker run -i` of the same image driven by
+//    the same client;
+//  - with BENCH_BASELINE=<a built checkout> (e.g. /work/main), that checkout's --version, --help
+//    and serve-ready in the same interleaved rounds, so a change is judged under the same load.
+//   node bench/startup.bench.mjs            ROUNDS=3 BENCH_BASELINE=/work/main node bench/startup.bench.mjs
+//   BENCH_CONTAINERS=0 leaves out the container rows (no engine needed).
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -14,11 +20,16 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { buildContextImage, buildNodeBaseImage } from '@ringfence/gateway/images';
+import { createDockerClient } from '@ringfence/gateway/runtime';
 
 const here = fileURLToPath(new URL('..', import.meta.url));
 const repo = join(here, '../..');
 const cli = join(here, 'bin/run.js');
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
+const BASELINE = process.env.BENCH_BASELINE;
+const baselineCli = BASELINE && join(BASELINE, 'packages/cli/bin/run.js');
+const CONTAINERS = process.env.BENCH_CONTAINERS !== '0';
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -70,7 +81,6 @@ function importMs(file) {
 }
 
 const dir = await mkdtemp(join(tmpdir(), 'rf-bench-startup-'));
-const home = join(dir, 'home');
 const tools = join(dir, 'tools.json');
 await writeFile(
   tools,
@@ -84,53 +94,123 @@ const upstream = spawn(
     stdio: ['ignore', 'pipe', 'ignore'],
   },
 );
+// Stopped halfway (Ctrl-C): leave no test server behind.
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    upstream.kill();
+    process.exit(130);
+  });
+}
 try {
   const line = await new Promise((resolve) =>
     createInterface({ input: upstream.stdout }).once('line', resolve),
   );
   const url = `http://127.0.0.1:${JSON.parse(line).port}/mcp`;
-  const env = { ...process.env, RINGFENCE_HOME: home };
-  const add = spawnSync(process.execPath, [cli, 'mcp', 'add', 'up', '--url', url], { env });
-  if (add.status !== 0) throw new Error(add.stderr.toString());
+  /** A home per build (the baseline may read its registry differently) with these servers. */
+  const homeFor = (which, build, adds) => {
+    const path = join(dir, `${which}-home-${build === cli ? 'this' : 'baseline'}`);
+    for (const args of adds) {
+      const r = spawnSync(process.execPath, [build, 'mcp', 'add', ...args], {
+        env: { ...process.env, RINGFENCE_HOME: path },
+      });
+      if (r.status !== 0) throw new Error(r.stderr.toString());
+    }
+    return path;
+  };
 
-  async function serveReady() {
+  /** Spawn to initialize + tools/list answered; CPU of the spawned process by then (ms, /proc). */
+  async function ready(command, args, env, expected) {
     const start = process.hrtime.bigint();
     const client = new Client({ name: 'bench', version: '1' });
-    await client.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [cli, 'mcp', 'serve'],
-        env,
-        stderr: 'ignore',
-      }),
-    );
+    const transport = new StdioClientTransport({ command, args, env, stderr: 'ignore' });
+    await client.connect(transport);
     const { tools: listed } = await client.listTools();
     const elapsed = ms(start);
-    if (listed.length !== 1) throw new Error(`expected 1 tool, got ${listed.length}`);
+    const stat = readFileSync(`/proc/${transport.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const cpu = ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks (USER_HZ 100)
+    if (listed.length !== expected) throw new Error(`expected ${expected} tool(s), got ${listed.length}`);
     await client.close();
-    return elapsed;
+    return { ms: elapsed, cpu };
   }
+  const serveReady = (build, home) => () =>
+    ready(process.execPath, [build, 'mcp', 'serve'], { ...process.env, RINGFENCE_HOME: home }, 1);
 
+  const builds = [{ label: '', cli }, ...(baselineCli ? [{ label: 'baseline: ', cli: baselineCli }] : [])];
+  let image;
+  if (CONTAINERS) {
+    const docker = createDockerClient();
+    const base = await buildNodeBaseImage(docker);
+    image = await buildContextImage(docker, {
+      repository: 'ringfence-bench/probe',
+      context: {
+        dockerfile: `FROM ${base.ref}\nCOPY probe-server.mjs /app/probe-server.mjs\nUSER 65532:65532\nENTRYPOINT ["node","/app/probe-server.mjs"]\n`,
+        files: [
+          {
+            path: 'probe-server.mjs',
+            mode: 0o644,
+            source: { hostPath: join(repo, 'test/fixtures/probe-server.mjs') },
+          },
+        ],
+      },
+    });
+  }
   const variants = [
     { name: 'node -e 0', run: () => timed(['-e', '0']) },
-    { name: 'ringfence --version', run: () => timed([cli, '--version']) },
-    { name: 'ringfence --help', run: () => timed([cli, '--help']) },
-    { name: 'mcp serve ready (1 remote)', run: serveReady },
+    ...builds.flatMap(({ label, cli: build }) => [
+      { name: `${label}ringfence --version`, run: () => timed([build, '--version']) },
+      { name: `${label}ringfence --help`, run: () => timed([build, '--help']) },
+      {
+        name: `${label}mcp serve ready (1 remote)`,
+        run: serveReady(build, homeFor('remote', build, [['up', '--url', url]])),
+      },
+      ...(image
+        ? [
+            {
+              name: `${label}mcp serve ready (1 container)`,
+              run: serveReady(build, homeFor('container', build, [['c0', '--image', image.ref]])),
+            },
+          ]
+        : []),
+    ]),
+    ...(image
+      ? [
+          {
+            name: 'docker run -i ready (same image)',
+            run: () => ready('docker', ['run', '-i', '--rm', '--network', 'none', image.ref], process.env, 1),
+          },
+        ]
+      : []),
     ...commands.map((c) => ({ name: `load: ${c.id}`, run: () => importMs(c.file) })),
   ];
   const samples = Object.fromEntries(variants.map((v) => [v.name, []]));
-  for (const v of variants) await v.run(); // warm the page cache
+  for (const v of variants) await v.run(); // warm the page cache (and pin the tools once)
   for (let round = 0; round < ROUNDS; round++) {
     for (const v of shuffle(variants)) samples[v.name].push(await v.run());
     process.stderr.write(`round ${round + 1}/${ROUNDS} done\n`);
   }
-  const result = Object.fromEntries(Object.entries(samples).map(([k, xs]) => [k, Math.round(median(xs))]));
-  const node0 = result['node -e 0'];
+  const med = (name, key) => {
+    const xs = samples[name];
+    return xs && median(xs.map((x) => (typeof x === 'number' ? x : x[key])));
+  };
+  const node0 = med('node -e 0');
   console.log(`start-up, median of ${ROUNDS} interleaved rounds (ms; node ${process.version})`);
-  for (const [k, v] of Object.entries(result)) {
-    const extra =
-      k.startsWith('load:') || k === 'node -e 0' ? '' : `  (${(v / node0).toFixed(1)}x node -e 0)`;
-    console.log(`  ${k.padEnd(30)} ${String(v).padStart(6)}${extra}`);
+  for (const { name } of variants) {
+    const wall = Math.round(med(name, 'ms'));
+    const cpu = typeof samples[name][0] === 'object' ? `  cpu ${Math.round(med(name, 'cpu'))} ms` : '';
+    const base = name.startsWith('baseline: ')
+      ? undefined
+      : samples[`baseline: ${name}`] && med(`baseline: ${name}`, 'ms');
+    const extra = [
+      name.startsWith('load:') || name === 'node -e 0' ? '' : `${(wall / node0).toFixed(1)}x node -e 0`,
+      base ? `${(wall / base).toFixed(2)}x baseline` : '',
+      name.includes('(1 container)') && samples['docker run -i ready (same image)']
+        ? `${(wall / med('docker run -i ready (same image)', 'ms')).toFixed(2)}x docker run -i`
+        : '',
+    ].filter(Boolean);
+    console.log(
+      `  ${name.padEnd(40)} ${String(wall).padStart(6)}${cpu}${extra.length ? `  (${extra.join(', ')})` : ''}`,
+    );
   }
 } finally {
   upstream.kill();

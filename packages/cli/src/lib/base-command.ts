@@ -1,42 +1,9 @@
 import { format } from 'node:util';
 import { Command, Errors, ux } from '@oclif/core';
 import { renderUntrusted, stringifyForTerminal } from '@ringfence/gateway/text';
-import { isRingfenceError } from '@ringfence/policy';
+import { describeFailure, type Failure } from './failure.js';
 
-/**
- * Codes that mean the command line itself was wrong. They exit 2, as oclif's own parse errors do,
- * so a script can tell "you called it wrongly" from "it refused" (1).
- */
-const USAGE_CODES: ReadonlySet<string> = new Set(['REGISTRATION_USAGE']);
-
-export const REPORT_LINE =
-  'ringfence did not expect this failure, so it may be a bug: please report it to the ringfence maintainers with the command you ran and this message (run it again with DEBUG=* to see where it happened).';
-
-/** What a person is told when a command fails, and the exit code scripts see. */
-export interface Failure {
-  readonly message: string;
-  readonly exit: 1 | 2;
-  /** Printed below the message (`Code: …`) for coded errors. */
-  readonly code?: string;
-}
-
-/** A failure of the machine or the file system (EACCES, ENOENT…): its message names both. */
-function isSystemError(error: unknown): error is NodeJS.ErrnoException {
-  return error instanceof Error && typeof (error as NodeJS.ErrnoException).syscall === 'string';
-}
-
-/**
- * Coded errors already say what happened and what to do next: their message is the whole story.
- * A system error names the path and the operating system's reason. Anything else was not
- * foreseen, so the person is also told how to report it.
- */
-export function describeFailure(error: unknown): Failure {
-  if (isRingfenceError(error))
-    return { message: error.message, exit: USAGE_CODES.has(error.code) ? 2 : 1, code: error.code };
-  if (isSystemError(error)) return { message: error.message, exit: 1 };
-  const message = error instanceof Error ? error.message : String(error);
-  return { message: `${message}\n${REPORT_LINE}`, exit: 1 };
-}
+export { describeFailure, type Failure, REPORT_LINE } from './failure.js';
 
 /** oclif's own errors (parse errors, `this.error`, `this.exit`) already carry their exit code. */
 const isOclifError = (error: unknown): boolean =>

@@ -2,7 +2,7 @@ import type { ContainerServerConfig } from '@ringfence/gateway/config';
 import type { ContainedServer, ContainedStdio } from '@ringfence/gateway/ports';
 import type { ContainerRuntime } from '@ringfence/gateway/runtime';
 import { describe, expect, it, vi } from 'vitest';
-import { DeferredContainedServer } from './serving.js';
+import { DeferredContainedServer, EarlyContainers } from './serving.js';
 
 const config = {
   name: 'docs',
@@ -63,5 +63,60 @@ describe('DeferredContainedServer', () => {
     const failure = server.start();
     await expect(failure).rejects.toMatchObject({ code: 'CONTAINERS_UNAVAILABLE' });
     await expect(failure).rejects.toThrow(/connect ENOENT \/var\/run\/docker\.sock.*ringfence doctor/);
+  });
+});
+
+describe('EarlyContainers (container servers begun before the gateway asks)', () => {
+  it('hands the gateway the server it began, started once, when the registration is the same', async () => {
+    const { runtime, launch, inner } = fakeRuntime();
+    const early = new EarlyContainers([config], async () => runtime);
+    await vi.waitFor(() => expect(inner.start).toHaveBeenCalledTimes(1));
+    // The gateway adds what the policy allows of server requests; that does not change the container.
+    const taken = early.take({ ...config, allow_sampling: false } as ContainerServerConfig);
+    await taken.start();
+    expect(launch).toHaveBeenCalledTimes(1);
+    expect(inner.start).toHaveBeenCalledTimes(1);
+    await early.stop();
+    expect(inner.stop).not.toHaveBeenCalled();
+  });
+
+  it('stops what it began and starts anew when the registration changed in between', async () => {
+    const { runtime, launch, inner } = fakeRuntime();
+    const early = new EarlyContainers([config], async () => runtime);
+    await vi.waitFor(() => expect(inner.start).toHaveBeenCalledTimes(1));
+    const changed = { ...config, image: 'example/other@sha256:1' } as ContainerServerConfig;
+    const taken = early.take(changed);
+    await vi.waitFor(() => expect(inner.stop).toHaveBeenCalledTimes(1));
+    await taken.start();
+    expect(launch).toHaveBeenLastCalledWith(changed);
+    expect(launch).toHaveBeenCalledTimes(2);
+  });
+
+  it('stops, at close, what the gateway never took', async () => {
+    const { runtime, inner } = fakeRuntime();
+    const early = new EarlyContainers([config], async () => runtime);
+    await vi.waitFor(() => expect(inner.start).toHaveBeenCalledTimes(1));
+    await early.stop();
+    expect(inner.stop).toHaveBeenCalledTimes(1);
+  });
+
+  it('keeps a failed early start for the gateway to report, without an unhandled rejection', async () => {
+    const unavailable = {
+      available: false,
+      reason: 'connect ENOENT /var/run/docker.sock',
+    } as ContainerRuntime;
+    const early = new EarlyContainers([config], async () => unavailable);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    await expect(early.take(config).start()).rejects.toMatchObject({ code: 'CONTAINERS_UNAVAILABLE' });
+  });
+
+  it('tells a listener that comes late about an exit that came first', async () => {
+    const { runtime, exitListeners } = fakeRuntime();
+    const server = new DeferredContainedServer(config, async () => runtime);
+    await server.start();
+    for (const listener of exitListeners) listener('its container exited with code 1');
+    const exits: string[] = [];
+    server.onExit((reason) => exits.push(reason));
+    expect(exits).toEqual(['its container exited with code 1']);
   });
 });

@@ -1,9 +1,11 @@
+import { isDeepStrictEqual } from 'node:util';
 import { AuditLog, defaultAuditPath } from '@ringfence/gateway/audit';
 import {
   answerCapBytes,
   type ContainerServerConfig,
   MAX_RESULT_MB,
   ServerStore,
+  selectServers,
 } from '@ringfence/gateway/config';
 import { resolveHome } from '@ringfence/gateway/home';
 import { policyView } from '@ringfence/gateway/policy-view';
@@ -16,8 +18,9 @@ import {
 } from '@ringfence/gateway/ports';
 import type { ContainerRuntime, WorkspaceRoot } from '@ringfence/gateway/runtime';
 import { SchemaGuard } from '@ringfence/gateway/schema';
+import { startupMark } from '@ringfence/gateway/startup';
 import { renderUntrusted } from '@ringfence/gateway/text';
-import { upstreamFactory } from '@ringfence/gateway/upstream';
+import type { upstreamFactory } from '@ringfence/gateway/upstream';
 import { loadInstalledPolicy } from '@ringfence/policy';
 import { CliError } from './errors.js';
 
@@ -75,40 +78,68 @@ export function workspaceRoots(allowMounts: readonly string[] = []): WorkspaceRo
 /** Everything `mcp serve` and `mcp tools` need, built once. */
 export async function servingDeps(
   session: string,
-  options: { allowMounts?: readonly string[] } = {},
+  options: {
+    allowMounts?: readonly string[];
+    only?: string;
+    /** Run after the policy check and before any server starts: what it refuses starts nothing. */
+    admit?: (home: string) => Promise<void>;
+  } = {},
 ): Promise<ServingDeps> {
   const home = resolveHome();
+  startupMark('serving: modules loaded');
   const policy = await loadPolicyView(home);
+  startupMark('serving: policy checked');
+  await options.admit?.(home);
   // The result cap that binds is each server's (the pipeline's, base64 counted decoded); the
   // guard's own size check of a whole result is set to the largest answer any server may send.
   const guard = new SchemaGuard({ limits: { maxResultBytes: answerCapBytes(MAX_RESULT_MB * 1024 * 1024) } });
+  // Each listed tool's schema is compiled in a worker before anything is listed: started now, the
+  // workers load on the other core while this thread loads the rest, instead of after it.
+  void guard.warmUp(1);
   const audit = await AuditLog.open({ session, path: defaultAuditPath(), onNotice: reportLine });
+  startupMark('serving: audit log open');
   // The container runtime (engine probe, reaper process, sweep of dead gateways' leftovers,
   // sidecar image lookup, and dockerode with its dependencies) is built on first need only: a
-  // gateway of remote servers never pays for it. When a container server is registered it is
+  // gateway of remote servers never pays for it. When a container server is to be served it is
   // started now, beside the rest of the start-up, so its first container does not wait for it.
   let runtime: Promise<ContainerRuntime> | undefined;
+  let runtimeCode: Promise<typeof import('@ringfence/gateway/runtime')> | undefined;
   const containerRuntime = (): Promise<ContainerRuntime> => {
-    runtime ??= import('@ringfence/gateway/runtime').then(({ createContainerRuntime }) =>
-      createContainerRuntime({
+    runtimeCode ??= import('@ringfence/gateway/runtime');
+    runtime ??= runtimeCode.then(({ createContainerRuntime }) => {
+      startupMark('serving: container runtime loaded');
+      return createContainerRuntime({
         home,
         session,
         log: reportLine,
         audit,
         policy,
         workspaceRoots: workspaceRoots(options.allowMounts),
-      }),
-    );
+      });
+    });
     return runtime;
   };
-  const registered = await new ServerStore(home).list().catch(() => []);
-  if (registered.some((server) => server.transport !== 'http')) void containerRuntime().catch(() => {});
+  // What the gateway will serve; when it cannot tell (the file is unreadable, --only names no
+  // server), nothing starts early and the gateway gives the refusal.
+  let selected: ContainerServerConfig[] = [];
+  try {
+    const registered = selectServers(await new ServerStore(home).list(), options.only);
+    selected = registered.filter((server): server is ContainerServerConfig => server.transport !== 'http');
+  } catch {}
+  const early = new EarlyContainers(selected, containerRuntime);
+  // Its code alone first: once it is loaded, the engine probe, the reaper's start and then the
+  // containers' are under way before this thread loads anything else.
+  if (selected.length > 0) await runtimeCode;
+  // Loaded after the runtime's start was sent off: the engine, the reaper process and the
+  // schema workers get on while this thread loads the upstream clients and the served endpoint.
+  const { upstreamFactory } = await import('@ringfence/gateway/upstream');
   const createUpstream = upstreamFactory({
-    container: (config) => new DeferredContainedServer(config, containerRuntime),
+    container: (config) => early.take(config),
   });
   return {
     gatewayOptions: { home, guard, audit, createUpstream, policy, log: reportLine, session },
     close: async () => {
+      await early.stop();
       const built = runtime ? await runtime.catch(() => undefined) : undefined;
       if (built?.available) built.flushAudit();
       await guard.close();
@@ -119,19 +150,28 @@ export async function servingDeps(
 
 /**
  * A contained server whose runtime is built when it is first started. Without an engine it fails
- * that start with the engine's own answer and the command that finds the fix.
+ * that start with the engine's own answer and the command that finds the fix. `start` runs once:
+ * `mcp serve` may begin it before the gateway asks (see `EarlyContainers`), and the gateway's own
+ * call then joins it. An exit before anyone listened is told to the first listener.
  */
 export class DeferredContainedServer implements ContainedServer {
   private inner: ContainedServer | undefined;
+  private starting: Promise<ContainedStdio> | undefined;
   private stopped = false;
+  private exited: string | undefined;
   private readonly exitListeners: ((reason: string) => void)[] = [];
 
   constructor(
-    private readonly config: ContainerServerConfig,
+    readonly config: ContainerServerConfig,
     private readonly runtime: () => Promise<ContainerRuntime>,
   ) {}
 
-  async start(): Promise<ContainedStdio> {
+  start(): Promise<ContainedStdio> {
+    this.starting ??= this.launch();
+    return this.starting;
+  }
+
+  private async launch(): Promise<ContainedStdio> {
     const runtime = await this.runtime();
     if (!runtime.available) {
       throw new UpstreamError(
@@ -146,14 +186,17 @@ export class DeferredContainedServer implements ContainedServer {
         'the server was stopped while it was starting',
       );
     const inner = runtime.launch(this.config);
-    for (const listener of this.exitListeners) inner.onExit(listener);
+    inner.onExit((reason) => {
+      this.exited = reason;
+      for (const listener of this.exitListeners) listener(reason);
+    });
     this.inner = inner;
     return inner.start();
   }
 
   onExit(listener: (reason: string) => void): void {
-    if (this.inner) this.inner.onExit(listener);
-    else this.exitListeners.push(listener);
+    this.exitListeners.push(listener);
+    if (this.exited !== undefined) listener(this.exited);
   }
 
   stderr(): string {
@@ -164,4 +207,49 @@ export class DeferredContainedServer implements ContainedServer {
     this.stopped = true;
     await this.inner?.stop();
   }
+}
+
+/**
+ * The container servers `mcp serve` will start, begun as soon as the runtime is on its way rather
+ * than once the served endpoint's code is loaded: container create and start, and the server's own
+ * boot, then run beside that loading. Nothing is listed from them before the gateway takes them
+ * and pins their tools as always. A server the gateway does not take, or takes with another
+ * registration (the file changed in between), is stopped.
+ */
+export class EarlyContainers {
+  private readonly waiting = new Map<string, DeferredContainedServer>();
+
+  constructor(
+    configs: readonly ContainerServerConfig[],
+    private readonly runtime: () => Promise<ContainerRuntime>,
+  ) {
+    for (const config of configs) {
+      const server = new DeferredContainedServer(config, runtime);
+      // Its failure is the gateway's to report, when it takes the server.
+      server.start().catch(() => {});
+      this.waiting.set(config.name, server);
+    }
+  }
+
+  /** The server for this registration: the one begun early when it is the same, else a new one. */
+  take(config: ContainerServerConfig): DeferredContainedServer {
+    const early = this.waiting.get(config.name);
+    this.waiting.delete(config.name);
+    if (early && isDeepStrictEqual(launchedAs(early.config), launchedAs(config))) return early;
+    if (early) void early.stop().catch(() => {});
+    return new DeferredContainedServer(config, this.runtime);
+  }
+
+  /** Stops whatever was begun and never taken. */
+  async stop(): Promise<void> {
+    const left = [...this.waiting.values()];
+    this.waiting.clear();
+    await Promise.all(left.map((server) => server.stop().catch(() => {})));
+  }
+}
+
+/** A registration as the runtime sees it: the gateway adds what the policy allows of server requests. */
+function launchedAs(config: ContainerServerConfig): ContainerServerConfig {
+  const { allow_sampling: _s, allow_elicitation: _e, ...rest } = config;
+  return rest as ContainerServerConfig;
 }

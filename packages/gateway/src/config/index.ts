@@ -11,6 +11,7 @@ export {
   MAX_CALL_SECONDS,
   MAX_RESULT_MB,
 } from './limits.js';
+export { selectServers } from './select.js';
 export {
   ConfigError,
   type ConfigErrorCode,

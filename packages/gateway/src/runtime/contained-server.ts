@@ -6,6 +6,7 @@ import type { ContainerServerConfig } from '../config/servers.js';
 import { UpstreamError } from '../ports/errors.js';
 import type { PolicyView } from '../ports/policy.js';
 import type { ContainedServer, ContainedStdio } from '../ports/upstream.js';
+import { startupMark } from '../util/startup.js';
 import { attachStdio, removeContainer } from './attach.js';
 import { serverContainerSpec } from './container-spec.js';
 import { type EngineInfo, engineRefusal } from './engine.js';
@@ -68,6 +69,7 @@ export class DockerContainedServer implements ContainedServer {
     const refusal = this.deps.engine && engineRefusal(this.deps.engine, this.config.egress.mode);
     if (refusal) throw new UpstreamError('ENGINE_CANNOT_CONTAIN', refusal);
     const image = await checkImage(docker, this.config, this.deps.policy);
+    startupMark(`${this.config.name}: image checked`);
     const mounts = resolveMounts(this.config.mounts ?? [], this.deps.workspaceRoots, this.deps.home);
     await this.deps.hooks?.afterMountsResolved?.();
     if (this.config.egress.mode === 'allow' && !this.deps.sidecarImage) {
@@ -78,6 +80,7 @@ export class DockerContainedServer implements ContainedServer {
     }
     const networks = await createServerNetworks(docker, this.config, session, this.deps.engine?.kind);
     this.networks = networks.created;
+    startupMark(`${this.config.name}: networks created`);
     await this.stopIfStopping();
     if (this.config.egress.mode === 'allow' && networks.outer) {
       this.sidecar = await startSidecar(docker, {
@@ -100,8 +103,10 @@ export class DockerContainedServer implements ContainedServer {
         rootlessPodman: this.deps.engine?.kind === 'podman' && this.deps.engine.mode === 'rootless',
       }),
     );
+    startupMark(`${this.config.name}: container created`);
     await this.stopIfStopping();
     const streams = await attachStdio(docker, this.container);
+    startupMark(`${this.config.name}: attached`);
     streams.stderr.on('data', (chunk: Buffer) => this.tail.push(chunk));
     await this.deps.hooks?.afterCreate?.();
     // Last thing before start, to leave the least time for a swap (docs/containers.md, "Mounts").
@@ -112,6 +117,7 @@ export class DockerContainedServer implements ContainedServer {
       throw error;
     }
     await this.container.start();
+    startupMark(`${this.config.name}: container started`);
     this.watchExit(this.container);
     return {
       stdout: streams.stdout,

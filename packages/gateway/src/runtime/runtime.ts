@@ -3,6 +3,7 @@ import { findSidecarImage } from '../images/sidecar.js';
 import type { AuditSink } from '../ports/audit.js';
 import type { PolicyView } from '../ports/policy.js';
 import type { ContainerLauncher } from '../ports/upstream.js';
+import { startupMark } from '../util/startup.js';
 import { DockerContainedServer, type StartHooks } from './contained-server.js';
 import { EgressAuditor } from './egress-audit.js';
 import { createDockerClient, type EngineInfo, probeEngine, resolveEngineEndpoint } from './engine.js';
@@ -38,15 +39,10 @@ export async function createContainerRuntime(options: {
   /** Tests only: run between the steps of a server's start, to change the world at that moment. */
   testHooks?: StartHooks;
 }): Promise<ContainerRuntime> {
-  let docker: Docker;
-  let engine: EngineInfo;
-  try {
-    const endpoint = resolveEngineEndpoint(options.env);
-    docker = createDockerClient(endpoint);
-    engine = await probeEngine(docker, endpoint);
-  } catch (error) {
-    return { available: false, reason: (error as Error).message };
-  }
+  // The reaper (a process of its own, which must watch before any container exists) starts at
+  // once, beside the engine probe, rather than after it: its start is the longest step before a
+  // container can be created. Its outcome is reported only once the engine answered: without an
+  // engine it fails too, and the engine's answer is the one that says what to do.
   const reaper = startReaper({
     home: options.home,
     owner: currentOwner(options.session),
@@ -55,23 +51,39 @@ export async function createContainerRuntime(options: {
       options.log(
         `ringfence: the reaper of this gateway stopped (${reason}); if the gateway is killed now, its containers stay until the next gateway starts. Its log: ${reaperLogPath(options.home)}`,
       ),
-  }).catch((error: unknown) =>
-    options.log(
-      `ringfence: the reaper could not start (${(error as Error).message}); if this gateway is killed, its containers stay until the next gateway starts. Its log: ${reaperLogPath(options.home)}`,
-    ),
+  }).then(
+    () => {
+      startupMark('runtime: reaper ready');
+      return undefined;
+    },
+    (error: unknown) => error as Error,
   );
-  const swept = await sweepDeadGateways(docker).catch((error: unknown) => ({
-    containers: [],
-    networks: [],
-    errors: [(error as Error).message],
-  }));
+  let docker: Docker;
+  let engine: EngineInfo;
+  try {
+    const endpoint = resolveEngineEndpoint(options.env);
+    docker = createDockerClient(endpoint);
+    engine = await probeEngine(docker, endpoint);
+    startupMark('runtime: engine probed');
+  } catch (error) {
+    return { available: false, reason: (error as Error).message };
+  }
+  // Independent engine calls, side by side (the reaper is starting meanwhile).
+  const [swept, sidecarImage] = await Promise.all([
+    sweepDeadGateways(docker).catch((error: unknown) => ({
+      containers: [] as string[],
+      networks: [] as string[],
+      errors: [(error as Error).message],
+    })),
+    findSidecarImage(docker),
+  ]);
   if (swept.containers.length + swept.networks.length > 0) {
     options.log(
       `ringfence: removed ${swept.containers.length} container(s) and ${swept.networks.length} network(s) left by gateways that no longer run.`,
     );
   }
+  startupMark('runtime: swept');
   for (const problem of swept.errors) options.log(`ringfence: sweeping leftovers: ${problem}`);
-  const sidecarImage = await findSidecarImage(docker);
   const egress = new EgressAuditor((input) => {
     options.audit
       .append(input)
@@ -79,7 +91,13 @@ export async function createContainerRuntime(options: {
   });
   const onEgressLine = (server: string, line: string) => egress.line(server, line);
   // No container before the reaper watches (or is known not to).
-  await reaper;
+  const reaperFailure = await reaper;
+  if (reaperFailure) {
+    options.log(
+      `ringfence: the reaper could not start (${reaperFailure.message}); if this gateway is killed, its containers stay until the next gateway starts. Its log: ${reaperLogPath(options.home)}`,
+    );
+  }
+  startupMark('runtime: ready');
   return {
     available: true,
     docker,

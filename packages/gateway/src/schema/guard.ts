@@ -128,9 +128,9 @@ export class SchemaGuard {
     return this.validate(outputSchema, 'result', result.structuredContent, options.key);
   }
 
-  /** Starts the workers ahead of the first check, so that no check waits for a cold start. */
-  async warmUp(): Promise<void> {
-    await this.pool.warmUp();
+  /** Starts `workers` (default: all) ahead of the first check, so that it waits for no cold start. */
+  async warmUp(workers?: number): Promise<void> {
+    await this.pool.warmUp(workers);
   }
 
   async close(): Promise<void> {

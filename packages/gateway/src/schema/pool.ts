@@ -86,9 +86,9 @@ export class WorkerPool {
     await Promise.all(slots.map((slot) => slot.worker.terminate().catch(() => undefined)));
   }
 
-  /** Starts every worker now and waits until each is ready (or failed to start). */
-  async warmUp(): Promise<void> {
-    while (!this.closed && this.slots.length < this.options.size) {
+  /** Starts `count` workers (default: all) now and waits until each is ready (or failed to start). */
+  async warmUp(count = this.options.size): Promise<void> {
+    while (!this.closed && this.slots.length < Math.min(count, this.options.size)) {
       const before = this.slots.length;
       this.spawn();
       if (this.slots.length === before) break;

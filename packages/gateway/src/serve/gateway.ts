@@ -9,6 +9,7 @@ import { UpstreamError } from '../ports/errors.js';
 import { LOCAL_ONLY, type PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
 import type { Upstream, UpstreamCapabilities } from '../ports/upstream.js';
+import { startupMark } from '../util/startup.js';
 import { withTimeout } from '../util/timeout.js';
 import {
   buildServerCatalog,
@@ -128,8 +129,10 @@ export class Gateway extends EventEmitter<{
       type: 'gateway.start',
       refs: { pid: process.pid, version: SERVER_INFO.version, ...this.policyRef() },
     });
+    startupMark('gateway: start entry written');
     await Promise.all(this.options.servers.map((config) => this.startServer(config)));
     this.rebuildCatalog();
+    startupMark('gateway: catalog built');
   }
 
   private async startServer(config: ServerConfig): Promise<void> {
@@ -146,7 +149,10 @@ export class Gateway extends EventEmitter<{
       });
       // One budget for starting and listing together.
       const catalog = await withTimeout(
-        started.start().then(() => this.listServer(started)),
+        started.start().then(() => {
+          startupMark(`${config.name}: started`);
+          return this.listServer(started);
+        }),
         timeoutMs,
         () =>
           new UpstreamError(

@@ -1,14 +1,15 @@
-import { randomBytes } from 'node:crypto';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { ConfigError, type ServerConfig, ServerStore } from '../config/servers.js';
+import { selectServers } from '../config/select.js';
+import { type ServerConfig, ServerStore } from '../config/servers.js';
 import { PinStore } from '../pins/store.js';
 import type { AuditSink } from '../ports/audit.js';
 import type { PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
 import type { Upstream } from '../ports/upstream.js';
+import { newSessionId, startupMark } from '../util/startup.js';
 import { createEndpointServer } from './endpoint.js';
 import { Gateway } from './gateway.js';
-import { generateToken, type SessionLimits, serveHttp, type TokenResolver, tokensEqual } from './http.js';
+import type { SessionLimits, TokenResolver } from './http.js';
 
 export interface ServeOptions {
   readonly home: string;
@@ -48,22 +49,7 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-export function newSessionId(): string {
-  return randomBytes(6).toString('hex');
-}
-
-/** `ringfence mcp serve`: load the registered servers, start them, serve the catalog. */
-/** The registered servers to serve: all, or the one `--only` names (refused when it is not registered). */
-export function selectServers(registered: readonly ServerConfig[], only: string | undefined): ServerConfig[] {
-  if (only === undefined) return [...registered];
-  const found = registered.find((server) => server.name === only);
-  if (found) return [found];
-  const names = registered.map((server) => server.name);
-  throw new ConfigError(
-    'SERVER_UNKNOWN',
-    `--only ${only}: no server of that name is registered (${names.length > 0 ? `registered: ${names.join(', ')}` : 'none is registered'}). See them with: ringfence mcp ls`,
-  );
-}
+export { newSessionId, selectServers };
 
 /**
  * What `mcp serve` says when it has nothing to serve: a client started with a minimal environment
@@ -73,6 +59,7 @@ export function emptyGatewayNotice(home: string): string {
   return `ringfence: no servers are registered in ${home}, so there are no tools. Add one with: ringfence mcp add NAME --url URL (or --image / --npm); if your servers are registered in another home, start ringfence with RINGFENCE_HOME set to it (ringfence client setup writes that into the client's entry).`;
 }
 
+/** `ringfence mcp serve`: load the registered servers, start them, serve the catalog. */
 export async function runGateway(options: ServeOptions): Promise<RunningGateway> {
   const servers = selectServers(await new ServerStore(options.home).list(), options.only);
   const notice = servers.length === 0 ? emptyGatewayNotice(options.home) : undefined;
@@ -101,6 +88,8 @@ export async function runGateway(options: ServeOptions): Promise<RunningGateway>
   );
 
   if (options.http) {
+    // Only --http needs the HTTP server, its transport and hono: a stdio start does not load them.
+    const { generateToken, serveHttp, tokensEqual } = await import('./http.js');
     const token = options.httpToken ?? generateToken();
     if (!options.httpToken) options.log(`ringfence: bearer token for this session (shown once): ${token}`);
     const resolveToken: TokenResolver = async (presented) =>
@@ -142,6 +131,7 @@ export async function runGateway(options: ServeOptions): Promise<RunningGateway>
     };
   });
   await endpoint.connect(transport);
+  startupMark('serve: stdio endpoint connected');
   return {
     gateway,
     done,

@@ -1,0 +1,37 @@
+import * as Flags from '@oclif/core/flags';
+import { parse } from '@oclif/core/parser';
+
+// `mcp serve`'s flags, declared once: the oclif command (help, manifest) and the bundled fast path
+// (serve-main.ts) parse with these same definitions and oclif's own parser.
+export const serveFlags = {
+  http: Flags.string({
+    description: 'serve streamable HTTP on HOST:PORT instead of stdio (bearer token required)',
+  }),
+  'insecure-listen': Flags.boolean({ description: 'allow --http on a non-loopback address' }),
+  'session-idle': Flags.integer({
+    description: '--http: close a session after this many seconds without a request [default: 1800]',
+    min: 1,
+    helpValue: 'SECONDS',
+  }),
+  'max-sessions': Flags.integer({
+    description:
+      "--http: sessions one token may hold; a new one ends that token's least recently used idle one [default: 32]",
+    min: 1,
+    helpValue: 'N',
+  }),
+  session: Flags.string({ description: 'session id (default: random)' }),
+  only: Flags.string({
+    description:
+      'serve only this registered server, under its own tool and prompt names (no SERVER_ prefix): one client entry per server',
+  }),
+  'allow-mount': Flags.string({
+    description:
+      'another directory mounts may come from, DIR or DIR:rw (the current directory always may, writable)',
+    multiple: true,
+  }),
+};
+
+/** oclif's parse of `mcp serve ARGV`, as the command's own `this.parse` runs it. */
+export function parseServeFlags(argv: readonly string[]) {
+  return parse([...argv], { flags: serveFlags, args: {}, strict: true });
+}

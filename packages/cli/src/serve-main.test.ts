@@ -1,0 +1,70 @@
+import { fileURLToPath } from 'node:url';
+import { Config } from '@oclif/core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import McpServe from './commands/mcp/serve.js';
+import { SESSION_FLAG } from './lib/serve-run.js';
+import { fastServeFlags } from './serve-main.js';
+
+/** The flags exactly as the oclif command's own `this.parse` gives them. */
+class ParseOnly extends McpServe {
+  override async run(): Promise<never> {
+    throw Object.assign(new Error('parsed'), { flags: (await this.parse(McpServe)).flags });
+  }
+}
+
+let config: Config;
+beforeAll(async () => {
+  config = await Config.load({ root: fileURLToPath(new URL('..', import.meta.url)) });
+});
+
+async function oclifParse(argv: string[]): Promise<{ flags: unknown } | { refused: string }> {
+  try {
+    await new ParseOnly(argv, config).run();
+  } catch (error) {
+    const e = error as Error & { flags?: unknown };
+    if (e.message === 'parsed') return { flags: e.flags };
+    return { refused: e.message };
+  }
+  throw new Error('unreachable');
+}
+
+describe('the fast path of `mcp serve` parses as the oclif command does', () => {
+  it.each([
+    [[]],
+    [['--only', 'docs']],
+    [['--only=docs', '--session', 'ab-1']],
+    [['--http', '127.0.0.1:8765', '--insecure-listen']],
+    [['--allow-mount', '/data', '--allow-mount', '/src:rw']],
+    [['--session-idle', '5', '--max-sessions', '3']],
+    [['--session', 'Not_A_Session']],
+    [['--no-such-flag']],
+    [['--max-sessions', '0']],
+    [['--session-idle', 'soon']],
+    [['--http']],
+    [['an-argument']],
+    [['--help']],
+    [['--only', 'a', '--only', 'b']],
+  ])('%j', async (argv) => {
+    const oclif = await oclifParse(argv);
+    const fast = await fastServeFlags(argv);
+    if ('refused' in oclif) {
+      // oclif refuses it: the fast path must leave it to oclif, which says why.
+      expect(fast).toBeUndefined();
+      return;
+    }
+    const session = (oclif.flags as { session?: string }).session;
+    if (session !== undefined && !SESSION_FLAG.test(session)) expect(fast).toBeUndefined();
+    else expect(fast).toEqual(oclif.flags);
+  });
+
+  it('leaves the command line to oclif when DEBUG asks for its debug output', async () => {
+    const saved = process.env.DEBUG;
+    process.env.DEBUG = '*';
+    try {
+      expect(await fastServeFlags([])).toBeUndefined();
+    } finally {
+      if (saved === undefined) delete process.env.DEBUG;
+      else process.env.DEBUG = saved;
+    }
+  });
+});

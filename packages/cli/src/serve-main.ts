@@ -1,0 +1,48 @@
+/**
+ * `ringfence mcp serve`, as bin/run.js starts it: this module is bundled with everything it
+ * loads (scripts/bundle.mjs → dist/bundle/serve.js), so a start reads a few files instead of
+ * resolving and loading several hundred, and @oclif/core's command machinery is not loaded at all.
+ * Flags are parsed by oclif's own parser with the command's own definitions (serve-flags.ts),
+ * failures are worded by the same functions as the command's, and whatever this path does not
+ * take (help, a flag the parser refuses, a bad --session, DEBUG set) is handed back to oclif,
+ * which says it exactly as before.
+ */
+import { startupMark } from '@ringfence/gateway/startup';
+import { describeFailure } from './lib/failure.js';
+import { reportServeFailure, runServe, SESSION_FLAG, type ServeFlags } from './lib/serve-run.js';
+
+/** The flags of `mcp serve ARGV`, or undefined when oclif must handle the command line. */
+export async function fastServeFlags(argv: readonly string[]): Promise<ServeFlags | undefined> {
+  // DEBUG=* asks for oclif's debug output (where a failure happened): that is oclif's to give.
+  if (process.env.DEBUG) return undefined;
+  // No arguments, nothing to parse (oclif's parser gives no flag either, serve-main.test.ts): the
+  // parser and the flag definitions are loaded only when there is something for them.
+  if (argv.length === 0) return {};
+  const { parseServeFlags } = await import('./lib/serve-flags.js');
+  let flags: ServeFlags;
+  try {
+    ({ flags } = await parseServeFlags(argv));
+  } catch (error) {
+    // A refused command line (oclif's errors carry `oclif`): oclif says why. Anything else is a
+    // fault of this path, and is not to be hidden behind the fallback.
+    if (typeof error === 'object' && error !== null && 'oclif' in error) return undefined;
+    throw error;
+  }
+  return flags.session !== undefined && !SESSION_FLAG.test(flags.session) ? undefined : flags;
+}
+
+/** Runs `mcp serve ARGV` and returns true, or returns false without doing anything. */
+export async function serveMain(argv: readonly string[]): Promise<boolean> {
+  startupMark(`mcp serve: fast path ${import.meta.url}`);
+  const flags = await fastServeFlags(argv);
+  if (flags === undefined) return false;
+  startupMark('mcp serve: the fast path took the command line');
+  try {
+    await runServe(flags);
+  } catch (error) {
+    const failure = describeFailure(error);
+    reportServeFailure(failure);
+    process.exit(failure.exit);
+  }
+  return true;
+}

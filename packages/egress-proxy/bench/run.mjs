@@ -31,7 +31,14 @@ const IDLE_TUNNELS = Number(process.env.IDLE_TUNNELS ?? 1000);
 const SETUPS = Number(process.env.SETUPS ?? 500);
 // ONLY=bulk,small,connect,setup,memory runs a subset (for quick looks; the docs quote full runs).
 const BASELINE = process.env.BENCH_BASELINE
-  ? join(process.env.BENCH_BASELINE, 'packages', 'egress-proxy', 'dist', 'bundle', 'ringfence-egress-proxy.mjs')
+  ? join(
+      process.env.BENCH_BASELINE,
+      'packages',
+      'egress-proxy',
+      'dist',
+      'bundle',
+      'ringfence-egress-proxy.mjs',
+    )
   : null;
 const ONLY = new Set((process.env.ONLY ?? 'bulk,small,connect,setup,memory').split(','));
 
@@ -237,7 +244,9 @@ async function main() {
     : null;
   // The same workload through the baseline build, when there is one.
   const withBaseline = (variants, run) =>
-    baseline ? [...variants, { name: 'baseline', pid: baseline.proc.pid, run: () => run(baseline.port) }] : variants;
+    baseline
+      ? [...variants, { name: 'baseline', pid: baseline.proc.pid, run: () => run(baseline.port) }]
+      : variants;
   let squid = null;
   try {
     squid = await startSquid();

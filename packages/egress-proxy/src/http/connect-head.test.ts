@@ -20,7 +20,12 @@ function read(text: string | Buffer, cuts: number[] = [], cap = CAP): HeadOutcom
 function everySplit(text: string): HeadOutcome[] {
   const outcomes: HeadOutcome[] = [];
   for (let cut = 1; cut < text.length; cut++) outcomes.push(read(text, [cut]) as HeadOutcome);
-  outcomes.push(read(text, Array.from({ length: text.length - 1 }, (_, i) => i + 1)) as HeadOutcome);
+  outcomes.push(
+    read(
+      text,
+      Array.from({ length: text.length - 1 }, (_, i) => i + 1),
+    ) as HeadOutcome,
+  );
   return outcomes;
 }
 
@@ -37,7 +42,10 @@ describe('ConnectHeadReader', () => {
       rawHeaders: ['Host', 'api.test:443', 'User-Agent', 'curl/8'],
       rest: '\x16\x03\x01early',
     });
-    expect(plain(read('CONNECT a.test:1 HTTP/1.0\r\n\r\n'))).toMatchObject({ kind: 'head', target: 'a.test:1' });
+    expect(plain(read('CONNECT a.test:1 HTTP/1.0\r\n\r\n'))).toMatchObject({
+      kind: 'head',
+      target: 'a.test:1',
+    });
   });
 
   it('gives the same head whatever way the bytes were split', () => {

@@ -73,7 +73,13 @@ export class ConnectHeadReader {
         if (!this.requestLine(buffer, end)) return MALFORMED;
         continue;
       }
-      if (end === start) return { kind: 'head', target: this.target, rawHeaders: this.rawHeaders, rest: buffer.subarray(lf + 1) };
+      if (end === start)
+        return {
+          kind: 'head',
+          target: this.target,
+          rawHeaders: this.rawHeaders,
+          rest: buffer.subarray(lf + 1),
+        };
       if (!this.headerLine(buffer, start, end)) return MALFORMED;
     }
     this.scanned = buffer.length;
@@ -83,7 +89,8 @@ export class ConnectHeadReader {
 
   /** `CONNECT SP authority SP HTTP/1.0|1.1`, ending at `end` (the CR). */
   private requestLine(buffer: Buffer, end: number): boolean {
-    if (buffer.compare(CONNECT_PREFIX, 0, CONNECT_PREFIX.length, 0, CONNECT_PREFIX.length) !== 0) return false;
+    if (buffer.compare(CONNECT_PREFIX, 0, CONNECT_PREFIX.length, 0, CONNECT_PREFIX.length) !== 0)
+      return false;
     const from = CONNECT_PREFIX.length;
     const version = end - 9;
     if (version <= from) return false;

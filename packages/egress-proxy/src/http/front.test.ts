@@ -90,11 +90,31 @@ describe('CONNECT heads read by the proxy', () => {
     ['a NUL in a value', `CONNECT {T} HTTP/1.1\r\nX: a\0b\r\n\r\n`, 400, 'malformed-request'],
     ['obs-fold', `CONNECT {T} HTTP/1.1\r\nX: a\r\n b\r\n\r\n`, 400, 'malformed-request'],
     ['a body length', `CONNECT {T} HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello`, 400, 'bad-framing'],
-    ['chunked framing', `CONNECT {T} HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`, 400, 'bad-framing'],
-    ['two Content-Lengths', `CONNECT {T} HTTP/1.1\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n`, 400, 'bad-framing'],
-    ['two Host headers, any case', `CONNECT {T} HTTP/1.1\r\nHOST: a\r\nhost: a\r\n\r\n`, 400, 'duplicate-host'],
+    [
+      'chunked framing',
+      `CONNECT {T} HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
+      400,
+      'bad-framing',
+    ],
+    [
+      'two Content-Lengths',
+      `CONNECT {T} HTTP/1.1\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n`,
+      400,
+      'bad-framing',
+    ],
+    [
+      'two Host headers, any case',
+      `CONNECT {T} HTTP/1.1\r\nHOST: a\r\nhost: a\r\n\r\n`,
+      400,
+      'duplicate-host',
+    ],
     ['150 headers', `CONNECT {T} HTTP/1.1\r\n${'X-H: v\r\n'.repeat(150)}\r\n`, 431, 'too-many-headers'],
-    ['an oversized head', `CONNECT {T} HTTP/1.1\r\nX: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'headers-too-large'],
+    [
+      'an oversized head',
+      `CONNECT {T} HTTP/1.1\r\nX: ${'a'.repeat(20_000)}\r\n\r\n`,
+      431,
+      'headers-too-large',
+    ],
     ['absolute-form', `CONNECT http://{T}/ HTTP/1.1\r\n\r\n`, 403, 'ip-literal'],
     ['a path after the port', `CONNECT {T}/x HTTP/1.1\r\n\r\n`, 400, 'invalid-port'],
   ])('%s is refused, logged, and nothing is tunnelled', async (_label, template, status, reason) => {
@@ -155,7 +175,9 @@ describe('other connections reach the HTTP server as before', () => {
       client.close();
       // The same path refuses what the allowlist does not name.
       const refused = await RawClient.open(p.port);
-      refused.send(`GET http://${web}/ HTTP/1.1\r\nHost: ${web}\r\n\r\nCONNECT evil.test:443 HTTP/1.1\r\n\r\n`);
+      refused.send(
+        `GET http://${web}/ HTTP/1.1\r\nHost: ${web}\r\n\r\nCONNECT evil.test:443 HTTP/1.1\r\n\r\n`,
+      );
       await refused.until((d) => d.includes('not-allowlisted'));
       refused.close();
     } finally {

@@ -87,7 +87,9 @@ function accept(ctx: ProxyContext, http: HttpServer, socket: Socket): void {
     stop();
     // Bytes after the head wait in the socket, in order, until the relay reads them.
     socket.pause();
-    handleConnect(ctx, outcome.target, outcome.rawHeaders, socket, outcome.rest).catch(() => socket.destroy());
+    handleConnect(ctx, outcome.target, outcome.rawHeaders, socket, outcome.rest).catch(() =>
+      socket.destroy(),
+    );
   }
   // A head split over several reads: the socket's inactivity timer restarts on every read, so it
   // is set again to what is left of the deadline, which runs from the connection (a client that
@@ -103,7 +105,13 @@ function accept(ctx: ProxyContext, http: HttpServer, socket: Socket): void {
   socket.setTimeout(headerTimeoutMs, onTimeout);
 }
 
-function handOver(ctx: ProxyContext, http: HttpServer, socket: Socket, bytes: Buffer, deadline: number): void {
+function handOver(
+  ctx: ProxyContext,
+  http: HttpServer,
+  socket: Socket,
+  bytes: Buffer,
+  deadline: number,
+): void {
   socket.pause();
   socket.unshift(bytes);
   // The header deadline runs from the connection, not from the hand-over: a client must not
@@ -112,7 +120,14 @@ function handOver(ctx: ProxyContext, http: HttpServer, socket: Socket, bytes: Bu
     () => {
       handedOver.delete(socket);
       if (socket.destroyed) return;
-      ctx.log.decision({ method: '', host: '', port: 0, allowed: false, reason: 'header-timeout', status: 408 });
+      ctx.log.decision({
+        method: '',
+        host: '',
+        port: 0,
+        allowed: false,
+        reason: 'header-timeout',
+        status: 408,
+      });
       refuseRaw(socket, 408, 'header-timeout');
     },
     Math.max(0, deadline - Date.now()),

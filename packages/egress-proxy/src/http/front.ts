@@ -14,10 +14,24 @@ import { refuseRaw } from './respond.js';
  */
 export function createFrontServer(ctx: ProxyContext, http: HttpServer): Server {
   // allowHalfOpen: a client's FIN must not end our side before the tunnel has passed it on.
-  const front = createServer({ allowHalfOpen: true, noDelay: true }, (socket) => accept(ctx, http, socket));
+  // Shared listeners, not closures per connection: a closure made in accept() would keep that
+  // call's whole scope (the head reader and its bytes) alive for the tunnel's lifetime.
+  const forget = function (this: Socket) {
+    ctx.clientSockets.delete(this);
+  };
+  const front = createServer({ allowHalfOpen: true, noDelay: true }, (socket) => {
+    ctx.clientSockets.add(socket);
+    socket.once('close', forget);
+    socket.on('error', destroyOnError);
+    accept(ctx, http, socket);
+  });
   // Client connections are bounded (tunnels, forwards and idle keep-alives together).
   front.maxConnections = ctx.options.maxTunnels * 2 + 64;
   return front;
+}
+
+function destroyOnError(this: Socket) {
+  this.destroy();
 }
 
 /** Header deadlines of connections handed to the HTTP server before their first head was read. */
@@ -40,9 +54,6 @@ function accept(ctx: ProxyContext, http: HttpServer, socket: Socket): void {
   const deadline = Date.now() + headerTimeoutMs;
   let pending: Buffer | undefined;
   let reader: ConnectHeadReader | undefined;
-  ctx.clientSockets.add(socket);
-  socket.once('close', () => ctx.clientSockets.delete(socket));
-  socket.on('error', () => socket.destroy());
 
   const stop = () => {
     socket.off('data', onData);
@@ -85,6 +96,8 @@ function accept(ctx: ProxyContext, http: HttpServer, socket: Socket): void {
     if (outcome === null) return waitForMore();
     if (outcome.kind === 'refuse') return refuse(outcome.status, outcome.reason);
     stop();
+    reader = undefined;
+    socket.off('error', destroyOnError);
     // Bytes after the head wait in the socket, in order, until the relay reads them.
     socket.pause();
     handleConnect(ctx, outcome.target, outcome.rawHeaders, socket, outcome.rest).catch(() =>

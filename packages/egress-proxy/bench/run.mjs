@@ -221,7 +221,11 @@ async function interleaved(variants, opsPerRun) {
   return Object.fromEntries(
     Object.entries(samples).map(([k, xs]) => [
       k,
-      { median: median(xs), samples: xs, ...(cpu[k].length ? { cpu_us_per_op: median(cpu[k]) } : {}) },
+      {
+        median: median(xs),
+        samples: xs,
+        ...(cpu[k].length ? { cpu_us_per_op: median(cpu[k]), cpu_us_samples: cpu[k] } : {}),
+      },
     ]),
   );
 }

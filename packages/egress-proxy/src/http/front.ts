@@ -125,6 +125,8 @@ function handOver(
   bytes: Buffer,
   deadline: number,
 ): void {
+  // The HTTP server handles this socket's errors from here on, as it did before the front existed.
+  socket.off('error', destroyOnError);
   socket.pause();
   socket.unshift(bytes);
   // The header deadline runs from the connection, not from the hand-over: a client must not

@@ -243,6 +243,36 @@ describe('header deadlines run from the connection', () => {
   });
 });
 
+describe('the HTTP server keeps its own header deadline for later requests', () => {
+  it('a second request trickled on a keep-alive connection is cut off with 408', async () => {
+    // The HTTP server never listens itself; its deadline checks run only if the proxy started its
+    // connection tracking. The first request is answered, so the carried deadline is spent.
+    const origin = await startOrigin();
+    const web = `web.test:${origin.port}`;
+    const p = await startProxy(
+      proxyArgs(['--allow', web, '--resolve', 'web.test=127.0.0.1', '--header-timeout-ms', '2000']),
+    );
+    try {
+      const client = await RawClient.open(p.port);
+      client.send(`GET http://${web}/first HTTP/1.1\r\nHost: ${web}\r\n\r\n`);
+      await client.until((d) => d.includes('origin saw GET /first'));
+      client.data = '';
+      client.send(`GET http://${web}/second HTTP/1.1\r\nHost: ${web}\r\n`);
+      const timer = setInterval(() => client.send('X-Drip: 1\r\n'), 200);
+      try {
+        await client.untilClosed(15_000);
+      } finally {
+        clearInterval(timer);
+      }
+      expect(statusOf(client.data)).toBe(408);
+      expect(origin.seen.map((r) => r.url)).toEqual(['/first']);
+    } finally {
+      await p.stop();
+      await origin.close();
+    }
+  });
+});
+
 describe('stopping the proxy', () => {
   it('close() ends connections still sending a head', async () => {
     const proxy = await startEgressProxy({

@@ -89,12 +89,12 @@ function waitForPort(proc, pattern, what) {
   });
 }
 
-export async function startRingfence(allow) {
+export async function startRingfence(allow, bundle = BUNDLE) {
   const proc = track(
     spawn(
       process.execPath,
       [
-        BUNDLE,
+        bundle,
         '--listen',
         '127.0.0.1:0',
         '--allow-address',

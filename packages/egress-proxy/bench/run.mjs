@@ -1,6 +1,7 @@
 // ringfence-egress-proxy benchmark: side by side, interleaved, medians. Loopback only.
 //   npm run bench                      (all workloads, ROUNDS=5)
 //   ROUNDS=3 BULK_MIB=128 npm run bench
+//   BENCH_BASELINE=/work/main npm run bench   (adds `baseline`: that checkout's built proxy, same run)
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
@@ -29,6 +30,16 @@ const CONNECT_CONCURRENCY = Number(process.env.CONNECT_CONCURRENCY ?? 16);
 const IDLE_TUNNELS = Number(process.env.IDLE_TUNNELS ?? 1000);
 const SETUPS = Number(process.env.SETUPS ?? 500);
 // ONLY=bulk,small,connect,setup,memory runs a subset (for quick looks; the docs quote full runs).
+const BASELINE = process.env.BENCH_BASELINE
+  ? join(
+      process.env.BENCH_BASELINE,
+      'packages',
+      'egress-proxy',
+      'dist',
+      'bundle',
+      'ringfence-egress-proxy.mjs',
+    )
+  : null;
 const ONLY = new Set((process.env.ONLY ?? 'bulk,small,connect,setup,memory').split(','));
 
 if (!existsSync(BUNDLE))
@@ -210,7 +221,11 @@ async function interleaved(variants, opsPerRun) {
   return Object.fromEntries(
     Object.entries(samples).map(([k, xs]) => [
       k,
-      { median: median(xs), samples: xs, ...(cpu[k].length ? { cpu_us_per_op: median(cpu[k]) } : {}) },
+      {
+        median: median(xs),
+        samples: xs,
+        ...(cpu[k].length ? { cpu_us_per_op: median(cpu[k]), cpu_us_samples: cpu[k] } : {}),
+      },
     ]),
   );
 }
@@ -228,6 +243,14 @@ async function main() {
   const echoTarget = `bench.test:${echo.port}`;
   const ringfence = await startRingfence([bulkTarget, echoTarget, `bench.test:${origin.port}`]);
   const bare = await startBareRelay(source.port);
+  const baseline = BASELINE
+    ? await startRingfence([bulkTarget, echoTarget, `bench.test:${origin.port}`], BASELINE)
+    : null;
+  // The same workload through the baseline build, when there is one.
+  const withBaseline = (variants, run) =>
+    baseline
+      ? [...variants, { name: 'baseline', pid: baseline.proc.pid, run: () => run(baseline.port) }]
+      : variants;
   let squid = null;
   try {
     squid = await startSquid();
@@ -240,11 +263,14 @@ async function main() {
   );
 
   if (ONLY.has('bulk')) {
-    const bulkVariants = [
-      { name: 'direct', run: () => bulkOnce(source.port) },
-      { name: 'bare-relay', pid: bare.proc.pid, run: () => bulkOnce(bare.port) },
-      { name: 'ringfence', pid: ringfence.proc.pid, run: () => bulkOnce(ringfence.port, bulkTarget) },
-    ];
+    const bulkVariants = withBaseline(
+      [
+        { name: 'direct', run: () => bulkOnce(source.port) },
+        { name: 'bare-relay', pid: bare.proc.pid, run: () => bulkOnce(bare.port) },
+        { name: 'ringfence', pid: ringfence.proc.pid, run: () => bulkOnce(ringfence.port, bulkTarget) },
+      ],
+      (port) => bulkOnce(port, bulkTarget),
+    );
     if (squid)
       bulkVariants.push({ name: 'squid', pid: squid.proc.pid, run: () => bulkOnce(squid.port, bulkTarget) });
     results.bulk = await interleaved(bulkVariants, BULK_MIB);
@@ -267,10 +293,13 @@ async function main() {
 
   const url = `http://bench.test:${origin.port}/small`;
   if (ONLY.has('small')) {
-    const smallVariants = [
-      { name: 'direct', run: () => smallOnce(0, url) },
-      { name: 'ringfence', pid: ringfence.proc.pid, run: () => smallOnce(ringfence.port, url) },
-    ];
+    const smallVariants = withBaseline(
+      [
+        { name: 'direct', run: () => smallOnce(0, url) },
+        { name: 'ringfence', pid: ringfence.proc.pid, run: () => smallOnce(ringfence.port, url) },
+      ],
+      (port) => smallOnce(port, url),
+    );
     if (squid)
       smallVariants.push({ name: 'squid', pid: squid.proc.pid, run: () => smallOnce(squid.port, url) });
     results.small = await interleaved(smallVariants, SMALL_REQUESTS);
@@ -284,10 +313,13 @@ async function main() {
   }
 
   if (ONLY.has('connect')) {
-    const connectVariants = [
-      { name: 'direct', run: () => connectOnce(echo.port) },
-      { name: 'ringfence', pid: ringfence.proc.pid, run: () => connectOnce(ringfence.port, echoTarget) },
-    ];
+    const connectVariants = withBaseline(
+      [
+        { name: 'direct', run: () => connectOnce(echo.port) },
+        { name: 'ringfence', pid: ringfence.proc.pid, run: () => connectOnce(ringfence.port, echoTarget) },
+      ],
+      (port) => connectOnce(port, echoTarget),
+    );
     if (squid)
       connectVariants.push({
         name: 'squid',
@@ -301,10 +333,13 @@ async function main() {
   }
 
   if (ONLY.has('setup')) {
-    const setupVariants = [
-      { name: 'direct', run: () => setupOnce(echo.port) },
-      { name: 'ringfence', pid: ringfence.proc.pid, run: () => setupOnce(ringfence.port, echoTarget) },
-    ];
+    const setupVariants = withBaseline(
+      [
+        { name: 'direct', run: () => setupOnce(echo.port) },
+        { name: 'ringfence', pid: ringfence.proc.pid, run: () => setupOnce(ringfence.port, echoTarget) },
+      ],
+      (port) => setupOnce(port, echoTarget),
+    );
     if (squid)
       setupVariants.push({
         name: 'squid',
@@ -321,16 +356,26 @@ async function main() {
       say(
         `  ratio ringfence/squid = ${(results.setup.ringfence.median / results.setup.squid.median).toFixed(2)}`,
       );
+    if (baseline)
+      say(
+        `  ratio ringfence/baseline = ${(results.setup.ringfence.median / results.setup.baseline.median).toFixed(2)}`,
+      );
   }
 
   // Memory on fresh processes, so earlier workloads' heap growth is not counted.
   await ringfence.stop();
+  await baseline?.stop();
   if (squid) await squid.stop();
   if (ONLY.has('memory')) {
     say(`\nmemory with ${IDLE_TUNNELS} idle tunnels (RSS growth)`);
     const freshRing = await startRingfence([echoTarget]);
     results.memory = { ringfence: await idleMemory(freshRing, echoTarget) };
     await freshRing.stop();
+    if (BASELINE) {
+      const freshBase = await startRingfence([echoTarget], BASELINE);
+      results.memory.baseline = await idleMemory(freshBase, echoTarget);
+      await freshBase.stop();
+    }
     const freshSquid = squid ? await startSquid().catch(() => null) : null;
     if (freshSquid) {
       results.memory.squid = await idleMemory(freshSquid, echoTarget);

@@ -6,6 +6,7 @@ import { EgressProxyError } from './contract/errors.js';
 import { parseResolvePins } from './contract/resolve-pins.js';
 import { NameResolver } from './dns/resolve.js';
 import type { ProxyContext, ProxyLimits } from './http/context.js';
+import { createFrontServer } from './http/front.js';
 import { createProxyServer, createUpstreamAgent } from './http/server.js';
 import { DecisionLog, type LogSink, stdoutSink } from './log/events.js';
 import { Allowlist } from './matching/allowlist.js';
@@ -76,9 +77,11 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Run
     options: limits,
     tunnels: new Set(),
     tunnelSockets: new Set(),
+    clientSockets: new Set(),
     agent: createUpstreamAgent(limits.responseTimeoutMs, limits.maxTunnels),
   };
-  const server = createProxyServer(ctx);
+  const http = createProxyServer(ctx);
+  const server = createFrontServer(ctx, http);
   server.listen({ host: options.host, port: options.port, exclusive: true });
   try {
     await once(server, 'listening');
@@ -93,12 +96,17 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Run
     throw new EgressProxyError('EGRESS_LISTEN_FAILED', 'the listener has no TCP address');
   }
   policy.setListening(bound.address, bound.port);
+  // The HTTP server never listens itself (the front hands it connections), but its header
+  // deadlines and closeAllConnections() rely on the connection tracking it starts on 'listening'.
+  http.emit('listening');
   return {
     address: bound.address,
     port: bound.port,
     close: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
+      http.close();
+      http.closeAllConnections();
+      for (const socket of ctx.clientSockets) socket.destroy();
       for (const socket of ctx.tunnelSockets) socket.destroy();
       ctx.agent.destroy();
       await closed;

@@ -3,6 +3,8 @@
 // entries, alternately a call decision and its result as the gateway writes them, each verified
 // ROUNDS times in a fresh process (so peak RSS is the verifier's own). Medians are quoted.
 //   node bench/audit-verify.bench.mjs            ENTRIES=200000 ROUNDS=3 node bench/audit-verify.bench.mjs
+//   BENCH_BASELINE=/work/main node bench/audit-verify.bench.mjs   (that checkout's built verifier too,
+//   alternating with this one round by round on the same file; CPU time from the child's rusage)
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
@@ -21,16 +23,26 @@ const median = (xs) => {
 
 // Run as the child: verify once, report time and peak RSS on stdout.
 if (process.argv[2] === '--verify') {
-  const { verifyAuditLog } = await import('@ringfence/gateway/audit');
+  const module = process.argv[4]
+    ? (await import('node:url')).pathToFileURL(process.argv[4]).href
+    : '@ringfence/gateway/audit';
+  const { verifyAuditLog } = await import(module);
+  const cpu0 = process.cpuUsage();
   const started = process.hrtime.bigint();
   const result = await verifyAuditLog(process.argv[3]);
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  const cpu = process.cpuUsage(cpu0);
   if (!result.ok) throw new Error(`${result.code}: ${result.message}`);
   const { readFileSync } = await import('node:fs');
   const hwm = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))[1]);
-  process.stdout.write(JSON.stringify({ ms, entries: result.entries, peakRssKiB: hwm }));
+  const cpuMs = (cpu.user + cpu.system) / 1000;
+  process.stdout.write(JSON.stringify({ ms, cpuMs, entries: result.entries, peakRssKiB: hwm }));
   process.exit(0);
 }
+
+const BASELINE = process.env.BENCH_BASELINE
+  ? join(process.env.BENCH_BASELINE, 'packages', 'gateway', 'dist', 'audit', 'index.js')
+  : undefined;
 
 const dir = await mkdtemp(join(tmpdir(), 'rf-bench-verify-'));
 const path = join(dir, 'audit.jsonl');
@@ -76,23 +88,43 @@ try {
   await once(out, 'finish');
   const bytes = (await stat(path)).size;
 
-  const runs = [];
-  execFileSync(process.execPath, [import.meta.filename, '--verify', path]); // page cache, like a re-run
-  for (let round = 0; round < ROUNDS; round++) {
-    runs.push(
-      JSON.parse(
-        execFileSync(process.execPath, [import.meta.filename, '--verify', path], { encoding: 'utf8' }),
-      ),
+  const variants = [
+    { name: 'this', module: [] },
+    ...(BASELINE ? [{ name: 'baseline', module: [BASELINE] }] : []),
+  ];
+  const runs = Object.fromEntries(variants.map((v) => [v.name, []]));
+  const verify = (v) =>
+    JSON.parse(
+      execFileSync(process.execPath, [import.meta.filename, '--verify', path, ...v.module], {
+        encoding: 'utf8',
+      }),
     );
-    process.stderr.write(`round ${round + 1}/${ROUNDS}: ${runs.at(-1).ms.toFixed(0)} ms\n`);
+  for (const v of variants) verify(v); // page cache and code cache, like a re-run
+  for (let round = 0; round < ROUNDS; round++) {
+    // Alternate the order so neither variant always runs first after the other.
+    for (const v of round % 2 ? [...variants].reverse() : variants) {
+      runs[v.name].push(verify(v));
+      const r = runs[v.name].at(-1);
+      process.stderr.write(
+        `round ${round + 1}/${ROUNDS} ${v.name}: ${r.ms.toFixed(0)} ms, ${r.cpuMs.toFixed(0)} ms CPU\n`,
+      );
+    }
   }
-  const ms = median(runs.map((r) => r.ms));
+  const figures = (rs) => {
+    const ms = median(rs.map((r) => r.ms));
+    return {
+      median_ms: Math.round(ms),
+      mb_per_s: Number((bytes / 1e6 / (ms / 1000)).toFixed(1)),
+      cpu_ms: Math.round(median(rs.map((r) => r.cpuMs))),
+      mb_per_cpu_s: Number((bytes / 1e6 / (median(rs.map((r) => r.cpuMs)) / 1000)).toFixed(1)),
+      peak_rss_mib: Number((median(rs.map((r) => r.peakRssKiB)) / 1024).toFixed(1)),
+    };
+  };
   const summary = {
     entries: ENTRIES,
     mib: Number((bytes / 1024 / 1024).toFixed(1)),
-    median_ms: Math.round(ms),
-    mb_per_s: Number((bytes / 1e6 / (ms / 1000)).toFixed(1)),
-    peak_rss_mib: Number((median(runs.map((r) => r.peakRssKiB)) / 1024).toFixed(1)),
+    ...figures(runs.this),
+    ...(BASELINE ? { baseline: figures(runs.baseline) } : {}),
     settings: { rounds: ROUNDS, node: process.version },
   };
   console.log(JSON.stringify(summary, null, 2));

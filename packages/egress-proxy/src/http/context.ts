@@ -28,4 +28,7 @@ export interface ProxyContext {
   /** Sockets of established tunnels, so stopping the proxy can end them (the HTTP server no
    * longer tracks a socket once it has been handed over by CONNECT). */
   readonly tunnelSockets: Set<Socket>;
+  /** Every client connection the listener accepted and that is still open, so stopping the
+   * proxy can end those still sending a head or waiting for a decision too. */
+  readonly clientSockets: Set<Socket>;
 }

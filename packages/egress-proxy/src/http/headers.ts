@@ -72,3 +72,15 @@ export function framingProblem(raw: readonly string[]): string | null {
 }
 
 const PROTECTED = new Set(['host', 'content-length', 'transfer-encoding']);
+
+/**
+ * A CONNECT has no content (RFC 9110 9.3.6): whatever follows its head is tunnel data. A body
+ * announced anyway is refused, since a reader that honours it would see a different tunnel start.
+ * `Content-Length: 0` (sent by some clients) announces nothing and is let through.
+ */
+export function connectFramingProblem(raw: readonly string[]): string | null {
+  if (countHeader(raw, 'transfer-encoding') > 0) return 'bad-framing';
+  const cl = headerValues(raw, 'content-length');
+  if (cl.length > 1 || (cl.length === 1 && cl[0] !== '0')) return 'bad-framing';
+  return null;
+}

@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import { handleConnect } from '../tunnel/connect.js';
 import type { ProxyContext } from './context.js';
 import { handleForward } from './forward.js';
+import { firstHeadRead } from './front.js';
 import { refuseRaw, refuseResponse } from './respond.js';
 
 /** Upstream pool for plain-HTTP forwards; keyed by the vetted IP, so reuse never skips a check. */
@@ -55,10 +56,9 @@ export function createProxyServer(ctx: ProxyContext): Server {
     insecureHTTPParser: false,
   });
   server.maxHeadersCount = 0;
-  // Client connections are bounded too (tunnels, forwards and idle keep-alives together).
-  server.maxConnections = ctx.options.maxTunnels * 2 + 64;
   // Node answers a non-100-continue Expect itself, unlogged: log and refuse it like any request.
   server.on('checkExpectation', (req, res) => {
+    firstHeadRead(req.socket);
     ctx.log.decision({
       method: req.method ?? '',
       host: '',
@@ -73,15 +73,18 @@ export function createProxyServer(ctx: ProxyContext): Server {
   server.timeout = ctx.options.idleTimeoutMs;
   // A bug in a handler must cost one request, not the process and every open tunnel with it.
   server.on('request', (req, res) => {
+    firstHeadRead(req.socket);
     handleForward(ctx, req, res).catch(() => {
       if (!res.headersSent) refuseResponse(res, 502, 'internal-error');
       else res.destroy();
     });
   });
   server.on('connect', (req, socket: Duplex, head: Buffer) => {
-    handleConnect(ctx, req, socket, head).catch(() => socket.destroy());
+    firstHeadRead(req.socket);
+    handleConnect(ctx, req.url ?? '', req.rawHeaders, socket, head).catch(() => socket.destroy());
   });
   server.on('upgrade', (req, socket: Duplex) => {
+    firstHeadRead(req.socket);
     socket.on('error', () => socket.destroy());
     ctx.log.decision({
       method: req.method ?? '',
@@ -94,6 +97,7 @@ export function createProxyServer(ctx: ProxyContext): Server {
     refuseRaw(socket, 400, 'upgrade-refused');
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    firstHeadRead(socket as Socket);
     socket.on('error', () => socket.destroy());
     if (err.code === 'ECONNRESET' || err.code === 'EPIPE' || !socket.writable) {
       socket.destroy();

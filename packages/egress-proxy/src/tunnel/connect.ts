@@ -1,29 +1,39 @@
-import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { ProxyContext } from '../http/context.js';
-import { countHeader } from '../http/headers.js';
+import { connectFramingProblem, countHeader } from '../http/headers.js';
 import { refuseRaw } from '../http/respond.js';
 import { decide } from '../matching/decide.js';
 import { parseConnectTarget } from '../matching/target.js';
 import { dialVetted } from './dial.js';
 
 /**
- * Handles one CONNECT request: decide, dial the vetted address, then relay bytes both ways with
- * half-close preserved (TLS close_notify and request/response protocols depend on it).
+ * Handles one CONNECT request, read by the proxy's own head reader or by Node's HTTP server (a
+ * CONNECT after other requests on a keep-alive connection): decide, dial the vetted address, then
+ * relay bytes both ways with half-close preserved (TLS close_notify and request/response
+ * protocols depend on it).
  */
-export async function handleConnect(ctx: ProxyContext, req: IncomingMessage, client: Duplex, head: Buffer) {
+export async function handleConnect(
+  ctx: ProxyContext,
+  requestTarget: string,
+  rawHeaders: readonly string[],
+  client: Duplex,
+  head: Buffer,
+) {
   client.on('error', () => client.destroy());
   const method = 'CONNECT';
   const started = Date.now();
-  const target = parseConnectTarget(req.url ?? '');
+  const target = parseConnectTarget(requestTarget);
   const host = target.host;
   const port = target.port;
   const refuse = (status: number, reason: string, address?: string) => {
     ctx.log.decision({ method, host, port, allowed: false, reason, ...(address ? { address } : {}), status });
     refuseRaw(client, status, reason);
   };
-  if (countHeader(req.rawHeaders, 'host') > 1) return refuse(400, 'duplicate-host');
+  if (countHeader(rawHeaders, 'host') > 1) return refuse(400, 'duplicate-host');
+  if (rawHeaders.length / 2 > ctx.options.maxHeaderCount) return refuse(431, 'too-many-headers');
+  const framing = connectFramingProblem(rawHeaders);
+  if (framing) return refuse(400, framing);
   // Pending tunnels count against the cap too, so a burst cannot pile up DNS queries and dials.
   if (ctx.tunnels.size >= ctx.options.maxTunnels) return refuse(429, 'tunnel-limit');
   const slot = Symbol('tunnel');
@@ -135,6 +145,9 @@ function relay(
   if (client.readableEnded) upstream.end();
   forward(client, upstream);
   forward(upstream, client);
+  // The proxy's head reader pauses the client once the head is read, so bytes sent before the 200
+  // wait in order behind `head`; a listener alone does not restart an explicitly paused stream.
+  client.resume();
 }
 
 /**

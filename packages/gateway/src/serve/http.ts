@@ -6,7 +6,6 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { isIP } from 'node:net';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
   allowedHosts,
   assertLoopbackListen,
@@ -16,6 +15,7 @@ import {
 } from '../local-http/guard.js';
 import { createEndpointServer } from './endpoint.js';
 import type { Gateway } from './gateway.js';
+import { HttpSessionTransport } from './http-transport.js';
 
 export {
   generateToken,
@@ -42,7 +42,7 @@ function refuse(res: ServerResponse, status: number, message: string): void {
 }
 
 interface Session {
-  readonly transport: StreamableHTTPServerTransport;
+  readonly transport: HttpSessionTransport;
   /** Hash of the token that opened the session: another token cannot use it. */
   readonly tokenHash: Buffer;
   /** When its last request ended (or began, while one is open); idle sessions expire. */
@@ -114,9 +114,10 @@ export async function serveHttp(
     });
   });
 
+  // Set once listening (the port may have been chosen by the system).
+  let hosts: ReadonlySet<string> = new Set();
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const actualPort = (server.address() as { port: number }).port;
-    const refused = checkHostAndOrigin(req, allowedHosts(host, actualPort), 'gateway');
+    const refused = checkHostAndOrigin(req, hosts, 'gateway');
     if (refused) return refuse(res, refused.status, refused.message);
     const authorization = req.headers.authorization ?? '';
     const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(authorization);
@@ -149,8 +150,8 @@ export async function serveHttp(
         429,
         `This token already has ${perToken} sessions, all busy; end one (DELETE its session), or raise the cap with: ringfence mcp serve --max-sessions N`,
       );
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
+    const transport: HttpSessionTransport = new HttpSessionTransport({
+      newSessionId: () => randomUUID(),
       onsessioninitialized: (id) => {
         sessions.set(id, { transport, tokenHash, lastSeen: Date.now(), busy: 0, streams: 0 });
       },
@@ -170,6 +171,7 @@ export async function serveHttp(
     server.listen(port, host, () => resolve());
   });
   const actual = server.address() as { port: number };
+  hosts = allowedHosts(host, actual.port);
   const url = `http://${isIP(host) === 6 ? `[${host}]` : host}:${actual.port}/mcp`;
   return {
     server,

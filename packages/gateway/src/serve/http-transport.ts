@@ -118,8 +118,14 @@ export class HttpSessionTransport implements Transport {
       newSessionId: () => string;
       onsessioninitialized?: (id: string) => void;
       maxBodyBytes?: number;
+      maxUnsentBytes?: number;
     },
   ) {}
+
+  /** Requests whose response has not been sent yet (their answer may be gone). */
+  pending(): number {
+    return this.answers.size;
+  }
 
   async start(): Promise<void> {
     // One timer for every stream of the session, rather than one per call.
@@ -331,7 +337,7 @@ export class HttpSessionTransport implements Transport {
   /** Writes to a stream; a client that stops reading while MAX_UNSENT_BYTES pile up loses it. */
   private write(res: ServerResponse, text: string, overflow: () => void): void {
     if (res.destroyed || res.writableEnded) return;
-    if (res.writableLength + text.length > MAX_UNSENT_BYTES) {
+    if (res.writableLength + text.length > (this.options.maxUnsentBytes ?? MAX_UNSENT_BYTES)) {
       this.onerror?.(new Error('an SSE stream was dropped: its client read nothing while its buffer filled'));
       overflow();
       return;

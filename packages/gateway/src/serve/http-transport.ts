@@ -241,11 +241,15 @@ export class HttpSessionTransport implements Transport {
   }
 
   private get(req: IncomingMessage, res: ServerResponse): void {
-    if (!req.headers.accept?.includes('text/event-stream'))
-      return this.refuse(res, 406, -32000, 'Not Acceptable: Client must accept text/event-stream');
+    if (!req.headers.accept?.includes('text/event-stream')) {
+      this.refuse(res, 406, -32000, 'Not Acceptable: Client must accept text/event-stream');
+      return;
+    }
     if (!this.validSession(req, res) || !this.validProtocolVersion(req, res)) return;
-    if (this.standalone)
-      return this.refuse(res, 409, -32000, 'Conflict: Only one SSE stream is allowed per session');
+    if (this.standalone) {
+      this.refuse(res, 409, -32000, 'Conflict: Only one SSE stream is allowed per session');
+      return;
+    }
     this.standalone = res;
     res.writeHead(200, { ...SSE_HEADERS, ...(this.sessionId ? { 'mcp-session-id': this.sessionId } : {}) });
     res.flushHeaders();

@@ -15,7 +15,7 @@ import {
 } from '../local-http/guard.js';
 import { createEndpointServer } from './endpoint.js';
 import type { Gateway } from './gateway.js';
-import { HttpSessionTransport } from './http-transport.js';
+import { HttpSessionTransport, jsonError } from './http-transport.js';
 
 export {
   generateToken,
@@ -34,11 +34,7 @@ export interface Identity {
 export type TokenResolver = (token: string) => Identity | undefined | Promise<Identity | undefined>;
 
 function refuse(res: ServerResponse, status: number, message: string): void {
-  res.writeHead(status, {
-    'content-type': 'application/json',
-    ...(status === 401 ? { 'www-authenticate': 'Bearer' } : {}),
-  });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message }, id: null }));
+  jsonError(res, status, -32001, message, status === 401 ? { 'www-authenticate': 'Bearer' } : {});
 }
 
 interface Session {

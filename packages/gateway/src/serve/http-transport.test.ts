@@ -403,6 +403,22 @@ describe('clients that go away or stop reading', () => {
     expect(await eventsOf(other)).toMatchObject([{ id: 22, result: {} }]);
   });
 
+  it('sends a change of the tool list on the session GET stream', async () => {
+    await serve();
+    const session = await initialise();
+    const stream = await post(undefined, { 'mcp-session-id': session }, 'GET');
+    expect(stream.status).toBe(200);
+    const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
+    gateway.emit('catalogChanged');
+    let text = '';
+    while (!text.includes('\n\n')) text += (await reader.read()).value ?? '';
+    expect(JSON.parse(text.slice(text.indexOf('data: ') + 6))).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/tools/list_changed',
+    });
+    await reader.cancel();
+  });
+
   it('ends a GET stream and a waiting call when the session is deleted', async () => {
     await serve();
     const session = await initialise();

@@ -1,18 +1,19 @@
 /**
  * One `mcp serve --http` session as an SDK `Transport`, on plain `node:http`. It replaces the
  * SDK's StreamableHTTPServerTransport, which turns every Node request into web Request/Response
- * objects and writes every answer through web streams (a fifth of the gateway's CPU per call, and
- * SSE parsing in the client for answers that are one JSON object). The protocol it speaks is the
- * SDK's, case by case: the same statuses, JSON-RPC codes and messages for 400/404/405/406/409/413/415,
- * one initialisation per session, batches of at most 100, notifications and responses answered 202.
+ * objects (through @hono/node-server) and writes every answer through web streams, headers, event
+ * and end each on their own. The protocol it speaks is the SDK's, case by case: the same statuses,
+ * JSON-RPC codes and messages for 400/404/405/406/409/413/415, one initialisation per session,
+ * batches of at most 100, notifications and responses answered 202.
  *
  * What differs is when an answer's bytes go out. Its SSE headers wait for its first message: a
  * call answered with nothing before its result goes out as one write (headers, the one event,
  * with a content-length), where the SDK sent the headers at once and the event and the stream's
  * end after, each through web streams. A stream still open after KEEPALIVE_MS gets its headers
  * and a comment, so a long call keeps its connection as before. (Answering with one JSON body
- * instead, which the spec also allows, halves the SDK client's CPU per call, but the
- * conformance suite counts "SSE streams functional" only for a server that streams.)
+ * instead, which the spec also allows, saves the SDK client about a third of its CPU per call,
+ * but the conformance suite counts "SSE streams functional" only for a server that streams:
+ * docs/performance.md.)
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
@@ -324,7 +325,7 @@ export class HttpSessionTransport implements Transport {
     answer.unanswered -= 1;
     const complete = answer.unanswered === 0;
     if (complete) for (const id of answer.ids) this.answers.delete(id);
-    if (answer.gone) return;
+    if (answer.gone || answer.res.destroyed) return;
     const event = sseEvent(message);
     if (!complete) {
       this.openStream(answer);

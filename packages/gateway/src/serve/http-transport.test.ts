@@ -376,6 +376,33 @@ describe('clients that go away or stop reading', () => {
     expect((await post(call(12, 'echo'), { 'mcp-session-id': session })).status).toBe(200);
   });
 
+  it('a client that goes away halfway through its body: nothing is dispatched, the session carries on', async () => {
+    await serve();
+    const session = await initialise();
+    const { port } = new URL(served.url);
+    const socket = connectTcp(Number(port), '127.0.0.1');
+    sockets.push(socket);
+    socket.on('error', () => {});
+    const body = JSON.stringify(call(13, 'echo'));
+    const entries = audited.length;
+    await new Promise<void>((resolve) =>
+      socket.write(
+        `POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\nauthorization: Bearer ${TOKEN}\r\n` +
+          `accept: application/json, text/event-stream\r\ncontent-type: application/json\r\n` +
+          `mcp-session-id: ${session}\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 20)}`,
+        () => resolve(),
+      ),
+    );
+    await new Promise((r) => setTimeout(r, 50));
+    socket.destroy();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(audited).toHaveLength(entries);
+    expect(served.pendingRequests()).toBe(0);
+    expect(await eventsOf(await post(call(14, 'echo'), { 'mcp-session-id': session }))).toMatchObject([
+      { id: 14 },
+    ]);
+  });
+
   it('a client that stops reading its stream loses that stream, not the gateway: others are served and the call is audited', async () => {
     await serve({ maxUnsentBytes: 256 * 1024 });
     const session = await initialise();

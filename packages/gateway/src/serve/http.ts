@@ -6,7 +6,6 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { isIP } from 'node:net';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
   allowedHosts,
   assertLoopbackListen,
@@ -16,6 +15,7 @@ import {
 } from '../local-http/guard.js';
 import { createEndpointServer } from './endpoint.js';
 import type { Gateway } from './gateway.js';
+import { HttpSessionTransport, jsonError } from './http-transport.js';
 
 export {
   generateToken,
@@ -34,15 +34,11 @@ export interface Identity {
 export type TokenResolver = (token: string) => Identity | undefined | Promise<Identity | undefined>;
 
 function refuse(res: ServerResponse, status: number, message: string): void {
-  res.writeHead(status, {
-    'content-type': 'application/json',
-    ...(status === 401 ? { 'www-authenticate': 'Bearer' } : {}),
-  });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message }, id: null }));
+  jsonError(res, status, -32001, message, status === 401 ? { 'www-authenticate': 'Bearer' } : {});
 }
 
 interface Session {
-  readonly transport: StreamableHTTPServerTransport;
+  readonly transport: HttpSessionTransport;
   /** Hash of the token that opened the session: another token cannot use it. */
   readonly tokenHash: Buffer;
   /** When its last request ended (or began, while one is open); idle sessions expire. */
@@ -59,6 +55,8 @@ export interface SessionLimits {
   readonly idleMs?: number;
   /** Sessions one token may hold; a new one evicts that token's least recently used idle one. Default 32. */
   readonly perToken?: number;
+  /** Bytes an answer stream may hold unsent for a client that does not read (tests lower it). */
+  readonly maxUnsentBytes?: number;
 }
 
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
@@ -77,7 +75,14 @@ export async function serveHttp(
     resolveToken: TokenResolver;
     sessions?: SessionLimits;
   },
-): Promise<{ server: HttpServer; url: string; sessionCount(): number; close(): Promise<void> }> {
+): Promise<{
+  server: HttpServer;
+  url: string;
+  sessionCount(): number;
+  /** Requests of every session still waiting for their response. */
+  pendingRequests(): number;
+  close(): Promise<void>;
+}> {
   const { host, port } = parseListenAddress(options.address);
   assertLoopbackListen(host, options.insecureListen);
   const sessions = new Map<string, Session>();
@@ -114,9 +119,10 @@ export async function serveHttp(
     });
   });
 
+  // Set once listening (the port may have been chosen by the system).
+  let hosts: ReadonlySet<string> = new Set();
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const actualPort = (server.address() as { port: number }).port;
-    const refused = checkHostAndOrigin(req, allowedHosts(host, actualPort), 'gateway');
+    const refused = checkHostAndOrigin(req, hosts, 'gateway');
     if (refused) return refuse(res, refused.status, refused.message);
     const authorization = req.headers.authorization ?? '';
     const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(authorization);
@@ -149,8 +155,9 @@ export async function serveHttp(
         429,
         `This token already has ${perToken} sessions, all busy; end one (DELETE its session), or raise the cap with: ringfence mcp serve --max-sessions N`,
       );
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
+    const transport: HttpSessionTransport = new HttpSessionTransport({
+      newSessionId: () => randomUUID(),
+      ...(options.sessions?.maxUnsentBytes ? { maxUnsentBytes: options.sessions.maxUnsentBytes } : {}),
       onsessioninitialized: (id) => {
         sessions.set(id, { transport, tokenHash, lastSeen: Date.now(), busy: 0, streams: 0 });
       },
@@ -170,11 +177,13 @@ export async function serveHttp(
     server.listen(port, host, () => resolve());
   });
   const actual = server.address() as { port: number };
+  hosts = allowedHosts(host, actual.port);
   const url = `http://${isIP(host) === 6 ? `[${host}]` : host}:${actual.port}/mcp`;
   return {
     server,
     url,
     sessionCount: () => sessions.size,
+    pendingRequests: () => [...sessions.values()].reduce((n, s) => n + s.transport.pending(), 0),
     close: async () => {
       clearInterval(sweeper);
       await Promise.all([...sessions.values()].map((s) => s.transport.close().catch(() => {})));

@@ -70,9 +70,17 @@ describe('EventStreamParser', () => {
       const text = `\uFEFF${answer.replace(/\n/g, ending)}`;
       expect(parse(pieces(text, 1)).messages).toEqual([answerMessage]);
     }
-    // "\r" then "\n" in the next chunk is one line end, not an empty line (which would dispatch).
-    const { messages } = parse([`data: {"jsonrpc":"2.0",\r`, `\ndata: "id":3,"result":{}}\r\n\r\n`]);
-    expect(messages).toEqual([{ jsonrpc: '2.0', id: 3, result: {} }]);
+    // A CRLF is one line end, not a line end and an empty line (which would dispatch the event
+    // half-read), whether it comes in one chunk or split between two.
+    const twoLines = `data: {"jsonrpc":"2.0",\r\ndata: "id":3,"result":{}}\r\n\r\n`;
+    for (const size of [twoLines.length, 1, 2, 3]) {
+      const { messages, problem } = parse(pieces(twoLines, size));
+      expect({ size, problem, messages }).toEqual({
+        size,
+        problem: undefined,
+        messages: [{ jsonrpc: '2.0', id: 3, result: {} }],
+      });
+    }
   });
 
   it('drops an event that the stream ends without its blank line', () => {
@@ -94,6 +102,7 @@ describe('EventStreamParser', () => {
     ],
     ['an HTML error page', '<html><body>502 Bad Gateway', /a line that is not an event field \("<html>/],
     ['a field name longer than any field', 'datadata: x', /a line that is not an event field \("datada/],
+    ['a bare start of a field name', `${progress}dat\n`, /a line that is not an event field \("dat"\)/],
     ['data that is not JSON', 'data: {not json\n\n', /an event whose data is not JSON/],
     ['JSON that is not JSON-RPC', 'data: {"hello":1}\n\n', /an event that is not a JSON-RPC message/],
   ])('fails at once on %s, however it is split', (_what, text, expected) => {

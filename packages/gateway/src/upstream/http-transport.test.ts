@@ -1,5 +1,10 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { UpstreamError } from '../ports/errors.js';
@@ -412,4 +417,51 @@ describe("HttpClientTransport: the session's GET stream", () => {
     // The first opening, then as many reopenings as the retries allow: none of them brought anything.
     expect(requests.filter((r) => r.method === 'GET')).toHaveLength(2);
   });
+});
+
+/** A certificate for 127.0.0.1 from a CA of the test's own, or undefined without openssl. */
+function testCertificate() {
+  const dir = mkdtempSync(join(tmpdir(), 'rf-tls-'));
+  try {
+    execFileSync(
+      'openssl',
+      ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1']
+        .concat(['-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-subj', '/CN=127.0.0.1'])
+        .concat(['-addext', 'subjectAltName=IP:127.0.0.1']),
+      { stdio: 'ignore' },
+    );
+    return { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) };
+  } catch {
+    return undefined;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('HttpClientTransport: https', () => {
+  const tls = testCertificate();
+  it.skipIf(!tls)(
+    'verifies the server certificate: refused when no trusted CA signed it, used when one did',
+    async () => {
+      const server = createHttpsServer({ key: tls!.key, cert: tls!.cert }, (req, res) => {
+        req.resume();
+        req.on('end', () => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify(answer(1)));
+        });
+      });
+      servers.push(server);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const url = new URL(`https://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
+      await expect(open(url).transport.send(list(1))).rejects.toMatchObject({
+        code: 'UPSTREAM_LOST',
+        message: expect.stringMatching(
+          /^the server's TLS certificate was not accepted \(self-signed certificate\)/,
+        ),
+      });
+      const trusted = open(url, { ca: tls!.cert });
+      await trusted.transport.send(list(1));
+      expect(trusted.messages).toEqual([answer(1)]);
+    },
+  );
 });

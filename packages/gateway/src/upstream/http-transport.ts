@@ -14,6 +14,8 @@ import { describeNetworkError, type EventStreamLimits, EventStreamParser } from 
 
 /** Errors of a connection that was never made (as against one that broke). */
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+/** OpenSSL's and Node's codes for a certificate that does not verify. */
+const TLS_REFUSED = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS_/;
 /** What is read of an error answer's body, for its message. */
 const ERROR_TEXT_BYTES = 4096;
 /** Idle keep-alive connections are dropped after this (lowered by the server's Keep-Alive hint). */
@@ -149,6 +151,13 @@ async function errorText(res: IncomingMessage): Promise<string> {
 function lost(error: unknown): UpstreamError {
   if (error instanceof UpstreamError) return error;
   const why = describeNetworkError(error);
+  const code = (error as { code?: unknown })?.code;
+  if (typeof code === 'string' && TLS_REFUSED.test(code))
+    return new UpstreamError(
+      'UPSTREAM_LOST',
+      `the server's TLS certificate was not accepted (${why}): check the URL; a private CA can be trusted with NODE_EXTRA_CA_CERTS`,
+      { cause: error },
+    );
   return new UpstreamError(
     'UPSTREAM_LOST',
     UNREACHABLE.has(why)
@@ -340,7 +349,9 @@ export class HttpClientTransport implements Transport {
       );
     }
     if (status === 202 || !request) {
-      discard(res);
+      // Nothing is awaited: a body other than a 202's (empty) is not read, as the SDK cancels it.
+      if (status === 202) discard(res);
+      else res.destroy();
       if (status === 202 && 'method' in message && message.method === 'notifications/initialized')
         void this.listen(undefined, undefined);
       return;

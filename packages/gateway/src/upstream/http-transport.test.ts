@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { UpstreamError } from '../ports/errors.js';
-import { HttpClientTransport, HttpStatusError, type HttpTransportOptions } from './http-transport.js';
+import { HttpStatusError } from './http-endpoint.js';
+import { HttpClientTransport, type HttpTransportOptions } from './http-transport.js';
 
 const servers: Server[] = [];
 const transports: HttpClientTransport[] = [];

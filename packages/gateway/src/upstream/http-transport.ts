@@ -1,36 +1,20 @@
-import {
-  type ClientRequest,
-  Agent as HttpAgent,
-  request as httpRequest,
-  type IncomingMessage,
-  type OutgoingHttpHeaders,
-  type RequestOptions,
-} from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { UpstreamError } from '../ports/errors.js';
-import { describeNetworkError, type EventStreamLimits, EventStreamParser } from './answer-stream.js';
-
-/** Errors of a connection that was never made (as against one that broke). */
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
-/** OpenSSL's and Node's codes for a certificate that does not verify. */
-const TLS_REFUSED = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS_/;
-/** What is read of an error answer's body, for its message. */
-const ERROR_TEXT_BYTES = 4096;
-/** Idle keep-alive connections are dropped after this (lowered by the server's Keep-Alive hint). */
-const IDLE_SOCKET_MS = 4_000;
-
-/** A status the transport does not take as an answer; 404 to a request with a session id = session expired. */
-export class HttpStatusError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'HttpStatusError';
-  }
-}
+import { type EventStreamLimits, EventStreamParser } from './answer-stream.js';
+import {
+  discard,
+  errorText,
+  HttpEndpoint,
+  HttpStatusError,
+  jsonMessages,
+  lost,
+  mediaType,
+  ok,
+  readBody,
+  readEventStream,
+} from './http-endpoint.js';
 
 /** When the session's event stream, or a call's answer stream, is asked for again. */
 export interface Reconnection {
@@ -40,6 +24,7 @@ export interface Reconnection {
   /** Attempts in a row that bring nothing before giving up. */
   readonly maxRetries: number;
 }
+
 /** The SDK client transport's own schedule. */
 export const DEFAULT_RECONNECTION: Reconnection = {
   initialDelayMs: 1_000,
@@ -47,6 +32,7 @@ export const DEFAULT_RECONNECTION: Reconnection = {
   growFactor: 1.5,
   maxRetries: 2,
 };
+
 /** A server's `retry:` below this would have us hammer it. */
 const MIN_RETRY_MS = 100;
 
@@ -84,97 +70,6 @@ function progressTokenOf(message: JSONRPCMessage): string | undefined {
   return typeof token === 'string' ? token : undefined;
 }
 
-function mediaType(res: IncomingMessage): string {
-  return (res.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-}
-
-const ok = (res: IncomingMessage) => (res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300;
-
-/** Read and drop a body we have no use for, keeping the connection for the next request. */
-function discard(res: IncomingMessage): void {
-  let seen = 0;
-  res.on('error', () => {});
-  res.on('data', (chunk: Buffer) => {
-    seen += chunk.length;
-    if (seen > ERROR_TEXT_BYTES) res.destroy();
-  });
-}
-
-/** The whole body, refused over `max` bytes (declared or counted) and failed if the connection drops. */
-function readBody(res: IncomingMessage, max: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const declared = res.headers['content-length'];
-    if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > max) {
-      res.destroy();
-      reject(
-        new UpstreamError(
-          'UPSTREAM_ANSWER_TOO_LARGE',
-          `the server's answer is ${declared} bytes, over the ${max}-byte cap`,
-        ),
-      );
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let seen = 0;
-    let failure: unknown;
-    res.on('data', (chunk: Buffer) => {
-      seen += chunk.length;
-      if (seen > max) {
-        res.destroy();
-        reject(
-          new UpstreamError(
-            'UPSTREAM_ANSWER_TOO_LARGE',
-            `the server's answer exceeded ${max} bytes; it was cut off`,
-          ),
-        );
-      } else chunks.push(chunk);
-    });
-    res.on('error', (error) => {
-      failure = error;
-    });
-    res.on('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, seen)));
-    res.on('close', () => {
-      if (!res.complete) reject(dropped(failure));
-    });
-  });
-}
-
-/** Up to ERROR_TEXT_BYTES of an error answer, for its message. */
-async function errorText(res: IncomingMessage): Promise<string> {
-  const text = await readBody(res, ERROR_TEXT_BYTES).then(
-    (body) => body.toString('utf8'),
-    () => '',
-  );
-  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
-}
-
-function lost(error: unknown): UpstreamError {
-  if (error instanceof UpstreamError) return error;
-  const why = describeNetworkError(error);
-  const code = (error as { code?: unknown })?.code;
-  if (typeof code === 'string' && TLS_REFUSED.test(code))
-    return new UpstreamError(
-      'UPSTREAM_LOST',
-      `the server's TLS certificate was not accepted (${why}): check the URL; a private CA can be trusted with NODE_EXTRA_CA_CERTS`,
-      { cause: error },
-    );
-  return new UpstreamError(
-    'UPSTREAM_LOST',
-    UNREACHABLE.has(why)
-      ? `the server could not be reached (${why})`
-      : `the connection to the server dropped (${why}) before it answered`,
-    { cause: error },
-  );
-}
-
-function dropped(error: unknown): UpstreamError {
-  return new UpstreamError(
-    'UPSTREAM_LOST',
-    `the connection to the server dropped (${describeNetworkError(error ?? new Error('closed'))}) before it answered; the call was ended`,
-    { cause: error },
-  );
-}
-
 /**
  * The client side of MCP's streamable HTTP for one remote server, on `node:http`/`node:https`
  * with a keep-alive agent: the SDK's `StreamableHTTPClientTransport`, wire for wire (session id,
@@ -192,15 +87,11 @@ export class HttpClientTransport implements Transport {
   onmessage?: Transport['onmessage'];
   private session: string | undefined;
   private protocolVersion: string | undefined;
-  private readonly agent: HttpAgent;
-  private readonly request: typeof httpRequest;
-  private readonly target: RequestOptions;
+  private readonly endpoint: HttpEndpoint;
   private readonly configured: Record<string, string> = {};
   private cached:
     | { post: OutgoingHttpHeaders; get: OutgoingHttpHeaders; common: OutgoingHttpHeaders }
     | undefined;
-  /** Requests whose answer is still coming (ended at once by `close`). */
-  private readonly open = new Set<ClientRequest>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly reconnection: Reconnection;
   private serverRetryMs: number | undefined;
@@ -211,22 +102,7 @@ export class HttpClientTransport implements Transport {
     url: URL,
     private readonly options: HttpTransportOptions,
   ) {
-    const https = url.protocol === 'https:';
-    this.request = https ? httpsRequest : httpRequest;
-    this.agent = https
-      ? new HttpsAgent({
-          keepAlive: true,
-          timeout: IDLE_SOCKET_MS,
-          ...(options.ca ? { ca: options.ca } : {}),
-        })
-      : new HttpAgent({ keepAlive: true, timeout: IDLE_SOCKET_MS });
-    this.target = {
-      protocol: url.protocol,
-      hostname: url.hostname.replace(/^\[|\]$/g, ''),
-      port: url.port || (https ? 443 : 80),
-      path: `${url.pathname}${url.search}`,
-      agent: this.agent,
-    };
+    this.endpoint = new HttpEndpoint(url, options.ca);
     // One spelling per header: ours would otherwise be sent beside a configured one in another case.
     for (const [name, value] of Object.entries(options.headers ?? {}))
       this.configured[name.toLowerCase()] = value;
@@ -268,46 +144,6 @@ export class HttpClientTransport implements Transport {
     return this.cached;
   }
 
-  /** One request; resolves with the answer's head, refusing a redirect. */
-  private exchange(method: string, headers: OutgoingHttpHeaders, body?: string): Promise<IncomingMessage> {
-    if (this.closed)
-      return Promise.reject(new UpstreamError('UPSTREAM_CLOSED', 'the connection to the server is closed'));
-    return new Promise((resolve, reject) => {
-      let req: ClientRequest;
-      try {
-        req = this.request({ ...this.target, method, headers });
-      } catch (error) {
-        reject(error);
-        return;
-      }
-      this.open.add(req);
-      req.once('close', () => this.open.delete(req));
-      req.on('error', (error) =>
-        reject(
-          this.closed
-            ? new UpstreamError('UPSTREAM_CLOSED', 'the connection to the server is closed')
-            : lost(error),
-        ),
-      );
-      req.once('response', (res) => {
-        const status = res.statusCode ?? 0;
-        if (status >= 300 && status < 400) {
-          res.destroy();
-          const location = res.headers.location ?? 'no location';
-          reject(
-            new UpstreamError(
-              'UPSTREAM_REDIRECT',
-              `the server answered ${status} (redirect to ${location.slice(0, 200)}); redirects are not followed`,
-            ),
-          );
-          return;
-        }
-        resolve(res);
-      });
-      req.end(body);
-    });
-  }
-
   async send(message: JSONRPCMessage, options: TransportSendOptions = {}): Promise<void> {
     try {
       await this.post(message, options);
@@ -334,7 +170,7 @@ export class HttpClientTransport implements Transport {
       );
       return;
     }
-    const res = await this.exchange('POST', this.headers().post, JSON.stringify(message));
+    const res = await this.endpoint.exchange('POST', this.headers().post, JSON.stringify(message));
     const session = res.headers['mcp-session-id'];
     if (typeof session === 'string' && session && session !== this.session) {
       this.session = session;
@@ -374,20 +210,7 @@ export class HttpClientTransport implements Transport {
         `the server answered with content type ${JSON.stringify(res.headers['content-type'] ?? '')}, neither JSON nor an event stream`,
       );
     }
-    const body = await readBody(res, this.options.maxAnswerBytes);
-    let data: unknown;
-    try {
-      data = JSON.parse(body.toString('utf8'));
-    } catch {
-      throw new UpstreamError('UPSTREAM_MALFORMED', "the server's answer is not JSON");
-    }
-    const messages: JSONRPCMessage[] = [];
-    for (const item of Array.isArray(data) ? data : [data]) {
-      const parsed = JSONRPCMessageSchema.safeParse(item);
-      if (!parsed.success)
-        throw new UpstreamError('UPSTREAM_MALFORMED', "the server's answer is not a JSON-RPC message");
-      messages.push(parsed.data);
-    }
+    const messages = jsonMessages(await readBody(res, this.options.maxAnswerBytes));
     for (const each of messages) this.deliver(each, awaited);
     if (!awaited.answered)
       throw new UpstreamError('UPSTREAM_LOST', "the server's answer did not answer the request");
@@ -418,37 +241,6 @@ export class HttpClientTransport implements Transport {
       });
   }
 
-  /**
-   * Read an event stream to its end, which `onEnd` learns of: clean, or with the problem (the
-   * connection dropped, garbage, a cap exceeded — the stream is then dropped too).
-   */
-  private readEvents(
-    res: IncomingMessage,
-    parser: EventStreamParser,
-    onEnd: (error: UpstreamError | undefined) => void,
-  ): void {
-    let over = false;
-    let failure: unknown;
-    const finish = (error: UpstreamError | undefined) => {
-      if (over) return;
-      over = true;
-      onEnd(error);
-    };
-    res.on('data', (chunk: Buffer) => {
-      if (over) return;
-      const problem = parser.feed(chunk);
-      if (problem) {
-        res.destroy();
-        finish(problem);
-      }
-    });
-    res.on('error', (error) => {
-      failure = error;
-    });
-    res.on('end', () => finish(undefined));
-    res.on('close', () => finish(res.complete ? undefined : dropped(failure)));
-  }
-
   /** The event stream answering one request (a POST's, or a GET resuming it). */
   private readAnswer(
     res: IncomingMessage,
@@ -465,7 +257,7 @@ export class HttpClientTransport implements Transport {
       },
       limits,
     );
-    this.readEvents(res, parser, (error) => {
+    readEventStream(res, parser, (error) => {
       if (this.closed || awaited.answered) return;
       if (error) return this.broken(awaited, error);
       const lastId = parser.lastEventId ?? previousId;
@@ -495,7 +287,7 @@ export class HttpClientTransport implements Transport {
   /** Ask for the rest of an answer stream after `lastEventId`; if that fails, the request ends. */
   private resume(awaited: Awaited, lastEventId: string, attempt: number): void {
     this.later(attempt, () => {
-      this.exchange('GET', { ...this.headers().get, 'last-event-id': lastEventId }).then(
+      this.endpoint.exchange('GET', { ...this.headers().get, 'last-event-id': lastEventId }).then(
         async (res) => {
           if (!ok(res)) {
             discard(res);
@@ -534,7 +326,7 @@ export class HttpClientTransport implements Transport {
   private async listen(lastEventId: string | undefined, attempt: number | undefined): Promise<void> {
     let res: IncomingMessage;
     try {
-      res = await this.exchange(
+      res = await this.endpoint.exchange(
         'GET',
         lastEventId ? { ...this.headers().get, 'last-event-id': lastEventId } : this.headers().get,
       );
@@ -556,7 +348,7 @@ export class HttpClientTransport implements Transport {
       { onMessage: (message) => this.deliver(message), onRetry: (ms) => this.retryAfter(ms) },
       { maxEventBytes: this.options.maxAnswerBytes },
     );
-    this.readEvents(res, parser, (error) => {
+    readEventStream(res, parser, (error) => {
       if (this.closed) return;
       if (error) this.onerror?.(error);
       this.relisten(parser.lastEventId ?? lastEventId, parser.events > 0 ? 0 : (attempt ?? 0) + 1);
@@ -592,7 +384,7 @@ export class HttpClientTransport implements Transport {
   async terminateSession(): Promise<void> {
     if (!this.session) return;
     try {
-      const res = await this.exchange('DELETE', this.headers().common);
+      const res = await this.endpoint.exchange('DELETE', this.headers().common);
       discard(res);
       if (!ok(res) && res.statusCode !== 405)
         throw new HttpStatusError(
@@ -612,8 +404,7 @@ export class HttpClientTransport implements Transport {
     this.closed = true;
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
-    for (const req of this.open) req.destroy();
-    this.agent.destroy();
+    this.endpoint.close();
     this.onclose?.();
   }
 }

@@ -16,7 +16,8 @@ import {
   type UpstreamTimeouts,
 } from '../ports/upstream.js';
 import { withTimeout } from '../util/timeout.js';
-import { HttpClientTransport, HttpStatusError } from './http-transport.js';
+import { HttpStatusError } from './http-endpoint.js';
+import { HttpClientTransport } from './http-transport.js';
 import { grantsOf, UpstreamClient } from './mcp-client.js';
 
 /** A remote MCP server over streamable HTTP (`HttpClientTransport`). */

@@ -288,7 +288,7 @@ export class HttpClientTransport implements Transport {
   private resume(awaited: Awaited, lastEventId: string, attempt: number): void {
     this.later(attempt, () => {
       this.endpoint.exchange('GET', { ...this.headers().get, 'last-event-id': lastEventId }).then(
-        async (res) => {
+        (res) => {
           if (!ok(res)) {
             discard(res);
             return this.broken(

@@ -1,100 +1,189 @@
-import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { UpstreamError } from '../ports/errors.js';
 
+const LF = 0x0a;
+const CR = 0x0d;
+const COLON = 0x3a;
+const SPACE = 0x20;
+const BOM = [0xef, 0xbb, 0xbf];
 /** The fields an MCP event stream uses; a line naming anything else is not one. */
 const FIELDS = ['data', 'id', 'event', 'retry'] as const;
 const LONGEST_FIELD = 5;
 
-/** What became of the event stream that answers one call, once it is over or broken. */
-export type AnswerStreamEnd =
-  | { readonly kind: 'answered' }
-  /** Ended before the answer, after an event id: the SDK resumes it with a GET (Last-Event-ID). */
-  | { readonly kind: 'resumable'; readonly lastEventId: string }
-  /** Ended, dropped or garbled before the answer: the answer will not come. */
-  | { readonly kind: 'broken'; readonly error: UpstreamError };
+export interface EventStreamLimits {
+  /** Largest stream in all (the answer to one POST, buffered whole by the client's caller). */
+  readonly maxTotalBytes?: number;
+  /** Largest event, counted from the last blank line (a long-lived GET stream). */
+  readonly maxEventBytes?: number;
+}
+
+export interface EventStreamHandlers {
+  /** One JSON-RPC message, checked against the SDK's schema, from a `message` event. */
+  readonly onMessage: (message: JSONRPCMessage) => void;
+  /** An event carried an id (the stream can be resumed after it). */
+  readonly onEventId?: (id: string) => void;
+  /** The server asked for this reconnection delay. */
+  readonly onRetry?: (ms: number) => void;
+}
+
+const tooLarge = (max: number) =>
+  new UpstreamError('UPSTREAM_ANSWER_TOO_LARGE', `the server's answer exceeded ${max} bytes; it was cut off`);
+const malformed = (what: string) =>
+  new UpstreamError(
+    'UPSTREAM_MALFORMED',
+    `the server's answer is not a valid MCP event stream: it sent ${what}; the call was ended`,
+  );
+const notAField = (name: string) =>
+  `a line that is not an event field (${JSON.stringify(name.slice(0, 40))})`;
 
 /**
- * Server-sent events, read line by line as strictly as MCP needs: every line is empty, a comment
- * or one of the four fields, and every message event is one JSON-RPC message. The first thing
- * that breaks this is returned as a problem. Cost stays linear whatever the line lengths.
+ * Server-sent events read from the bytes as they come (no text decoding but of each event's data,
+ * no stream layers), as strictly as MCP needs: every line is empty, a comment or one of the four
+ * fields, and every message event is one JSON-RPC message. `feed` returns the first thing that
+ * breaks this, or a cap exceeded, as an error; the stream is then over. Cost stays linear whatever
+ * the line lengths and however the bytes are split.
  */
-class EventScanner {
-  answered = false;
+export class EventStreamParser {
+  /** The id of the last event that had one (the `Last-Event-ID` to resume after). */
   lastEventId: string | undefined;
-  private head = '';
-  private rest: string[] = [];
+  /** Events dispatched so far (a resumed stream that brought none made no progress). */
+  events = 0;
+  private total = 0;
+  /** Bytes of the event being received, up to the end of the last complete line. */
+  private eventBytes = 0;
+  /** The start of the current line, when a chunk ended inside it. */
+  private partial: Buffer[] = [];
+  private partialBytes = 0;
+  private headChecked = false;
   private skipLF = false;
-  private data: string[] = [];
+  private bomSeen = 0;
+  private data: Buffer[] = [];
   private hasData = false;
   private type = '';
+  private idSeen: string | undefined;
 
-  feed(text: string): string | undefined {
+  constructor(
+    private readonly handlers: EventStreamHandlers,
+    private readonly limits: EventStreamLimits = {},
+  ) {}
+
+  feed(chunk: Buffer): UpstreamError | undefined {
+    const { maxTotalBytes, maxEventBytes } = this.limits;
+    this.total += chunk.length;
+    if (maxTotalBytes !== undefined && this.total > maxTotalBytes) return tooLarge(maxTotalBytes);
     let start = 0;
-    if (this.skipLF && text.startsWith('\n')) start = 1;
-    this.skipLF = false;
+    // A UTF-8 byte order mark may open the stream (as EventSource allows), split or not.
+    while (this.bomSeen < BOM.length && start < chunk.length) {
+      if (chunk[start] !== BOM[this.bomSeen]) {
+        if (this.bomSeen > 0) return malformed('a broken byte order mark');
+        this.bomSeen = BOM.length;
+        break;
+      }
+      this.bomSeen += 1;
+      start += 1;
+    }
+    if (this.skipLF && chunk.length > 0) {
+      if (chunk[0] === LF) start = Math.max(start, 1);
+      this.skipLF = false;
+    }
     // Each search resumes where the last one stopped, so many short lines stay linear.
-    let lf = text.indexOf('\n', start);
-    let cr = text.indexOf('\r', start);
-    while (start < text.length) {
-      if (lf !== -1 && lf < start) lf = text.indexOf('\n', start);
-      if (cr !== -1 && cr < start) cr = text.indexOf('\r', start);
+    let lf = chunk.indexOf(LF, start);
+    let cr = chunk.indexOf(CR, start);
+    while (start < chunk.length) {
+      if (lf !== -1 && lf < start) lf = chunk.indexOf(LF, start);
+      if (cr !== -1 && cr < start) cr = chunk.indexOf(CR, start);
       const end = lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
-      if (end === -1) return this.partial(text.slice(start));
-      const problem = this.partial(text.slice(start, end)) ?? this.line();
-      if (problem) return problem;
+      if (end === -1) {
+        const rest = chunk.subarray(start);
+        const problem = this.checkHead(rest);
+        if (problem) return malformed(problem);
+        this.partial.push(rest);
+        this.partialBytes += rest.length;
+        break;
+      }
+      const piece = chunk.subarray(start, end);
+      const problem = this.checkHead(piece) ?? this.line(piece);
+      if (problem) return problem instanceof UpstreamError ? problem : malformed(problem);
       start = end + 1;
-      if (text[end] === '\r') {
-        if (start === text.length) this.skipLF = true;
-        else if (text[start] === '\n') start += 1;
+      if (chunk[end] === CR) {
+        if (start === chunk.length) this.skipLF = true;
+        else if (chunk[start] === LF) start += 1;
       }
     }
+    if (maxEventBytes !== undefined && this.eventBytes + this.partialBytes > maxEventBytes)
+      return tooLarge(maxEventBytes);
     return undefined;
   }
 
-  /** Part of the current line; its field name is checked as soon as it is known. */
-  private partial(piece: string): string | undefined {
-    if (piece.length === 0) return undefined;
-    if (this.head.length <= LONGEST_FIELD && !this.head.includes(':')) {
-      this.head += piece.slice(0, LONGEST_FIELD + 1);
-      const colon = this.head.indexOf(':');
-      const name = colon < 0 ? this.head : this.head.slice(0, colon);
-      const possible =
-        colon === 0 || (colon > 0 ? FIELDS.some((f) => f === name) : FIELDS.some((f) => f.startsWith(name)));
-      if (!possible) return `a line that is not an event field (${JSON.stringify(name.slice(0, 40))})`;
-    }
-    this.rest.push(piece);
+  /** The field name of the current line is checked as soon as its first bytes are known. */
+  private checkHead(piece: Buffer): string | undefined {
+    if (this.headChecked || piece.length === 0) return undefined;
+    const head =
+      this.partialBytes === 0
+        ? piece.toString('latin1', 0, Math.min(piece.length, LONGEST_FIELD + 1))
+        : Buffer.concat([...this.partial, piece.subarray(0, LONGEST_FIELD + 1)]).toString(
+            'latin1',
+            0,
+            Math.min(this.partialBytes + piece.length, LONGEST_FIELD + 1),
+          );
+    const colon = head.indexOf(':');
+    const name = colon < 0 ? head : head.slice(0, colon);
+    const possible =
+      colon === 0 || (colon > 0 ? FIELDS.some((f) => f === name) : FIELDS.some((f) => f.startsWith(name)));
+    if (!possible) return notAField(name);
+    if (colon >= 0 || head.length > LONGEST_FIELD) this.headChecked = true;
     return undefined;
   }
 
-  /** The current line is complete. */
-  private line(): string | undefined {
-    const line = this.rest.join('');
-    this.rest = [];
-    this.head = '';
-    if (line === '') return this.dispatch();
-    if (line.startsWith(':')) return undefined;
-    const colon = line.indexOf(':');
-    const name = colon < 0 ? line : line.slice(0, colon);
-    let value = colon < 0 ? '' : line.slice(colon + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
+  /** One complete line (the bytes after any partial start kept from earlier chunks). */
+  private line(piece: Buffer): UpstreamError | string | undefined {
+    const line =
+      this.partialBytes === 0
+        ? piece
+        : Buffer.concat([...this.partial, piece], this.partialBytes + piece.length);
+    this.partial = [];
+    this.partialBytes = 0;
+    this.headChecked = false;
+    this.eventBytes += line.length + 1;
+    const max = this.limits.maxEventBytes;
+    if (max !== undefined && this.eventBytes > max) return tooLarge(max);
+    if (line.length === 0) return this.dispatch();
+    if (line[0] === COLON) return undefined;
+    let colon = line.indexOf(COLON);
+    if (colon < 0) colon = line.length;
+    const name = line.toString('latin1', 0, Math.min(colon, LONGEST_FIELD + 1));
+    const from = colon + 1 < line.length && line[colon + 1] === SPACE ? colon + 2 : colon + 1;
+    const value = line.subarray(Math.min(from, line.length));
     if (name === 'data') {
       this.data.push(value);
       this.hasData = true;
-    } else if (name === 'event') this.type = value;
-    else if (name === 'id' && !value.includes('\u0000')) this.lastEventId = value;
-    else if (name !== 'id' && name !== 'retry')
-      return `a line that is not an event field (${JSON.stringify(name.slice(0, 40))})`;
+    } else if (name === 'event') this.type = value.toString('utf8');
+    else if (name === 'id') {
+      if (!value.includes(0)) this.idSeen = value.toString('utf8');
+    } else if (name === 'retry') {
+      const text = value.toString('latin1', 0, value.length);
+      if (/^\d{1,9}$/.test(text)) this.handlers.onRetry?.(Number(text));
+    } else return notAField(name);
     return undefined;
   }
 
-  private dispatch(): string | undefined {
-    const { hasData, type } = this;
-    const data = this.data.join('\n');
+  private dispatch(): UpstreamError | string | undefined {
+    const { hasData, type, idSeen } = this;
+    const parts = this.data;
     this.data = [];
     this.hasData = false;
     this.type = '';
+    this.idSeen = undefined;
+    this.eventBytes = 0;
+    if (hasData || idSeen !== undefined) this.events += 1;
+    if (idSeen !== undefined) {
+      this.lastEventId = idSeen;
+      this.handlers.onEventId?.(idSeen);
+    }
     // As the SDK reads them: only message events with data carry JSON-RPC.
-    if (!hasData || data === '' || (type !== '' && type !== 'message')) return undefined;
+    if (!hasData || (type !== '' && type !== 'message')) return undefined;
+    const data = (parts.length === 1 ? parts[0]! : joinLines(parts)).toString('utf8');
+    if (data === '') return undefined;
     let value: unknown;
     try {
       value = JSON.parse(data);
@@ -103,93 +192,28 @@ class EventScanner {
     }
     const parsed = JSONRPCMessageSchema.safeParse(value);
     if (!parsed.success) return 'an event that is not a JSON-RPC message';
-    if ('result' in parsed.data || 'error' in parsed.data) this.answered = true;
+    this.handlers.onMessage(parsed.data);
     return undefined;
   }
 }
 
-/** A fetch failure or a broken body, as people read it: an errno code, else the cause's text. */
-export function describeNetworkError(error: unknown): string {
-  const cause = (error as { cause?: unknown })?.cause as { code?: unknown; message?: unknown } | undefined;
-  const code = typeof cause?.code === 'string' ? cause.code : undefined;
-  if (code && /^E[A-Z]+$/.test(code)) return code;
-  if (typeof cause?.message === 'string' && cause.message) return cause.message;
-  return code ?? (error as Error)?.message ?? String(error);
+const NEWLINE = Buffer.from('\n');
+function joinLines(parts: Buffer[]): Buffer {
+  const joined: Buffer[] = [];
+  for (const [index, part] of parts.entries()) {
+    if (index > 0) joined.push(NEWLINE);
+    joined.push(part);
+  }
+  return Buffer.concat(joined);
 }
 
-/**
- * The body of the event stream answering one call, passed on unchanged while it is watched:
- * garbage (a line that is no event field, an event that is no JSON-RPC message) fails the stream
- * at once, and `onEnd` says how it ended — answered, resumable, or broken (garbled, dropped, or
- * ended without the answer) — so that a call whose answer cannot come fails now rather than at
- * its timeout.
- */
-export function watchAnswerStream(
-  body: ReadableStream<Uint8Array>,
-  onEnd: (end: AnswerStreamEnd) => void,
-  /** The answer may not be longer than this (counted here, so no second stream layer does it). */
-  maxBytes = Number.POSITIVE_INFINITY,
-): ReadableStream<Uint8Array> {
-  const reader = body.getReader();
-  let seen = 0;
-  const decoder = new TextDecoder();
-  const scanner = new EventScanner();
-  let ended = false;
-  const end = (outcome: AnswerStreamEnd) => {
-    if (ended) return;
-    ended = true;
-    onEnd(outcome);
-  };
-  const broken = (what: string) =>
-    new UpstreamError('UPSTREAM_LOST', `${what} before it answered; the call was ended`);
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      let chunk: Awaited<ReturnType<typeof reader.read>>;
-      try {
-        chunk = await reader.read();
-      } catch (error) {
-        if (scanner.answered) end({ kind: 'answered' });
-        else
-          end({
-            kind: 'broken',
-            error: broken(`the connection to the server dropped (${describeNetworkError(error)})`),
-          });
-        return controller.error(error);
-      }
-      if (chunk.done) {
-        if (scanner.answered) end({ kind: 'answered' });
-        else if (scanner.lastEventId !== undefined)
-          end({ kind: 'resumable', lastEventId: scanner.lastEventId });
-        else end({ kind: 'broken', error: broken('the server ended its answer stream') });
-        return controller.close();
-      }
-      seen += chunk.value.byteLength;
-      if (seen > maxBytes) {
-        const error = new UpstreamError(
-          'UPSTREAM_ANSWER_TOO_LARGE',
-          `the server's answer exceeded ${maxBytes} bytes; it was cut off`,
-        );
-        end({ kind: 'broken', error });
-        await reader.cancel().catch(() => {});
-        return controller.error(error);
-      }
-      const problem = scanner.feed(decoder.decode(chunk.value, { stream: true }));
-      if (problem) {
-        const error = new UpstreamError(
-          'UPSTREAM_MALFORMED',
-          `the server's answer is not a valid MCP event stream: it sent ${problem}; the call was ended`,
-        );
-        end({ kind: 'broken', error });
-        await reader.cancel().catch(() => {});
-        return controller.error(error);
-      }
-      controller.enqueue(chunk.value);
-      if (scanner.answered) end({ kind: 'answered' });
-    },
-    // The reader (the SDK) gave up on the stream itself: the transport is closing.
-    cancel: (reason) => {
-      ended = true;
-      return reader.cancel(reason);
-    },
-  });
+/** A network failure as people read it: an errno code, else the cause's text. */
+export function describeNetworkError(error: unknown): string {
+  for (const candidate of [error, (error as { cause?: unknown })?.cause]) {
+    const code = (candidate as { code?: unknown })?.code;
+    if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return code;
+  }
+  const cause = (error as { cause?: { message?: unknown } })?.cause;
+  if (typeof cause?.message === 'string' && cause.message) return cause.message;
+  return (error as Error)?.message ?? String(error);
 }

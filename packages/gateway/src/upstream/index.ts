@@ -1,5 +1,5 @@
 export { ContainerUpstream } from './container.js';
 export { upstreamFactory } from './factory.js';
 export { UpstreamClient } from './mcp-client.js';
-export { noRedirectFetch, RemoteUpstream } from './remote.js';
+export { RemoteUpstream } from './remote.js';
 export { StreamTransport } from './stream-transport.js';

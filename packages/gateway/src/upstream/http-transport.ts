@@ -1,0 +1,410 @@
+import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ErrorCode, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { UpstreamError } from '../ports/errors.js';
+import { type EventStreamLimits, EventStreamParser } from './answer-stream.js';
+import {
+  discard,
+  errorText,
+  HttpEndpoint,
+  HttpStatusError,
+  jsonMessages,
+  lost,
+  mediaType,
+  ok,
+  readBody,
+  readEventStream,
+} from './http-endpoint.js';
+
+/** When the session's event stream, or a call's answer stream, is asked for again. */
+export interface Reconnection {
+  readonly initialDelayMs: number;
+  readonly maxDelayMs: number;
+  readonly growFactor: number;
+  /** Attempts in a row that bring nothing before giving up. */
+  readonly maxRetries: number;
+}
+
+/** The SDK client transport's own schedule. */
+export const DEFAULT_RECONNECTION: Reconnection = {
+  initialDelayMs: 1_000,
+  maxDelayMs: 30_000,
+  growFactor: 1.5,
+  maxRetries: 2,
+};
+
+/** A server's `retry:` below this would have us hammer it. */
+const MIN_RETRY_MS = 100;
+
+export interface HttpTransportOptions {
+  /** The registration's headers (authorization and the like), sent with every request. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Largest answer to one request; on the session's GET stream, largest event. */
+  readonly maxAnswerBytes: number;
+  /** The answer stream of the call with this progress token broke: its answer cannot come. */
+  readonly onCallBroken?: (token: string, error: UpstreamError) => void;
+  /** Trust anchors in place of Node's (tests); default: Node's store and NODE_EXTRA_CA_CERTS. */
+  readonly ca?: string | Buffer;
+  readonly reconnection?: Reconnection;
+}
+
+/** A request whose answer is awaited on an event stream. */
+interface Awaited {
+  readonly id: string | number;
+  /** The gateway's progress token of a forwarded call: what `onCallBroken` names. */
+  readonly token: string | undefined;
+  readonly onresumptiontoken: ((token: string) => void) | undefined;
+  /** A resumed stream answers under the original id; it is passed on under this one. */
+  readonly replayId?: string | number;
+  answered: boolean;
+}
+
+const isRequest = (
+  message: JSONRPCMessage,
+): message is JSONRPCMessage & { id: string | number; method: string } =>
+  'method' in message && 'id' in message && message.id !== undefined;
+
+function progressTokenOf(message: JSONRPCMessage): string | undefined {
+  const token = (message as { params?: { _meta?: { progressToken?: unknown } } }).params?._meta
+    ?.progressToken;
+  return typeof token === 'string' ? token : undefined;
+}
+
+/**
+ * The client side of MCP's streamable HTTP for one remote server, on `node:http`/`node:https`
+ * with a keep-alive agent: the SDK's `StreamableHTTPClientTransport`, wire for wire (session id,
+ * protocol version and Accept headers, 202 for notifications, the session's GET stream with 405
+ * tolerated, resumption with Last-Event-ID, DELETE to end the session), read from the bytes with
+ * no fetch and no web streams. What it adds: it never follows a redirect (a registered endpoint
+ * cannot bounce our requests and their headers elsewhere), caps what one answer may take in
+ * memory, and watches the event stream that answers each request: when it breaks, is garbled, or
+ * ends without the answer, that request ends at once (a call through `onCallBroken`, anything
+ * else with an error answer), rather than at its timeout.
+ */
+export class HttpClientTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: Transport['onmessage'];
+  private session: string | undefined;
+  private protocolVersion: string | undefined;
+  private readonly endpoint: HttpEndpoint;
+  private readonly configured: Record<string, string> = {};
+  private cached:
+    | { post: OutgoingHttpHeaders; get: OutgoingHttpHeaders; common: OutgoingHttpHeaders }
+    | undefined;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly reconnection: Reconnection;
+  private serverRetryMs: number | undefined;
+  private started = false;
+  private closed = false;
+
+  constructor(
+    url: URL,
+    private readonly options: HttpTransportOptions,
+  ) {
+    this.endpoint = new HttpEndpoint(url, options.ca);
+    // One spelling per header: ours would otherwise be sent beside a configured one in another case.
+    for (const [name, value] of Object.entries(options.headers ?? {}))
+      this.configured[name.toLowerCase()] = value;
+    this.reconnection = options.reconnection ?? DEFAULT_RECONNECTION;
+  }
+
+  get sessionId(): string | undefined {
+    return this.session;
+  }
+
+  setProtocolVersion(version: string): void {
+    this.protocolVersion = version;
+    this.cached = undefined;
+  }
+
+  async start(): Promise<void> {
+    if (this.started) throw new Error('HttpClientTransport already started');
+    this.started = true;
+  }
+
+  /** Per request kind, rebuilt only when the session or the protocol version changes. */
+  private headers() {
+    if (!this.cached) {
+      const common: OutgoingHttpHeaders = {
+        ...(this.session ? { 'mcp-session-id': this.session } : {}),
+        ...(this.protocolVersion ? { 'mcp-protocol-version': this.protocolVersion } : {}),
+        ...this.configured,
+      };
+      this.cached = {
+        common,
+        post: {
+          ...common,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        get: { ...common, accept: 'text/event-stream' },
+      };
+    }
+    return this.cached;
+  }
+
+  async send(message: JSONRPCMessage, options: TransportSendOptions = {}): Promise<void> {
+    try {
+      await this.post(message, options);
+    } catch (error) {
+      this.onerror?.(error as Error);
+      throw error;
+    }
+  }
+
+  private async post(message: JSONRPCMessage, options: TransportSendOptions): Promise<void> {
+    const request = isRequest(message) ? message : undefined;
+    if (options.resumptionToken) {
+      // The caller asks for the rest of an earlier answer stream rather than sending again.
+      this.resume(
+        {
+          id: request?.id ?? '',
+          token: undefined,
+          onresumptiontoken: options.onresumptiontoken,
+          ...(request ? { replayId: request.id } : {}),
+          answered: false,
+        },
+        options.resumptionToken,
+        0,
+      );
+      return;
+    }
+    const res = await this.endpoint.exchange('POST', this.headers().post, JSON.stringify(message));
+    const session = res.headers['mcp-session-id'];
+    if (typeof session === 'string' && session && session !== this.session) {
+      this.session = session;
+      this.cached = undefined;
+    }
+    const status = res.statusCode ?? 0;
+    if (!ok(res)) {
+      const text = await errorText(res);
+      throw new HttpStatusError(
+        status,
+        `the server answered HTTP ${status} to a POST${text ? `: ${text}` : ''}`,
+      );
+    }
+    if (status === 202 || !request) {
+      // Nothing is awaited: a body other than a 202's (empty) is not read, as the SDK cancels it.
+      if (status === 202) discard(res);
+      else res.destroy();
+      if (status === 202 && 'method' in message && message.method === 'notifications/initialized')
+        void this.listen(undefined, undefined);
+      return;
+    }
+    const type = mediaType(res);
+    const awaited: Awaited = {
+      id: request.id,
+      token: progressTokenOf(request),
+      onresumptiontoken: options.onresumptiontoken,
+      answered: false,
+    };
+    if (type === 'text/event-stream') {
+      this.readAnswer(res, awaited, { maxTotalBytes: this.options.maxAnswerBytes }, undefined, 0);
+      return;
+    }
+    if (type !== 'application/json') {
+      discard(res);
+      throw new UpstreamError(
+        'UPSTREAM_MALFORMED',
+        `the server answered with content type ${JSON.stringify(res.headers['content-type'] ?? '')}, neither JSON nor an event stream`,
+      );
+    }
+    const messages = jsonMessages(await readBody(res, this.options.maxAnswerBytes));
+    for (const each of messages) this.deliver(each, awaited);
+    if (!awaited.answered)
+      throw new UpstreamError('UPSTREAM_LOST', "the server's answer did not answer the request");
+  }
+
+  private deliver(message: JSONRPCMessage, awaited?: Awaited): void {
+    if (awaited && ('result' in message || 'error' in message) && message.id === awaited.id) {
+      awaited.answered = true;
+      if (awaited.replayId !== undefined) message = { ...message, id: awaited.replayId };
+    }
+    try {
+      this.onmessage?.(message);
+    } catch (error) {
+      this.onerror?.(error as Error);
+    }
+  }
+
+  /** Its answer can no longer come: end it now rather than at its timeout. */
+  private broken(awaited: Awaited, error: UpstreamError): void {
+    if (this.closed || awaited.answered) return;
+    awaited.answered = true;
+    if (awaited.token && this.options.onCallBroken) this.options.onCallBroken(awaited.token, error);
+    else
+      this.deliver({
+        jsonrpc: '2.0',
+        id: awaited.replayId ?? awaited.id,
+        error: { code: ErrorCode.ConnectionClosed, message: error.message },
+      });
+  }
+
+  /** The event stream answering one request (a POST's, or a GET resuming it). */
+  private readAnswer(
+    res: IncomingMessage,
+    awaited: Awaited,
+    limits: EventStreamLimits,
+    previousId: string | undefined,
+    attempt: number,
+  ): void {
+    const parser = new EventStreamParser(
+      {
+        onMessage: (message) => this.deliver(message, awaited),
+        onEventId: (id) => awaited.onresumptiontoken?.(id),
+        onRetry: (ms) => this.retryAfter(ms),
+      },
+      limits,
+    );
+    readEventStream(res, parser, (error) => {
+      if (this.closed || awaited.answered) return;
+      if (error) return this.broken(awaited, error);
+      const lastId = parser.lastEventId ?? previousId;
+      if (lastId === undefined)
+        return this.broken(
+          awaited,
+          new UpstreamError(
+            'UPSTREAM_LOST',
+            'the server ended its answer stream before it answered; the call was ended',
+          ),
+        );
+      // Ended after an event id: the server means us to ask for the rest (a stream that brought
+      // nothing counts against the retries, so a server cannot keep us asking for ever).
+      const next = parser.events > 0 ? 0 : attempt + 1;
+      if (next >= this.reconnection.maxRetries)
+        return this.broken(
+          awaited,
+          new UpstreamError(
+            'UPSTREAM_LOST',
+            `the server ended its answer stream ${next} times in a row without sending anything; the call was ended`,
+          ),
+        );
+      this.resume(awaited, lastId, next);
+    });
+  }
+
+  /** Ask for the rest of an answer stream after `lastEventId`; if that fails, the request ends. */
+  private resume(awaited: Awaited, lastEventId: string, attempt: number): void {
+    this.later(attempt, () => {
+      this.endpoint.exchange('GET', { ...this.headers().get, 'last-event-id': lastEventId }).then(
+        (res) => {
+          if (!ok(res)) {
+            discard(res);
+            return this.broken(
+              awaited,
+              new UpstreamError(
+                'UPSTREAM_LOST',
+                `the server refused to resume the answer stream (HTTP ${res.statusCode}); the call was ended`,
+              ),
+            );
+          }
+          this.readAnswer(res, awaited, { maxEventBytes: this.options.maxAnswerBytes }, lastEventId, attempt);
+        },
+        (error: unknown) => {
+          const why = lost(error);
+          this.broken(
+            awaited,
+            why.code === 'UPSTREAM_LOST'
+              ? new UpstreamError('UPSTREAM_LOST', `${why.message}; the call was ended`, { cause: error })
+              : new UpstreamError(
+                  'UPSTREAM_LOST',
+                  `the answer stream could not be resumed (${why.message}); the call was ended`,
+                  { cause: error },
+                ),
+          );
+        },
+      );
+    });
+  }
+
+  /**
+   * The session's own event stream (server requests and notifications outside any call), opened
+   * after initialisation and reopened when it ends; a server that offers none answers 405.
+   * `attempt` is undefined for the first opening, which is not retried (as the SDK does).
+   */
+  private async listen(lastEventId: string | undefined, attempt: number | undefined): Promise<void> {
+    let res: IncomingMessage;
+    try {
+      res = await this.endpoint.exchange(
+        'GET',
+        lastEventId ? { ...this.headers().get, 'last-event-id': lastEventId } : this.headers().get,
+      );
+      if (res.statusCode === 405) return discard(res);
+      if (!ok(res)) {
+        discard(res);
+        throw new HttpStatusError(
+          res.statusCode ?? 0,
+          `the server refused its event stream (HTTP ${res.statusCode})`,
+        );
+      }
+    } catch (error) {
+      if (this.closed) return;
+      this.onerror?.(error as Error);
+      if (attempt !== undefined) this.relisten(lastEventId, attempt + 1);
+      return;
+    }
+    const parser = new EventStreamParser(
+      { onMessage: (message) => this.deliver(message), onRetry: (ms) => this.retryAfter(ms) },
+      { maxEventBytes: this.options.maxAnswerBytes },
+    );
+    readEventStream(res, parser, (error) => {
+      if (this.closed) return;
+      if (error) this.onerror?.(error);
+      this.relisten(parser.lastEventId ?? lastEventId, parser.events > 0 ? 0 : (attempt ?? 0) + 1);
+    });
+  }
+
+  private relisten(lastEventId: string | undefined, attempt: number): void {
+    if (this.closed) return;
+    if (attempt >= this.reconnection.maxRetries) {
+      this.onerror?.(new Error(`the server's event stream could not be reopened (${attempt} attempts)`));
+      return;
+    }
+    this.later(attempt, () => void this.listen(lastEventId, attempt));
+  }
+
+  private retryAfter(ms: number): void {
+    this.serverRetryMs = Math.min(Math.max(ms, MIN_RETRY_MS), this.reconnection.maxDelayMs);
+  }
+
+  private later(attempt: number, run: () => void): void {
+    if (this.closed) return;
+    const { initialDelayMs, growFactor, maxDelayMs } = this.reconnection;
+    const delay = this.serverRetryMs ?? Math.min(initialDelayMs * growFactor ** attempt, maxDelayMs);
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      if (!this.closed) run();
+    }, delay);
+    timer.unref();
+    this.timers.add(timer);
+  }
+
+  /** Tell the server the session is over (405: it does not end sessions that way). */
+  async terminateSession(): Promise<void> {
+    if (!this.session) return;
+    try {
+      const res = await this.endpoint.exchange('DELETE', this.headers().common);
+      discard(res);
+      if (!ok(res) && res.statusCode !== 405)
+        throw new HttpStatusError(
+          res.statusCode ?? 0,
+          `the server refused to end the session (HTTP ${res.statusCode})`,
+        );
+      this.session = undefined;
+      this.cached = undefined;
+    } catch (error) {
+      this.onerror?.(error as Error);
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    this.endpoint.close();
+    this.onclose?.();
+  }
+}

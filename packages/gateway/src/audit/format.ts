@@ -34,7 +34,10 @@ export class PrecomputedDigest {
  * in a string) or is nested too deeply to canonicalise (the stack runs out): the log says so
  * instead of hashing a guess, and the entry is still written.
  */
-export function canonicalForm(value: unknown): { readonly json?: string; readonly digest: PrecomputedDigest } {
+export function canonicalForm(value: unknown): {
+  readonly json?: string;
+  readonly digest: PrecomputedDigest;
+} {
   let json: string;
   try {
     json = canonicalize(value);

@@ -5,7 +5,10 @@ import { measureAndDigest, measureResult } from './result-size.js';
 describe('measureAndDigest: the size check and the audit digest from one serialisation', () => {
   const image = Buffer.alloc(3000, 7).toString('base64');
   const cases: Record<string, { content?: unknown; messages?: unknown; contents?: unknown }> = {
-    'keys out of order': { content: [{ text: 'a', type: 'text' }], structuredContent: { z: 1, a: 2 } } as never,
+    'keys out of order': {
+      content: [{ text: 'a', type: 'text' }],
+      structuredContent: { z: 1, a: 2 },
+    } as never,
     'escapes and non-ASCII': { content: [{ type: 'text', text: '"\\\n\u0001 é 中 😀 \u2028' }] },
     'a __proto__ member': JSON.parse('{"content":[],"__proto__":{"x":"yyyyyyyyyy"}}'),
     'base64 counted decoded': {

@@ -1,8 +1,8 @@
+import type { PrecomputedDigest } from '../../audit/format.js';
 import type { CallToolResult } from '../../ports/caller.js';
 import { printable } from '../../text/printable.js';
 import { validationSentence } from '../../text/validation-error.js';
 import { errorResult, requestLabel } from './record.js';
-import type { PrecomputedDigest } from '../../audit/format.js';
 import { measureAndDigest, measureResult, resultTooLarge } from './result-size.js';
 import { sanitisePrompt, sanitiseRead, sanitiseResult } from './sanitise.js';
 import { isPlainObject } from './steps.js';
@@ -121,7 +121,10 @@ export function sanitise(
     const cap = resultCap(deps, request);
     if (size > cap)
       return {
-        ...withheld(request, resultTooLarge(request, size, cap, "once its URIs point into the gateway's namespace")),
+        ...withheld(
+          request,
+          resultTooLarge(request, size, cap, "once its URIs point into the gateway's namespace"),
+        ),
         digest,
       };
   }

@@ -182,7 +182,7 @@ describe('resources through the gateway', () => {
     ]);
     expect(entries[0]?.refs).toMatchObject({ phase: 'call', allowed: true });
     // The arguments of a read are its URI, digested with the size check's one serialisation.
-    expect(contentDigest((entries[0]?.refs as { arguments?: unknown }).arguments)).toBe(
+    expect(contentDigest((entries[0]?.refs as { arguments?: unknown } | undefined)?.arguments)).toBe(
       digestOf({ uri: 'test://x' }),
     );
   });

@@ -29,6 +29,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 300);
 const CONCURRENT_TOTAL = Number(process.env.BENCH_CONCURRENT ?? 800);
 const ONLY = process.env.BENCH_ONLY?.split(',');
+// The `echo` text's length: the arguments and the result each carry it (default: a short text).
+const PAYLOAD_BYTES = Number(process.env.BENCH_PAYLOAD_BYTES ?? 0);
 // Another checkout (built) to measure against in the same run: its `mcp serve` joins as
 // `baseline_stdio` / `baseline_http`, so a change is judged by ratios taken under the same load.
 const BASELINE = process.env.BENCH_BASELINE;
@@ -129,7 +131,7 @@ async function httpRelay(name, args, env, url, headers = {}) {
 
 async function run(target, upstreamPid) {
   const { client, tool, pid } = target;
-  const args = { text: 'benchmark payload 0123456789' };
+  const args = { text: PAYLOAD_BYTES > 0 ? 'x'.repeat(PAYLOAD_BYTES) : 'benchmark payload 0123456789' };
   for (let i = 0; i < 30; i++) await client.callTool({ name: tool, arguments: args });
   const cpuStart = pid ? cpuMs(pid) : 0;
   // The client (this process) and the upstream share the 2 cores with the relay: their CPU per call

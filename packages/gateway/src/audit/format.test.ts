@@ -1,11 +1,13 @@
 import { digestOf } from '@ringfence/policy';
 import { describe, expect, it } from 'vitest';
 import {
+  canonicalForm,
   checkEntryShape,
   completeEntry,
   contentDigest,
   entryLine,
   hashLine,
+  PrecomputedDigest,
   prepareEntry,
   serializeEntry,
 } from './format.js';
@@ -189,6 +191,49 @@ describe('digests', () => {
         's',
       ),
     ).toThrow(expect.objectContaining({ code: 'AUDIT_INVALID_ENTRY' }));
+  });
+});
+
+describe('canonicalForm (one serialisation for the size check and the digest)', () => {
+  const resultEntry = (result: unknown) =>
+    prepareEntry(
+      { type: 'mcp.result', parentSeq: 1, refs: { server: 'gh', tool: 't', is_error: false, result } },
+      's',
+    ).fields as { refs: { result: unknown } };
+
+  it('gives the digest digestOf gives, for every kind of JSON value', () => {
+    const values: unknown[] = [
+      { z: 1, a: [true, null, -0, 1e21, 5e-324, 0.1], m: { y: '', b: 'x' } },
+      { text: 'quote " backslash \\ newline \n tab \t nul \u0000 del \u007f' },
+      { text: 'é ü 中文 emoji 😀 U+2028 \u2028' },
+      JSON.parse('{"__proto__":{"polluted":1},"content":[]}'),
+      [],
+      'plain',
+      42,
+    ];
+    for (const value of values) {
+      const { json, digest } = canonicalForm(value);
+      expect(digest.digest).toBe(digestOf(value));
+      expect(json).toBeDefined();
+      // Same bytes as JSON.stringify, in another key order: the size check counts these.
+      expect(Buffer.byteLength(json as string)).toBe(Buffer.byteLength(JSON.stringify(value)));
+    }
+  });
+
+  it('has no json and a null digest for a lone surrogate or a value nested too deeply', () => {
+    expect(canonicalForm({ a: '\udc00' })).toEqual({ digest: new PrecomputedDigest(null) });
+    const deep = JSON.parse(`${'['.repeat(50_000)}${']'.repeat(50_000)}`);
+    expect(canonicalForm(deep).json).toBeUndefined();
+    expect(canonicalForm(deep).digest.digest).toBeNull();
+  });
+
+  it('takes a precomputed digest as it is, and hashes anything that only looks like one', () => {
+    const digest = digestOf({ real: 1 });
+    expect(resultEntry(new PrecomputedDigest(digest)).refs.result).toBe(digest);
+    // What a server sends is parsed JSON: the same shape as a plain object is a value to hash.
+    const lookalike = JSON.parse(`{"digest":"${digest}"}`);
+    expect(resultEntry(lookalike).refs.result).toBe(digestOf(lookalike));
+    expect(resultEntry(lookalike).refs.result).not.toBe(digest);
   });
 });
 

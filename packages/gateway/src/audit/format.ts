@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { digestOf, isRingfenceError } from '@ringfence/policy';
+import { canonicalize, isRingfenceError } from '@ringfence/policy';
 import { AuditError } from './errors.js';
 import {
   AUDIT_GENESIS,
@@ -19,18 +19,42 @@ export function hashLine(line: Uint8Array | string): AuditDigest {
 }
 
 /**
- * Digest of the canonical JSON of an argument or result value. `null` when the value has no
- * canonical form (a lone surrogate in a string), or is nested too deeply to canonicalise (the
- * stack runs out): the log says so instead of hashing a guess, and the entry is still written.
+ * A digest the caller already computed with {@link canonicalForm}, handed to `append` in place of
+ * the raw value so it is not serialised twice. A class, not a shape: nothing parsed from JSON (what
+ * a server or client sends) is ever an instance, so no input can pass itself off as a digest.
  */
-export function contentDigest(value: unknown): AuditDigest | null {
+export class PrecomputedDigest {
+  constructor(readonly digest: AuditDigest | null) {}
+}
+
+/**
+ * The canonical JSON of a value and its digest, computed once for callers that need both (the
+ * result size check counts the same bytes JSON.stringify would: RFC 8785 only orders the keys).
+ * `json` is undefined and the digest null when the value has no canonical form (a lone surrogate
+ * in a string) or is nested too deeply to canonicalise (the stack runs out): the log says so
+ * instead of hashing a guess, and the entry is still written.
+ */
+export function canonicalForm(value: unknown): {
+  readonly json?: string;
+  readonly digest: PrecomputedDigest;
+} {
+  let json: string;
   try {
-    return digestOf(value);
+    json = canonicalize(value);
   } catch (error) {
-    if (isRingfenceError(error) && error.code === 'CANONICAL_UNSUPPORTED_VALUE') return null;
-    if (error instanceof RangeError) return null;
+    if (isRingfenceError(error) && error.code === 'CANONICAL_UNSUPPORTED_VALUE')
+      return { digest: new PrecomputedDigest(null) };
+    if (error instanceof RangeError) return { digest: new PrecomputedDigest(null) };
     throw error;
   }
+  // The canonical text is well-formed UTF-16 (lone surrogates were refused), so hashing the string
+  // as UTF-8 hashes exactly `canonicalBytes`, without a copy into a Uint8Array first.
+  return { json, digest: new PrecomputedDigest(`sha256:${hash('sha256', json, 'hex')}`) };
+}
+
+/** Digest of the canonical JSON of an argument or result value (see {@link canonicalForm}). */
+export function contentDigest(value: unknown): AuditDigest | null {
+  return value instanceof PrecomputedDigest ? value.digest : canonicalForm(value).digest.digest;
 }
 
 // One table per object drives both the strict shape check and the field order of written lines,

@@ -1,7 +1,15 @@
 export { describeAuditLine } from './describe.js';
 export { type EgressInput, egressInputFromProxyLine } from './egress.js';
 export { AuditError, type AuditErrorCode } from './errors.js';
-export { checkEntryShape, contentDigest, hashLine, type ShapeCheck, serializeEntry } from './format.js';
+export {
+  canonicalForm,
+  checkEntryShape,
+  contentDigest,
+  hashLine,
+  PrecomputedDigest,
+  type ShapeCheck,
+  serializeEntry,
+} from './format.js';
 export { AuditLog, type AuditLogOptions, defaultAuditPath } from './log.js';
 export {
   type AuditLogLine,

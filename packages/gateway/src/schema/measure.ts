@@ -17,8 +17,13 @@ export type Measured = { ok: true; bytes: number } | ({ ok: false } & MeasurePro
 export function stringBytes(text: string, remaining: number): number {
   // Every UTF-16 unit costs at least one UTF-8 byte, so a long string can be refused unserialised.
   if (text.length + 2 > remaining) return text.length + 2;
+  // Printable ASCII other than `"` and `\` is written as it is: the common case, counted without
+  // a serialised copy of the string.
+  if (PLAIN_JSON.test(text)) return text.length + 2;
   return Buffer.byteLength(JSON.stringify(text));
 }
+
+const PLAIN_JSON = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
 // In a `u` regex a valid surrogate pair is one code point, so this matches only lone halves.
 const LONE_SURROGATE = /\p{Cs}/u;

@@ -1,7 +1,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { digestOf } from '@ringfence/policy';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { contentDigest } from '../audit/format.js';
 import type { AuditInput } from '../audit/types.js';
 import { DEFAULT_CALL_LIMITS } from '../config/limits.js';
 import type { HttpServerConfig } from '../config/servers.js';
@@ -178,7 +180,11 @@ describe('resources through the gateway', () => {
       ['mcp.decision', 'resource', 'test://x'],
       ['mcp.result', 'resource', 'test://x'],
     ]);
-    expect(entries[0]?.refs).toMatchObject({ phase: 'call', allowed: true, arguments: { uri: 'test://x' } });
+    expect(entries[0]?.refs).toMatchObject({ phase: 'call', allowed: true });
+    // The arguments of a read are its URI, digested with the size check's one serialisation.
+    expect(contentDigest((entries[0]?.refs as { arguments?: unknown } | undefined)?.arguments)).toBe(
+      digestOf({ uri: 'test://x' }),
+    );
   });
 
   it('refuses a read a whole-server policy rule denies, before anything is forwarded', async () => {

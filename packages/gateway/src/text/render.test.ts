@@ -309,6 +309,25 @@ describe('counting and comparing', () => {
     expect(escapedCharacterCount(deep)).toBe(1);
   });
 
+  it('escapedCharacterCount counts what isShownEscaped names, code point by code point, for every kind of text', () => {
+    const reference = (text: string) =>
+      [...text].filter((ch) => isShownEscaped(ch.codePointAt(0) as number, 'block')).length;
+    const texts = [
+      `${'plain ascii '.repeat(2000)}\r`,
+      '\u007f',
+      '\u0000 nul',
+      `${'a'.repeat(10_000)}\u200b${'b'.repeat(10_000)}`,
+      'lone \ud800 high, lone \udc00 low, pair \ud83d\ude00, tag \udb40\udc41',
+      'é ü 中文 \u00a0 nbsp \u2028 \u2800 \ufeff',
+      'tab\tnewline\n only',
+      '',
+    ];
+    for (const text of texts) {
+      expect(escapedCharacterCount({ [text]: text })).toBe(2 * reference(text));
+    }
+    expect(escapedCharacterCount('\r'.repeat(5000))).toBe(5000);
+  });
+
   it('visiblePart drops what is shown escaped; clip never cuts a pair', () => {
     expect(visiblePart(`Search${TAG('x')} the\u200b docs.`)).toBe('Search the docs.');
     expect(clip('ab👍cd', 3)).toBe('ab👍… (5 characters)');

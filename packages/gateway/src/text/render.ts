@@ -99,6 +99,9 @@ export const rendered = (text: string, mode: RenderMode = 'block'): string =>
 /** JSON text (JSON.stringify, canonicalize) rendered for a person: its backslashes are JSON's. */
 export const renderJsonText = (json: string): Rendered => renderUntrusted(json, { keepBackslashes: true });
 
+// What a block shows raw in any case: printable ASCII, tab and newline.
+const SHOWN_RAW_IN_BLOCK = /^[\t\n\x20-\x7e]*$/;
+
 /**
  * How many characters of a JSON value's strings (object keys included) a person would see
  * escaped in a block of text: what `ask` counts and `refuse_invisible` refuses. Newline and tab
@@ -107,7 +110,15 @@ export const renderJsonText = (json: string): Rendered => renderUntrusted(json, 
 export function escapedCharacterCount(value: unknown): number {
   let count = 0;
   const countIn = (text: string) => {
-    for (const ch of text) if (isShownEscaped(ch.codePointAt(0)!, 'block')) count += 1;
+    // Most argument text is only what a block shows raw (one regex pass, no string per
+    // character): a large argument is scanned for every call.
+    if (SHOWN_RAW_IN_BLOCK.test(text)) return;
+    for (let i = 0; i < text.length; ) {
+      const cp = text.codePointAt(i)!;
+      if (isShownEscaped(cp, 'block')) count += 1;
+      // A pair is one code point; a lone surrogate is one character, as the string iterator has it.
+      i += cp > 0xffff ? 2 : 1;
+    }
   };
   // Iterative: arguments may nest deeper than the call stack.
   const stack: unknown[] = [value];

@@ -1,4 +1,6 @@
+import { digestOf } from '@ringfence/policy';
 import { describe, expect, it } from 'vitest';
+import { contentDigest } from '../../audit/format.js';
 import type { AuditInput } from '../../audit/types.js';
 import { DEFAULT_CALL_LIMITS } from '../../config/limits.js';
 import type { AuditSink } from '../../ports/audit.js';
@@ -127,6 +129,14 @@ describe('the call pipeline: every refusal writes one decision entry and never r
       reply: /over the 10-byte cap\. Send less\.$/,
     },
     {
+      // No canonical form (so no digest to share): the cap still counts its JSON.
+      name: 'arguments over the cap that hold a lone surrogate',
+      setup: { maxResultBytes: 10 },
+      args: { path: `${'x'.repeat(20)}\ud800` },
+      rule: 'arguments',
+      reply: /over the 10-byte cap\. Send less\.$/,
+    },
+    {
       name: 'arguments nested too deeply to serialise',
       setup: { maxResultBytes: 100_000_000 },
       args: (() => {
@@ -240,6 +250,8 @@ describe('the call pipeline: every refusal writes one decision entry and never r
       expect(h.written).toHaveLength(1);
       expect(refs(h.written[0])).toMatchObject({ phase: 'call', allowed: false, rule: c.rule });
       expect(h.written[0]?.defer).toBe(false);
+      // The entry names the arguments refused, by the digest the size check computed with them.
+      expect(contentDigest(refs(h.written[0])?.arguments)).toBe(contentDigest(c.args));
     });
   }
 });
@@ -251,6 +263,7 @@ describe('the call pipeline: forwarding', () => {
     expect(text(result)).toBe('hello');
     expect(h.events).toEqual(['audit:mcp.decision', 'forward', 'audit:mcp.result']);
     expect(refs(decisions(h.written)[0])).toMatchObject({ allowed: true, rule: 'no-policy' });
+    expect(contentDigest(refs(decisions(h.written)[0])?.arguments)).toBe(digestOf({ path: 'a' }));
     expect(h.written[0]?.input).toMatchObject({ agent: 'ci', scope: 'build' });
     const result1 = h.written[1];
     expect(result1?.defer).toBe(true);
@@ -433,7 +446,9 @@ describe('the call pipeline: forwarding', () => {
       name: 'passwd',
     });
     // _meta and extra at the top, _meta in the text, the link's URI replaced.
-    expect(refs(h.written[1])).toMatchObject({ is_error: false, result: sent, dropped: 4 });
+    expect(refs(h.written[1])).toMatchObject({ is_error: false, dropped: 4 });
+    // The entry names what the server sent (its digest, computed once with the size check).
+    expect(contentDigest(refs(h.written[1])?.result)).toBe(digestOf(sent));
     expect(refs(h.written[1])).not.toHaveProperty('reason');
   });
 

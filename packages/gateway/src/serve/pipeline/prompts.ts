@@ -1,4 +1,4 @@
-import { measureResult, resultTooLarge } from './result-size.js';
+import { measureAndDigest, resultTooLarge } from './result-size.js';
 import { type ResultOutcome, resultCap, withheld } from './results.js';
 import { isPlainObject } from './steps.js';
 import {
@@ -58,14 +58,15 @@ export function checkPromptResult(
     if (!isPlainObject(message.content) || typeof message.content.type !== 'string')
       return refuse(`message ${index} has no content of a named type`);
   }
-  let size: number;
+  let measured: ReturnType<typeof measureAndDigest>;
   try {
-    size = measureResult(result);
+    measured = measureAndDigest(result);
   } catch {
     // As for a tool result: parsing has no depth limit, serialising does.
     return refuse('the server sent a result nested too deeply to check');
   }
+  const { size, digest } = measured;
   const cap = resultCap(deps, request);
-  if (size > cap) return refuse(resultTooLarge(request, size, cap));
-  return { reply: result as PromptResult };
+  if (size > cap) return { ...refuse(resultTooLarge(request, size, cap)), digest };
+  return { reply: result as PromptResult, digest };
 }

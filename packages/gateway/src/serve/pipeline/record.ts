@@ -1,3 +1,4 @@
+import type { PrecomputedDigest } from '../../audit/format.js';
 import { AUDIT_STRING_MAX } from '../../audit/types.js';
 import { definitionLabel } from '../../pins/kinds.js';
 import type { Caller, CallToolResult } from '../../ports/caller.js';
@@ -47,12 +48,14 @@ function who(caller: Caller): { agent?: string; scope?: string } {
 
 /**
  * The one place a call's `mcp.decision` entry is written. The log keeps only the digest of the
- * arguments, never the arguments. Resolves with the entry's seq once it is durable.
+ * arguments, never the arguments; `argsDigest` is that digest when the size check computed it.
+ * Resolves with the entry's seq once it is durable.
  */
 export function recordDecision(
   deps: PipelineDeps,
   request: ForwardedRequest,
   decision: { allowed: boolean; rule: string; reason: string },
+  argsDigest?: PrecomputedDigest,
 ): Promise<number> {
   return deps.audit.append({
     type: 'mcp.decision',
@@ -63,7 +66,7 @@ export function recordDecision(
       allowed: decision.allowed,
       rule: decision.rule,
       reason: decision.reason.slice(0, 1000),
-      arguments: request.args === undefined ? {} : request.args,
+      arguments: argsDigest ?? (request.args === undefined ? {} : request.args),
       ...deps.policyRef,
     },
   });
@@ -74,8 +77,14 @@ export async function refuse(
   deps: PipelineDeps,
   request: ForwardedRequest,
   refusal: Refusal,
+  argsDigest?: PrecomputedDigest,
 ): Promise<CallToolResult> {
-  await recordDecision(deps, request, { allowed: false, rule: refusal.rule, reason: refusal.reason });
+  await recordDecision(
+    deps,
+    request,
+    { allowed: false, rule: refusal.rule, reason: refusal.reason },
+    argsDigest,
+  );
   const next = refusal.next ? ` ${refusal.next}` : '';
   return errorResult(
     `ringfence ${refusal.verb ?? 'refused'} ${requestLabel(request)}: ${refusal.what}${next}`,

@@ -1,4 +1,4 @@
-import { measureResult, resultTooLarge } from './result-size.js';
+import { measureAndDigest, resultTooLarge } from './result-size.js';
 import { type ResultOutcome, resultCap, withheld } from './results.js';
 import { isPlainObject } from './steps.js';
 import type { PipelineDeps, ReadResult, ResourceReadRequest } from './types.js';
@@ -26,13 +26,14 @@ export function checkReadResult(
     if (typeof (text ? item.text : item.blob) !== 'string')
       return refuse(`contents[${index}].${text ? 'text' : 'blob'} is not a string`);
   }
-  let size: number;
+  let measured: ReturnType<typeof measureAndDigest>;
   try {
-    size = measureResult(result);
+    measured = measureAndDigest(result);
   } catch {
     return refuse('the server sent a result nested too deeply to check');
   }
+  const { size, digest } = measured;
   const cap = resultCap(deps, request);
-  if (size > cap) return refuse(resultTooLarge(request, size, cap));
-  return { reply: result as ReadResult };
+  if (size > cap) return { ...refuse(resultTooLarge(request, size, cap)), digest };
+  return { reply: result as ReadResult, digest };
 }

@@ -1,3 +1,5 @@
+import { canonicalForm, type PrecomputedDigest } from '../../audit/format.js';
+
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const MIB = 1024 * 1024;
 
@@ -66,6 +68,21 @@ export function measureResult(
     if (decoded !== undefined) bytes -= field.length - decoded;
   }
   return bytes;
+}
+
+/**
+ * A result's size (as {@link measureResult} counts it) and its audit digest, from one
+ * serialisation: its canonical JSON has exactly the bytes of its JSON.stringify (RFC 8785 only
+ * orders the keys), so it serves the count and the digest alike. A value with no canonical form
+ * (a lone surrogate) is counted from JSON.stringify; one nested too deeply to serialise throws
+ * RangeError, as `measureResult` does.
+ */
+export function measureAndDigest(result: Parameters<typeof measureResult>[0]): {
+  size: number;
+  digest: PrecomputedDigest;
+} {
+  const { json, digest } = canonicalForm(result);
+  return { size: measureResult(result, json), digest };
 }
 
 /** `bytes` for people: exact, and in MiB when that is the easier figure. */

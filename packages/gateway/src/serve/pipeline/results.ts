@@ -1,8 +1,9 @@
+import type { PrecomputedDigest } from '../../audit/format.js';
 import type { CallToolResult } from '../../ports/caller.js';
 import { printable } from '../../text/printable.js';
 import { validationSentence } from '../../text/validation-error.js';
 import { errorResult, requestLabel } from './record.js';
-import { measureResult, resultTooLarge } from './result-size.js';
+import { measureAndDigest, measureResult, resultTooLarge } from './result-size.js';
 import { sanitisePrompt, sanitiseRead, sanitiseResult } from './sanitise.js';
 import { isPlainObject } from './steps.js';
 import type { ForwardedRequest, PipelineDeps, PromptResult, ReadResult, ToolCallRequest } from './types.js';
@@ -27,6 +28,8 @@ export interface ResultOutcome<Reply = CallToolResult> {
   readonly refused?: string;
   /** Members and content items of the server's answer the client did not receive as sent. */
   readonly dropped?: number;
+  /** The audit digest of what the server sent, when the size check computed it (one serialisation). */
+  readonly digest?: PrecomputedDigest;
 }
 
 /** The server's own cap (`mcp add --max-result-mb`), else the gateway's. */
@@ -61,21 +64,25 @@ export async function checkResult(
   if (result.structuredContent !== undefined && !isPlainObject(result.structuredContent)) {
     return refuse('the server sent structuredContent that is not an object');
   }
-  let size: number;
+  let measured: ReturnType<typeof measureAndDigest>;
   try {
-    size = measureResult(result);
+    measured = measureAndDigest(result);
   } catch {
     // Parsing JSON has no depth limit but serialising it does (the stack): a result a few
     // thousand levels deep parses upstream and would otherwise throw here, and in the digest.
     return refuse('the server sent a result nested too deeply to check');
   }
+  const { size, digest } = measured;
   const cap = resultCap(deps, request);
-  if (size > cap) return refuse(resultTooLarge(request, size, cap));
+  if (size > cap) return { ...refuse(resultTooLarge(request, size, cap)), digest };
   const { entry } = request;
   const verdict = await deps.guard.checkResult(entry.outputSchema, result, { key: entry.server });
   if (!verdict.ok)
-    return refuse(`it does not match the tool's pinned output schema (${verdict.message ?? verdict.code})`);
-  return { reply: result as CallToolResult };
+    return {
+      ...refuse(`it does not match the tool's pinned output schema (${verdict.message ?? verdict.code})`),
+      digest,
+    };
+  return { reply: result as CallToolResult, digest };
 }
 
 /**
@@ -103,7 +110,9 @@ export function sanitise(
       : request.method === 'resources/read'
         ? sanitiseRead(checked.reply, context)
         : sanitiseResult(checked.reply, context);
-  if (!outcome.ok) return withheld(request, `the server sent a malformed result (${outcome.problem})`);
+  const { digest } = checked;
+  if (!outcome.ok)
+    return { ...withheld(request, `the server sent a malformed result (${outcome.problem})`), digest };
   // Namespaced URIs and the note on dropped items can make a result of many tiny
   // items several times larger than what was sent; the cap holds for what the client receives too.
   // One cap, counted one way (`measureResult`), before and after.
@@ -111,10 +120,13 @@ export function sanitise(
     const size = measureResult(outcome.reply);
     const cap = resultCap(deps, request);
     if (size > cap)
-      return withheld(
-        request,
-        resultTooLarge(request, size, cap, "once its URIs point into the gateway's namespace"),
-      );
+      return {
+        ...withheld(
+          request,
+          resultTooLarge(request, size, cap, "once its URIs point into the gateway's namespace"),
+        ),
+        digest,
+      };
   }
-  return { reply: outcome.reply, dropped: outcome.dropped };
+  return { reply: outcome.reply, dropped: outcome.dropped, digest };
 }

@@ -1,3 +1,4 @@
+import { canonicalForm } from '../../audit/format.js';
 import type { CallToolResult } from '../../ports/caller.js';
 import { UpstreamError } from '../../ports/errors.js';
 import type { CallOptions } from '../../ports/upstream.js';
@@ -70,24 +71,28 @@ export async function runForward(
   deps: PipelineDeps,
   request: ForwardedRequest,
 ): Promise<PromptResult | ReadResult | CallToolResult> {
-  const shaped = shapeAndSize(deps, request);
-  if (!shaped.pass) return refuse(deps, request, shaped);
   const args = (request.args ?? {}) as Record<string, unknown>;
+  // The arguments are serialised once: their canonical JSON gives the size cap its count and the
+  // decision entry its digest.
+  const { json, digest } = canonicalForm(args);
+  const shaped = shapeAndSize(deps, request, json);
+  if (!shaped.pass) return refuse(deps, request, shaped, digest);
 
   const verdict = await rulesAndAsk(deps, request, args);
-  if (!verdict.pass) return refuse(deps, request, verdict);
+  if (!verdict.pass) return refuse(deps, request, verdict, digest);
   for (const step of [() => byMethod.checkArguments(deps, request, args), () => availability(request)]) {
     const outcome = await step();
-    if (!outcome.pass) return refuse(deps, request, outcome);
+    if (!outcome.pass) return refuse(deps, request, outcome, digest);
   }
 
   // A client that gave up while the checks ran (an ask can take minutes) gets nothing forwarded.
-  if (request.signal?.aborted) return refuse(deps, request, CANCELLED_BEFORE_FORWARD);
-  const decisionSeq = await recordDecision(deps, request, {
-    allowed: true,
-    rule: verdict.rule,
-    reason: verdict.reason,
-  });
+  if (request.signal?.aborted) return refuse(deps, request, CANCELLED_BEFORE_FORWARD, digest);
+  const decisionSeq = await recordDecision(
+    deps,
+    request,
+    { allowed: true, rule: verdict.rule, reason: verdict.reason },
+    digest,
+  );
   const label = requestLabel(request);
   let result: unknown;
   try {
@@ -118,7 +123,8 @@ export async function runForward(
     request,
     decisionSeq,
     {
-      result,
+      // The digest the size check computed, when it could: the result is not serialised again.
+      result: checked.digest ?? result,
       isError: checked.reply.isError === true,
       ...(checked.refused ? { reason: `result withheld: ${checked.refused}` } : {}),
       ...(checked.dropped ? { dropped: checked.dropped } : {}),

@@ -40,7 +40,12 @@ export function lookup<E extends CatalogEntry | PromptEntry>(
  * Shape and size: a JSON object, capped before any rule reads it (rules match arguments with
  * globs and pointers, so their size is capped first, as the schema check after would).
  */
-export function shapeAndSize(deps: PipelineDeps, request: ForwardedRequest): StepOutcome {
+export function shapeAndSize(
+  deps: PipelineDeps,
+  request: ForwardedRequest,
+  /** The arguments' JSON (their canonical form counts the same bytes), when the caller has it. */
+  json?: string,
+): StepOutcome {
   const args = request.args === undefined ? {} : request.args;
   if (!isPlainObject(args)) {
     return {
@@ -53,7 +58,7 @@ export function shapeAndSize(deps: PipelineDeps, request: ForwardedRequest): Ste
   }
   let bytes: number;
   try {
-    bytes = Buffer.byteLength(JSON.stringify(args));
+    bytes = Buffer.byteLength(json ?? JSON.stringify(args));
   } catch {
     // Nested past what the engine can serialise (a stack overflow): no rule or schema could read it.
     return {

@@ -59,6 +59,17 @@ const isResponse = (m: JSONRPCMessage): boolean => 'result' in m || 'error' in m
 const isRequest = (m: JSONRPCMessage): boolean => 'method' in m && 'id' in m;
 const sseEvent = (message: JSONRPCMessage): string => `event: message\ndata: ${JSON.stringify(message)}\n\n`;
 
+/**
+ * Ends a response whose length is declared with its whole body. `res.end(text)` corks the socket
+ * and queues an empty chunk after the text, so such an answer left as a two-buffer `writev`; a
+ * plain `write` then `end()` leaves as one `write` (the unsent headers ride on it). Not for a
+ * chunked stream: there `end(text)` puts the last chunk and the terminator in one write.
+ */
+function endWith(res: ServerResponse, text: string): void {
+  res.write(text);
+  res.end();
+}
+
 export function jsonError(
   res: ServerResponse,
   status: number,
@@ -338,7 +349,7 @@ export class HttpSessionTransport implements Transport {
         'content-length': Buffer.byteLength(event),
         ...(this.sessionId ? { 'mcp-session-id': this.sessionId } : {}),
       });
-      answer.res.end(event);
+      endWith(answer.res, event);
     }
   }
 

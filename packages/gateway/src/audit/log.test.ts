@@ -336,6 +336,22 @@ describe('AuditLog on a full disk', () => {
     expect(await verifyAuditLog(path)).toMatchObject({ ok: true, entries: 1 });
   });
 
+  it('takes a torn write back (half the line reached the file) and refuses the entry; the chain stays whole', async () => {
+    const log = await AuditLog.open({ path, session: 's', lockLingerMs: 60_000 });
+    await log.append(sampleInput(0));
+    const write = fs.writeSync;
+    // ENOSPC part-way through: write(2) returns the bytes it could place, not an error.
+    vi.spyOn(fs, 'writeSync').mockImplementationOnce(((fd: number, data: Buffer) =>
+      write(fd, data, 0, data.length >> 1, null)) as typeof fs.writeSync);
+    await expect(log.append(sampleInput(1))).rejects.toMatchObject({
+      code: 'AUDIT_WRITE_FAILED',
+      message: expect.stringContaining('short write'),
+    });
+    await expect(log.append(sampleInput(2))).resolves.toBe(2);
+    await log.close();
+    expect(await verifyAuditLog(path)).toMatchObject({ ok: true, entries: 2 });
+  });
+
   it('close() makes a last try for held-back entries', async () => {
     const log = await AuditLog.open({ path, session: 's', onNotice: () => {} });
     vi.spyOn(await fileHandlePrototype(), 'datasync').mockRejectedValueOnce(enospc());

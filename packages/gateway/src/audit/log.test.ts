@@ -1,4 +1,4 @@
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import fs, { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -317,18 +317,39 @@ describe('AuditLog on a full disk', () => {
   });
 
   it('names the fix for a home that cannot be written (read-only file system)', async () => {
-    const log = await AuditLog.open({ path, session: 's' });
+    // The lease is kept for the whole test, so the failing write is the entry's own (the lock's
+    // owner line failing is the last test of this block).
+    const log = await AuditLog.open({ path, session: 's', lockLingerMs: 60_000 });
     const erofs = Object.assign(new Error('EROFS: read-only file system'), { code: 'EROFS' });
-    vi.spyOn(await fileHandlePrototype(), 'write').mockRejectedValueOnce(erofs);
+    const failed = vi.spyOn(fs, 'writeSync').mockImplementationOnce(() => {
+      throw erofs;
+    });
     await expect(log.append(sampleInput(0))).rejects.toMatchObject({
       code: 'AUDIT_WRITE_FAILED',
       message: expect.stringMatching(
-        // The lock's owner line or the entry: whichever write came first (the lease may have lapsed).
-        new RegExp(`${path}(\\.lock)? \\(EROFS\\)\\. Make ${join(dir, 'home')} writable by you`),
+        new RegExp(`${path} \\(EROFS\\)\\. Make ${join(dir, 'home')} writable by you`),
       ),
     });
+    expect(failed).toHaveBeenCalled();
     await expect(log.append(sampleInput(0))).resolves.toBe(1);
     await log.close();
+    expect(await verifyAuditLog(path)).toMatchObject({ ok: true, entries: 1 });
+  });
+
+  it('takes a torn write back (half the line reached the file) and refuses the entry; the chain stays whole', async () => {
+    const log = await AuditLog.open({ path, session: 's', lockLingerMs: 60_000 });
+    await log.append(sampleInput(0));
+    const write = fs.writeSync;
+    // ENOSPC part-way through: write(2) returns the bytes it could place, not an error.
+    vi.spyOn(fs, 'writeSync').mockImplementationOnce(((fd: number, data: Buffer) =>
+      write(fd, data, 0, data.length >> 1, null)) as typeof fs.writeSync);
+    await expect(log.append(sampleInput(1))).rejects.toMatchObject({
+      code: 'AUDIT_WRITE_FAILED',
+      message: expect.stringContaining('short write'),
+    });
+    await expect(log.append(sampleInput(2))).resolves.toBe(2);
+    await log.close();
+    expect(await verifyAuditLog(path)).toMatchObject({ ok: true, entries: 2 });
   });
 
   it('close() makes a last try for held-back entries', async () => {

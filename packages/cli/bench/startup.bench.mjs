@@ -12,7 +12,7 @@
 //   node bench/startup.bench.mjs            ROUNDS=3 BENCH_BASELINE=/work/main node bench/startup.bench.mjs
 //   BENCH_CONTAINERS=0 leaves out the container rows (no engine needed).
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -20,8 +20,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { buildContextImage, buildNodeBaseImage } from '@ringfence/gateway/images';
 import { createDockerClient } from '@ringfence/gateway/runtime';
+import { buildProbeImage, cpuMs, median } from '../../gateway/bench/lib.mjs';
 
 const here = fileURLToPath(new URL('..', import.meta.url));
 const repo = join(here, '../..');
@@ -31,10 +31,6 @@ const BASELINE = process.env.BENCH_BASELINE;
 const baselineCli = BASELINE && join(BASELINE, 'packages/cli/bin/run.js');
 const CONTAINERS = process.env.BENCH_CONTAINERS !== '0';
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 const ms = (start) => Number(process.hrtime.bigint() - start) / 1e6;
 const shuffle = (xs) => {
   const out = [...xs];
@@ -126,9 +122,7 @@ try {
     await client.connect(transport);
     const { tools: listed } = await client.listTools();
     const elapsed = ms(start);
-    const stat = readFileSync(`/proc/${transport.pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const cpu = ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks (USER_HZ 100)
+    const cpu = cpuMs(transport.pid);
     if (listed.length !== expected) throw new Error(`expected ${expected} tool(s), got ${listed.length}`);
     await client.close();
     return { ms: elapsed, cpu };
@@ -139,21 +133,7 @@ try {
   const builds = [{ label: '', cli }, ...(baselineCli ? [{ label: 'baseline: ', cli: baselineCli }] : [])];
   let image;
   if (CONTAINERS) {
-    const docker = createDockerClient();
-    const base = await buildNodeBaseImage(docker);
-    image = await buildContextImage(docker, {
-      repository: 'ringfence-bench/probe',
-      context: {
-        dockerfile: `FROM ${base.ref}\nCOPY probe-server.mjs /app/probe-server.mjs\nUSER 65532:65532\nENTRYPOINT ["node","/app/probe-server.mjs"]\n`,
-        files: [
-          {
-            path: 'probe-server.mjs',
-            mode: 0o644,
-            source: { hostPath: join(repo, 'test/fixtures/probe-server.mjs') },
-          },
-        ],
-      },
-    });
+    image = await buildProbeImage(createDockerClient());
   }
   const variants = [
     { name: 'node -e 0', run: () => timed(['-e', '0']) },

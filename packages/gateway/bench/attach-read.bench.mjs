@@ -8,6 +8,7 @@ import { PassThrough, Readable } from 'node:stream';
 import Modem from 'docker-modem';
 import { FrameDemux } from '../dist/runtime/attach.js';
 import { StreamTransport } from '../dist/upstream/stream-transport.js';
+import { median } from './lib.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 20_000);
@@ -75,7 +76,6 @@ async function run(kind, chunks, count) {
   return (used.user + used.system) / count;
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const out = {};
 for (const [bytes, perRead] of [
   [300, 1],

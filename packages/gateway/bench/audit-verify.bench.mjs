@@ -12,14 +12,10 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AUDIT_GENESIS, hashLine, serializeEntry } from '@ringfence/gateway/audit';
+import { median } from './lib.mjs';
 
 const ENTRIES = Number(process.env.ENTRIES ?? 1_000_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 // Run as the child: verify once, report time and peak RSS on stdout.
 if (process.argv[2] === '--verify') {

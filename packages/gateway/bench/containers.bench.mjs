@@ -10,16 +10,15 @@
 // CPU per call is each process's user + system time over the round's calls (sequential and 8
 // callers together): the client's (this process), the relay's (the gateway, or the `docker` CLI
 // under `docker run -i`), dockerd's and the server's in its container, from /proc (10 ms ticks).
-import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { buildContextImage, buildNodeBaseImage } from '@ringfence/gateway/images';
 import { createDockerClient } from '@ringfence/gateway/runtime';
+import { buildProbeImage, cpuMs, median, percentile } from './lib.mjs';
 
 const repo = fileURLToPath(new URL('../../..', import.meta.url));
 const cli = join(repo, 'packages/cli/bin/run.js');
@@ -29,18 +28,7 @@ const CONCURRENT_TOTAL = Number(process.env.BENCH_CONCURRENT ?? 400);
 const READY = process.env.BENCH_READY !== '0';
 const BASELINE = process.env.BENCH_BASELINE;
 const baselineCli = BASELINE && join(BASELINE, 'packages/cli/bin/run.js');
-const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
 
-/** CPU milliseconds (user + system, every thread) a process has used so far; NaN if unreadable. */
-function cpuMs(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
-  } catch {
-    return Number.NaN;
-  }
-}
 /** dockerd's pid when it runs in this pid namespace (its CPU per call is then reported too). */
 const dockerdPid = (() => {
   const r = spawnSync('pgrep', ['-x', 'dockerd']);
@@ -48,29 +36,10 @@ const dockerdPid = (() => {
   return Number.isInteger(pid) && pid > 0 ? pid : undefined;
 })();
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
-const percentile = (xs, p) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 const ms = (start) => Number(process.hrtime.bigint() - start) / 1e6;
 
 const docker = createDockerClient();
-const base = await buildNodeBaseImage(docker);
-const probe = await buildContextImage(docker, {
-  repository: 'ringfence-bench/probe',
-  context: {
-    dockerfile: `FROM ${base.ref}\nCOPY probe-server.mjs /app/probe-server.mjs\nUSER 65532:65532\nENTRYPOINT ["node","/app/probe-server.mjs"]\n`,
-    files: [
-      {
-        path: 'probe-server.mjs',
-        mode: 0o644,
-        source: { hostPath: join(repo, 'test/fixtures/probe-server.mjs') },
-      },
-    ],
-  },
-});
+const probe = await buildProbeImage(docker);
 
 const dir = await mkdtemp(join(tmpdir(), 'rf-bench-containers-'));
 async function homeWith(count, via = cli, name = `home-${count}`) {

@@ -49,7 +49,7 @@ export function canonicalForm(value: unknown): {
   }
   // The canonical text is well-formed UTF-16 (lone surrogates were refused), so hashing the string
   // as UTF-8 hashes exactly `canonicalBytes`, without a copy into a Uint8Array first.
-  return { json, digest: new PrecomputedDigest(`sha256:${hash('sha256', json, 'hex')}`) };
+  return { json, digest: new PrecomputedDigest(hashLine(json)) };
 }
 
 /** Digest of the canonical JSON of an argument or result value (see {@link canonicalForm}). */

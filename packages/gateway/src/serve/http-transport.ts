@@ -34,6 +34,8 @@ export const MAX_BATCH_SIZE = 100;
 /** Bytes one answer stream may hold unsent for a client that does not read: past it, the stream is dropped. */
 export const MAX_UNSENT_BYTES = 16 * 1024 * 1024;
 const KEEPALIVE_MS = 15_000;
+/** A session this transport no longer serves (ended, or a request raced its DELETE), and what to do. */
+const SESSION_GONE = 'Session not found; send a new initialize request without Mcp-Session-Id.';
 
 const SSE_HEADERS = {
   'content-type': 'text/event-stream',
@@ -148,7 +150,7 @@ export class HttpSessionTransport implements Transport {
   }
 
   async handleRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (this.closed) return jsonError(res, 404, -32001, 'Session not found');
+    if (this.closed) return jsonError(res, 404, -32001, SESSION_GONE);
     switch (req.method) {
       case 'POST':
         return this.post(req, res);
@@ -202,7 +204,7 @@ export class HttpSessionTransport implements Transport {
     } catch {
       return this.refuse(res, 400, -32700, 'Parse error: Invalid JSON-RPC message');
     }
-    if (this.closed) return jsonError(res, 404, -32001, 'Session not found');
+    if (this.closed) return jsonError(res, 404, -32001, SESSION_GONE);
 
     const initializing = messages.some(
       (m) => 'method' in m && m.method === 'initialize' && isInitializeRequest(m),
@@ -287,7 +289,7 @@ export class HttpSessionTransport implements Transport {
       return false;
     }
     if (id !== this.sessionId) {
-      this.refuse(res, 404, -32001, 'Session not found');
+      this.refuse(res, 404, -32001, SESSION_GONE);
       return false;
     }
     return true;

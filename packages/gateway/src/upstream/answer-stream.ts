@@ -26,7 +26,7 @@ export interface EventStreamHandlers {
   readonly onRetry?: (ms: number) => void;
 }
 
-const tooLarge = (max: number) =>
+export const tooLarge = (max: number) =>
   new UpstreamError('UPSTREAM_ANSWER_TOO_LARGE', `the server's answer exceeded ${max} bytes; it was cut off`);
 const malformed = (what: string) =>
   new UpstreamError(

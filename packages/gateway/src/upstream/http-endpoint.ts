@@ -9,7 +9,7 @@ import {
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { UpstreamError } from '../ports/errors.js';
-import { describeNetworkError, type EventStreamParser } from './answer-stream.js';
+import { describeNetworkError, type EventStreamParser, tooLarge } from './answer-stream.js';
 
 // The HTTP side of HttpClientTransport: one server's connections (keep-alive, TLS, no redirects),
 // its answers read under a cap, event streams fed to the parser, and network failures as people
@@ -75,12 +75,7 @@ export function readBody(res: IncomingMessage, max: number): Promise<Buffer> {
       seen += chunk.length;
       if (seen > max) {
         res.destroy();
-        reject(
-          new UpstreamError(
-            'UPSTREAM_ANSWER_TOO_LARGE',
-            `the server's answer exceeded ${max} bytes; it was cut off`,
-          ),
-        );
+        reject(tooLarge(max));
       } else chunks.push(chunk);
     });
     res.on('error', (error) => {

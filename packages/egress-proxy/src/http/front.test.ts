@@ -180,6 +180,16 @@ describe('other connections reach the HTTP server as before', () => {
       );
       await refused.until((d) => d.includes('not-allowlisted'));
       refused.close();
+      // …and what the front's own head reader refuses, Node's parser path refuses too.
+      for (const [head, reason] of [
+        [`CONNECT ${ok} HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello`, 'bad-framing'],
+        [`CONNECT ${ok} HTTP/1.1\r\n${'X-H: v\r\n'.repeat(150)}\r\n`, 'too-many-headers'],
+      ]) {
+        const second = await RawClient.open(p.port);
+        second.send(`GET http://${web}/ HTTP/1.1\r\nHost: ${web}\r\n\r\n${head}`);
+        await second.until((d) => d.includes(reason!));
+        second.close();
+      }
     } finally {
       await p.stop();
       await origin.close();

@@ -9,6 +9,7 @@ import {
   engineEnvironment,
   execIn,
   expectAllCapabilitiesDropped,
+  listContainers,
   managedObjects,
   probeImage,
   refusalFor,
@@ -258,7 +259,7 @@ describe('a contained server, seen from inside its container', () => {
       expect(served.stderr()).toContain('net failed to start and is skipped');
       expect(served.stderr()).toContain(allowRefused!.split('. ')[0]);
       expect(
-        await docker.listContainers({ all: true, filters: { name: [`ringfence-egress-net-${session}`] } }),
+        await listContainers(docker, { all: true, filters: { name: [`ringfence-egress-net-${session}`] } }),
       ).toEqual([]);
     },
   );

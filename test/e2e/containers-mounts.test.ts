@@ -3,7 +3,14 @@ import { join } from 'node:path';
 import type { ContainerServerConfig } from '@ringfence/gateway/config';
 import { type ContainerRuntime, createContainerRuntime, type StartHooks } from '@ringfence/gateway/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { docker, execIn, probeImage, removeTestContainers, uniqueName } from '../helpers/containers.js';
+import {
+  docker,
+  execIn,
+  listContainers,
+  probeImage,
+  removeTestContainers,
+  uniqueName,
+} from '../helpers/containers.js';
 import { freshHome } from '../helpers/mcp.js';
 
 /** The container `start` events the engine recorded for a session since `since` (seconds). */
@@ -108,7 +115,7 @@ describe('a mount swapped for a link while its server starts', () => {
       expect(failure?.message).toMatch(
         /Mount "data" changed while its server was starting \(.*data became a symbolic link\); the server was not started/,
       );
-      const left = await docker.listContainers({
+      const left = await listContainers(docker, {
         all: true,
         filters: { label: [`ringfence.session=${session}`] },
       });

@@ -7,6 +7,7 @@ import { cliBin, ringfence } from '../helpers/cli.js';
 import {
   docker,
   eofIgnoringImage,
+  listContainers,
   managedObjects,
   probeImage,
   reaperPids,
@@ -33,7 +34,7 @@ const sorted = async (objects: Promise<{ containers: string[]; networks: string[
 };
 
 const containersOf = async (session: string) =>
-  (await docker.listContainers({ all: true, filters: { label: [`ringfence.session=${session}`] } })).map(
+  (await listContainers(docker, { all: true, filters: { label: [`ringfence.session=${session}`] } })).map(
     (c) => c.Names[0]!.replace(/^\//, ''),
   );
 

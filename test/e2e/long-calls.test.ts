@@ -7,7 +7,13 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ringfence } from '../helpers/cli.js';
-import { docker, probeImage, removeTestContainers, uniqueName } from '../helpers/containers.js';
+import {
+  docker,
+  listContainers,
+  probeImage,
+  removeTestContainers,
+  uniqueName,
+} from '../helpers/containers.js';
 import {
   connectHttp,
   connectStdio,
@@ -310,7 +316,7 @@ describe('a contained server whose container dies with a call in flight', () => 
         (e) => e.type === 'mcp.decision' && e.refs.phase === 'call' && e.refs.allowed,
       );
     await expect.poll(decided, { timeout: 20_000, interval: 50 }).toBe(true);
-    const [box] = await docker.listContainers({
+    const [box] = await listContainers(docker, {
       filters: { label: [`ringfence.session=${session}`, 'ringfence.server=box', 'ringfence.role=server'] },
     });
     expect(box).toBeDefined();

@@ -6,6 +6,7 @@ import {
   createDockerClient,
   type EngineInfo,
   engineRefusal,
+  listContainers,
   probeEngine,
   resolveEngineEndpoint,
 } from '@ringfence/gateway/runtime';
@@ -13,6 +14,8 @@ import type Docker from 'dockerode';
 import { repoRoot } from './cli.js';
 
 export const docker: Docker = createDockerClient();
+/** Lists containers, asking again when Podman fails a list that raced a container's exit. */
+export { listContainers };
 export const TEST_LABEL = 'ringfence.test';
 
 let engineInfo: Promise<EngineInfo> | undefined;
@@ -143,7 +146,8 @@ export const uniqueName = (prefix: string) => `${prefix}-${randomBytes(4).toStri
 /** Everything ringfence-managed (or test-labelled) that exists now. */
 export async function managedObjects(session?: string) {
   const filters = { label: [session ? `ringfence.session=${session}` : 'ringfence.managed=1'] };
-  const containers = await docker.listContainers({ all: true, filters });
+  // Podman 4.3 can fail a list that races a container's exit; the gateway asks again, so do we.
+  const containers = await listContainers(docker, { all: true, filters });
   const networks = await docker.listNetworks({ filters });
   return {
     containers: containers.map((c) => c.Names[0]!.replace(/^\//, '')),
@@ -153,7 +157,7 @@ export async function managedObjects(session?: string) {
 
 export async function removeTestContainers(): Promise<void> {
   const filters = { label: [`${TEST_LABEL}=1`] };
-  const containers = await docker.listContainers({ all: true, filters });
+  const containers = await listContainers(docker, { all: true, filters });
   await Promise.all(
     containers.map((c) =>
       docker

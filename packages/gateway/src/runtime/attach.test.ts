@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import type Docker from 'dockerode';
 import { describe, expect, it } from 'vitest';
-import { attachStdio, FrameDemux, removeContainer } from './attach.js';
+import { attachStdio, FrameDemux } from './attach.js';
 
 const frame = (type: number, payload: string | Buffer) => {
   const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload;
@@ -114,42 +114,5 @@ describe('attachStdio', () => {
     });
     expect(await t.stderr).toEqual({ text: '' });
     expect(t.engine.destroyed).toBe(true);
-  });
-});
-
-describe('removeContainer', () => {
-  /** A container whose removal answers each of `answers` in turn (a status, or 'ok'). */
-  function container(answers: (number | 'ok')[]) {
-    const calls: unknown[] = [];
-    const fake = {
-      id: 'c0ffee',
-      remove: async (options: unknown) => {
-        calls.push(options);
-        const answer = answers.shift() ?? 'ok';
-        if (answer === 'ok') return;
-        throw Object.assign(new Error(`(HTTP code ${answer})`), { statusCode: answer });
-      },
-    };
-    return { fake: fake as unknown as Docker.Container, calls };
-  }
-
-  it('asks again when the removal raced the container exiting (Podman 500, Docker 409), until it is gone', async () => {
-    for (const raced of [500, 409]) {
-      const { fake, calls } = container([raced, raced, 'ok']);
-      await removeContainer(fake, 1);
-      expect(calls).toHaveLength(3);
-      expect(calls[0]).toEqual({ force: true, v: true });
-    }
-    const gone = container([500, 404]);
-    await removeContainer(gone.fake, 1);
-    expect(gone.calls).toHaveLength(2);
-  });
-
-  it('throws an error that lasts, and takes a removal that stays in progress as someone else’s', async () => {
-    const stuck = container([500, 500, 500, 500, 500, 500]);
-    await expect(removeContainer(stuck.fake, 1)).rejects.toThrow('500');
-    expect(stuck.calls).toHaveLength(5);
-    const elsewhere = container([409, 409, 409, 409, 409]);
-    await expect(removeContainer(elsewhere.fake, 1)).resolves.toBeUndefined();
   });
 });

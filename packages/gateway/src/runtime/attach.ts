@@ -120,32 +120,3 @@ export async function attachStdio(docker: Docker, container: Docker.Container): 
   stream.on('error', () => finish());
   return { stdin: stream, stdout, stderr };
 }
-
-/** How often a removal that raced the container's own exit is asked again, and the pause before each. */
-const REMOVE_ATTEMPTS = 5;
-const REMOVE_RETRY_MS = 50;
-
-/**
- * Removes a container, running or not. A removal can race the container's own exit (a server
- * that ends when its stdin closes, as most do): Docker then answers 409 (a removal already in
- * progress) and Podman 500 ("could not be stopped … container state improper"), and the
- * container is still there. Asked again a moment later, the removal goes through (or 404: gone),
- * so the gateway does not exit leaving it for the reaper. A removal still refused after the
- * last attempt is thrown (409: someone else is removing it, which is not a failure of ours).
- */
-export async function removeContainer(container: Docker.Container, retryMs = REMOVE_RETRY_MS): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await container.remove({ force: true, v: true });
-      return;
-    } catch (error) {
-      const status = (error as { statusCode?: number }).statusCode;
-      if (status === 404) return;
-      if (attempt >= REMOVE_ATTEMPTS) {
-        if (status === 409) return;
-        throw error;
-      }
-      await new Promise((resolve) => setTimeout(resolve, retryMs * attempt));
-    }
-  }
-}

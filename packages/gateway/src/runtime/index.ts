@@ -17,6 +17,7 @@ export {
   probeEngine,
   resolveEngineEndpoint,
 } from './engine.js';
+export { listContainers, removeContainer } from './engine-races.js';
 export { checkImage, imageIdentity } from './image-check.js';
 export {
   containerName,

@@ -3,8 +3,9 @@ import type { Readable } from 'node:stream';
 import { buildSidecarArgv, isListeningLine } from '@ringfence/egress-proxy/contract';
 import type Docker from 'dockerode';
 import type { ContainerServerConfig } from '../config/servers.js';
-import { attachStdio, removeContainer } from './attach.js';
+import { attachStdio } from './attach.js';
 import { DEFAULT_LIMITS, hardenedHostConfig, PROXY_ALIAS, PROXY_PORT } from './container-spec.js';
+import { removeContainer } from './engine-races.js';
 import { ownerLabels, sidecarName } from './labels.js';
 import { StderrTail } from './stderr-tail.js';
 

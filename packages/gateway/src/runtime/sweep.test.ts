@@ -37,6 +37,26 @@ describe('sweepDeadGateways', () => {
     await sweepDeadGateways(docker, { host, probe: alive });
     expect(removed.sort()).toEqual(['dead', 'reused-pid']);
   });
+
+  it('sweeps through a list that raced a container exiting (Podman 4.3: 500 "read /proc/<pid>/cgroup")', async () => {
+    const { docker, removed } = fakeEngine([{ Id: 'dead', Labels: labels(200, '6000', host) }]);
+    const list = docker.listContainers.bind(docker);
+    let raced = 0;
+    docker.listContainers = (async (options: Docker.ContainerListOptions) => {
+      if (raced++ === 0) {
+        throw Object.assign(
+          new Error('(HTTP code 500) server error - read /proc/11488/cgroup: no such process'),
+          {
+            statusCode: 500,
+          },
+        );
+      }
+      return list(options);
+    }) as typeof docker.listContainers;
+    const report = await sweepDeadGateways(docker, { host, probe: alive });
+    expect(report).toEqual({ containers: ['dead'], networks: [], errors: [] });
+    expect(removed).toEqual(['dead']);
+  });
 });
 
 describe('ownerIsAlive without /proc', () => {

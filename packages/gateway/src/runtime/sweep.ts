@@ -1,4 +1,5 @@
 import type Docker from 'dockerode';
+import { listContainers, removeContainer } from './engine-races.js';
 import { LABEL } from './labels.js';
 import { removeNetworks } from './networks.js';
 import { hostIdentity, ownerIsAlive } from './process-identity.js';
@@ -22,8 +23,6 @@ function deadOwner(
   return !ownerIsAlive(pid, start, probe);
 }
 
-const statusOf = (error: unknown) => (error as { statusCode?: number }).statusCode;
-
 /**
  * Remove the containers, then the networks, labelled `ringfence.managed=1` (and `labels`, an
  * engine-side pre-filter) that `select` picks by their labels. Containers go in parallel and by
@@ -38,18 +37,18 @@ export async function removeManaged(
 ): Promise<SweepReport> {
   const report: SweepReport = { containers: [], networks: [], errors: [] };
   const filters = { label: [`${LABEL.managed}=1`, ...labels] };
-  const containers = await docker.listContainers({ all: true, filters });
+  const containers = await listContainers(docker, { all: true, filters });
   await Promise.all(
     containers
       .filter((c) => select(c.Labels))
       .map(async (c) => {
         try {
-          await docker.getContainer(c.Id).remove({ force: true, v: true });
-          report.containers.push(c.Names?.[0]?.replace(/^\//, '') ?? c.Id);
+          // False: already gone, or someone else's removal is in progress.
+          if (await removeContainer(docker.getContainer(c.Id))) {
+            report.containers.push(c.Names?.[0]?.replace(/^\//, '') ?? c.Id);
+          }
         } catch (error) {
-          // 404: already gone; 409: its removal is already in progress.
-          const status = statusOf(error);
-          if (status !== 404 && status !== 409) report.errors.push(`${c.Id}: ${(error as Error).message}`);
+          report.errors.push(`${c.Id}: ${(error as Error).message}`);
         }
       }),
   );

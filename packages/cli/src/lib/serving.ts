@@ -1,9 +1,9 @@
-import { isDeepStrictEqual } from 'node:util';
 import { AuditLog, defaultAuditPath } from '@ringfence/gateway/audit';
 import {
   answerCapBytes,
   type ContainerServerConfig,
   MAX_RESULT_MB,
+  type ServerConfig,
   ServerStore,
   selectServers,
 } from '@ringfence/gateway/config';
@@ -59,6 +59,11 @@ export interface ServingDeps {
     policy: PolicyView;
     log: (line: string) => void;
     session: string;
+    /**
+     * The registrations to serve, read and selected once here: the containers begun early are
+     * these very registrations, so what is started and what is served cannot differ.
+     */
+    servers: readonly ServerConfig[];
   };
   close(): Promise<void>;
 }
@@ -90,6 +95,9 @@ export async function servingDeps(
   const policy = await loadPolicyView(home);
   startupMark('serving: policy checked');
   await options.admit?.(home);
+  // Read and selected once, before anything is opened: an unreadable file or an --only that names
+  // no server is refused here with nothing to close.
+  const servers = selectServers(await new ServerStore(home).list(), options.only);
   // The result cap that binds is each server's (the pipeline's, base64 counted decoded); the
   // guard's own size check of a whole result is set to the largest answer any server may send.
   const guard = new SchemaGuard({ limits: { maxResultBytes: answerCapBytes(MAX_RESULT_MB * 1024 * 1024) } });
@@ -119,13 +127,7 @@ export async function servingDeps(
     });
     return runtime;
   };
-  // What the gateway will serve; when it cannot tell (the file is unreadable, --only names no
-  // server), nothing starts early and the gateway gives the refusal.
-  let selected: ContainerServerConfig[] = [];
-  try {
-    const registered = selectServers(await new ServerStore(home).list(), options.only);
-    selected = registered.filter((server): server is ContainerServerConfig => server.transport !== 'http');
-  } catch {}
+  const selected = servers.filter((server): server is ContainerServerConfig => server.transport !== 'http');
   const early = new EarlyContainers(selected, containerRuntime);
   // Its code alone first: once it is loaded, the engine probe, the reaper's start and then the
   // containers' are under way before this thread loads anything else.
@@ -137,7 +139,7 @@ export async function servingDeps(
     container: (config) => early.take(config),
   });
   return {
-    gatewayOptions: { home, guard, audit, createUpstream, policy, log: reportLine, session },
+    gatewayOptions: { home, guard, audit, createUpstream, policy, log: reportLine, session, servers },
     close: async () => {
       await early.stop();
       const built = runtime ? await runtime.catch(() => undefined) : undefined;
@@ -213,8 +215,9 @@ export class DeferredContainedServer implements ContainedServer {
  * The container servers `mcp serve` will start, begun as soon as the runtime is on its way rather
  * than once the served endpoint's code is loaded: container create and start, and the server's own
  * boot, then run beside that loading. Nothing is listed from them before the gateway takes them
- * and pins their tools as always. A server the gateway does not take, or takes with another
- * registration (the file changed in between), is stopped.
+ * and pins their tools as always. They are begun from the same registrations the gateway is given
+ * (`ServingDeps.gatewayOptions.servers`), so the gateway takes each by name; a server it does not
+ * take is stopped at close.
  */
 export class EarlyContainers {
   private readonly waiting = new Map<string, DeferredContainedServer>();
@@ -231,13 +234,15 @@ export class EarlyContainers {
     }
   }
 
-  /** The server for this registration: the one begun early when it is the same, else a new one. */
+  /**
+   * The server begun for this registration. The gateway passes it on with what the policy allows
+   * of server requests, which the container does not see. One it was not given (no caller does
+   * that today) is begun now rather than refused.
+   */
   take(config: ContainerServerConfig): DeferredContainedServer {
     const early = this.waiting.get(config.name);
     this.waiting.delete(config.name);
-    if (early && isDeepStrictEqual(launchedAs(early.config), launchedAs(config))) return early;
-    if (early) void early.stop().catch(() => {});
-    return new DeferredContainedServer(config, this.runtime);
+    return early ?? new DeferredContainedServer(config, this.runtime);
   }
 
   /** Stops whatever was begun and never taken. */
@@ -246,10 +251,4 @@ export class EarlyContainers {
     this.waiting.clear();
     await Promise.all(left.map((server) => server.stop().catch(() => {})));
   }
-}
-
-/** A registration as the runtime sees it: the gateway adds what the policy allows of server requests. */
-function launchedAs(config: ContainerServerConfig): ContainerServerConfig {
-  const { allow_sampling: _s, allow_elicitation: _e, ...rest } = config;
-  return rest as ContainerServerConfig;
 }

@@ -48,5 +48,5 @@ export {
   relayedLog,
 } from './log-relay.js';
 export * from './pipeline/index.js';
-export { newSessionId, type RunningGateway, runGateway, type ServeOptions, selectServers } from './run.js';
+export { newSessionId, type RunningGateway, runGateway, type ServeOptions } from './run.js';
 export { SERVER_INFO } from './server-info.js';

@@ -9,7 +9,8 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import type { HttpServerConfig } from '../config/servers.js';
 import type { AuditSink } from '../ports/audit.js';
-import { runGateway, selectServers } from './run.js';
+import { selectServers } from '../config/select.js';
+import { runGateway } from './run.js';
 
 const ok = async () => ({ ok: true });
 
@@ -68,6 +69,7 @@ describe('runGateway with nothing registered', () => {
     const lines: string[] = [];
     const running = await runGateway({
       home,
+      servers: [],
       guard: { prepare: ok, checkArguments: ok, checkResult: ok },
       audit: { append: async () => ({}) } as unknown as AuditSink,
       createUpstream: () => {

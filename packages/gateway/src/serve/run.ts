@@ -1,6 +1,5 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { selectServers } from '../config/select.js';
-import { type ServerConfig, ServerStore } from '../config/servers.js';
+import type { ServerConfig } from '../config/servers.js';
 import { PinStore } from '../pins/store.js';
 import type { AuditSink } from '../ports/audit.js';
 import type { PolicyView } from '../ports/policy.js';
@@ -13,6 +12,12 @@ import type { SessionLimits, TokenResolver } from './http.js';
 
 export interface ServeOptions {
   readonly home: string;
+  /**
+   * The registrations to serve, as the caller read and selected them (`selectServers`): read
+   * once, by whoever starts anything for them, so nothing started before the gateway can differ
+   * from what it serves.
+   */
+  readonly servers: readonly ServerConfig[];
   readonly guard: SchemaChecks;
   readonly audit: AuditSink;
   readonly createUpstream: (config: ServerConfig) => Upstream;
@@ -49,7 +54,7 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-export { newSessionId, selectServers };
+export { newSessionId };
 
 /**
  * What `mcp serve` says when it has nothing to serve: a client started with a minimal environment
@@ -61,7 +66,7 @@ export function emptyGatewayNotice(home: string): string {
 
 /** `ringfence mcp serve`: load the registered servers, start them, serve the catalog. */
 export async function runGateway(options: ServeOptions): Promise<RunningGateway> {
-  const servers = selectServers(await new ServerStore(options.home).list(), options.only);
+  const servers = options.servers;
   const notice = servers.length === 0 ? emptyGatewayNotice(options.home) : undefined;
   const session = options.session ?? newSessionId();
   const gateway = new Gateway({

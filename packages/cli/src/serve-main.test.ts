@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { Config } from '@oclif/core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import McpServe from './commands/mcp/serve.js';
-import { SESSION_FLAG } from './lib/serve-run.js';
+import { parseServeFlags } from './lib/serve-flags.js';
 import { fastServeFlags } from './serve-main.js';
 
 /** The flags exactly as the oclif command's own `this.parse` gives them. */
@@ -52,9 +52,21 @@ describe('the fast path of `mcp serve` parses as the oclif command does', () => 
       expect(fast).toBeUndefined();
       return;
     }
-    const session = (oclif.flags as { session?: string }).session;
-    if (session !== undefined && !SESSION_FLAG.test(session)) expect(fast).toBeUndefined();
-    else expect(fast).toEqual(oclif.flags);
+    expect(fast).toEqual(oclif.flags);
+  });
+
+  it('refuses a --session that cannot name containers in the one parse both paths share, saying what to give', async () => {
+    for (const session of ['Not_A_Session', '-lead', 'a'.repeat(33), 'a b']) {
+      await expect(parseServeFlags(['--session', session])).rejects.toMatchObject({
+        oclif: { exit: 2 },
+        message: expect.stringMatching(
+          /--session[\s\S]*1-32 lower-case letters, digits or "-".*--session my-client-1, or leave the flag out/,
+        ),
+      });
+      const oclif = await oclifParse(['--session', session]);
+      expect(oclif).toEqual({ refused: expect.stringMatching(/1-32 lower-case letters/) });
+    }
+    expect((await parseServeFlags(['--session', 'ab-1'])).flags.session).toBe('ab-1');
   });
 
   it('leaves the command line to oclif when DEBUG asks for its debug output', async () => {

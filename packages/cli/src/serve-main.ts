@@ -4,12 +4,12 @@
  * resolving and loading several hundred, and @oclif/core's command machinery is not loaded at all.
  * Flags are parsed by oclif's own parser with the command's own definitions (serve-flags.ts),
  * failures are worded by the same functions as the command's, and whatever this path does not
- * take (help, a flag the parser refuses, a bad --session, DEBUG set) is handed back to oclif,
+ * take (help, a flag the parser refuses, DEBUG set) is handed back to oclif,
  * which says it exactly as before.
  */
 import { startupMark } from '@ringfence/gateway/startup';
 import { describeFailure } from './lib/failure.js';
-import { reportServeFailure, runServe, SESSION_FLAG, type ServeFlags } from './lib/serve-run.js';
+import { reportServeFailure, runServe, type ServeFlags } from './lib/serve-run.js';
 
 /** The flags of `mcp serve ARGV`, or undefined when oclif must handle the command line. */
 export async function fastServeFlags(argv: readonly string[]): Promise<ServeFlags | undefined> {
@@ -28,7 +28,7 @@ export async function fastServeFlags(argv: readonly string[]): Promise<ServeFlag
     if (typeof error === 'object' && error !== null && 'oclif' in error) return undefined;
     throw error;
   }
-  return flags.session !== undefined && !SESSION_FLAG.test(flags.session) ? undefined : flags;
+  return flags;
 }
 
 /** Runs `mcp serve ARGV` and returns true, or returns false without doing anything. */

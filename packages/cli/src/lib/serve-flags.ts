@@ -1,6 +1,11 @@
 import * as Flags from '@oclif/core/flags';
 import { parse } from '@oclif/core/parser';
 
+/** `--session` names containers and networks. */
+export const SESSION_FLAG = /^[a-z0-9][a-z0-9-]{0,31}$/;
+export const SESSION_FLAG_MESSAGE =
+  'it must be 1-32 lower-case letters, digits or "-" (it names containers and networks). Give one such as --session my-client-1, or leave the flag out for a random one.';
+
 // `mcp serve`'s flags, declared once: the oclif command (help, manifest) and the bundled fast path
 // (serve-main.ts) parse with these same definitions and oclif's own parser.
 export const serveFlags = {
@@ -19,7 +24,15 @@ export const serveFlags = {
     min: 1,
     helpValue: 'N',
   }),
-  session: Flags.string({ description: 'session id (default: random)' }),
+  session: Flags.string({
+    description: 'session id, 1-32 of a-z, 0-9 and "-" (default: random)',
+    // Checked while parsing, so the oclif command and the bundled fast path refuse it alike.
+    parse: async (input) => {
+      if (SESSION_FLAG.test(input)) return input;
+      // `oclif`: the fast path hands a refusal it carries to oclif, which prints it and exits 2.
+      throw Object.assign(new Error(SESSION_FLAG_MESSAGE), { oclif: { exit: 2 } });
+    },
+  }),
   only: Flags.string({
     description:
       'serve only this registered server, under its own tool and prompt names (no SERVER_ prefix): one client entry per server',

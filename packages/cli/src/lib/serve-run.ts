@@ -14,11 +14,6 @@ export interface ServeFlags {
   'allow-mount'?: string[] | undefined;
 }
 
-/** `--session` names containers and networks. */
-export const SESSION_FLAG = /^[a-z0-9][a-z0-9-]{0,31}$/;
-export const SESSION_FLAG_MESSAGE =
-  '--session must be 1-32 lower-case letters, digits or "-" (it names containers and networks).';
-
 /**
  * `mcp serve` after its flags were parsed, for the oclif command and the bundled fast path alike.
  * The servers' dependencies come first (policy check, audit log, schema workers and, when a

@@ -1,11 +1,11 @@
 import { Errors } from '@oclif/core';
 import { type Failure, RingfenceCommand } from '../../lib/base-command.js';
 import { serveFlags } from '../../lib/serve-flags.js';
-import { reportServeFailure, runServe, SESSION_FLAG, SESSION_FLAG_MESSAGE } from '../../lib/serve-run.js';
+import { reportServeFailure, runServe } from '../../lib/serve-run.js';
 
 // `bin/run.js` starts `mcp serve` through the bundled fast path (serve-main.ts), which runs this
-// same flag parsing and `runServe`, and hands anything else (help, a flag it refuses, a bad
-// --session) to oclif, which lands here.
+// same flag parsing and `runServe`, and hands anything else (help, a flag the parser refuses) to
+// oclif, which lands here.
 export default class McpServe extends RingfenceCommand {
   static override description =
     'Serve every registered server to an AI client as one MCP server: over stdio (default) or streamable HTTP (--http). Reports go to stderr; stdout belongs to the protocol.';
@@ -20,9 +20,6 @@ export default class McpServe extends RingfenceCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(McpServe);
-    if (flags.session !== undefined && !SESSION_FLAG.test(flags.session)) {
-      this.error(SESSION_FLAG_MESSAGE, { exit: 2 });
-    }
     await runServe(flags);
   }
 

@@ -2,7 +2,7 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type Docker from 'dockerode';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LABEL, type Owner } from './labels.js';
 import { ownerArgs, parseOwnerArgs, reaperLogPath, reapOnce, startReaper } from './reaper.js';
 
@@ -77,15 +77,60 @@ describe('startReaper', () => {
     await chmod(path, 0o644);
     return path;
   };
-  const start = (main: string, readyTimeoutMs = 10_000) =>
+  const start = (
+    main: string,
+    readyTimeoutMs = 10_000,
+    more: { signal?: AbortSignal; onUnexpectedExit?: (reason: string) => void } = {},
+  ) =>
     startReaper({
       home: join(dir, 'home'),
       owner,
       env: {},
-      onUnexpectedExit: () => {},
+      onUnexpectedExit: more.onUnexpectedExit ?? (() => {}),
       readyTimeoutMs,
       main,
+      ...(more.signal ? { signal: more.signal } : {}),
     });
+  const isRunning = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it('is killed, and rejects once it is gone, when the gateway gives up while it starts', async () => {
+    const pidFile = join(dir, 'pid');
+    const main = await script(
+      `import { writeFileSync } from 'node:fs'; writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000);`,
+    );
+    const abandon = new AbortController();
+    const starting = start(main, 60_000, { signal: abandon.signal });
+    starting.catch(() => {});
+    const pid = await vi.waitFor(async () => Number(await readFile(pidFile, 'utf8')), { timeout: 20_000 });
+    try {
+      abandon.abort();
+      await expect(starting).rejects.toThrow(/stopped before it was ready/);
+      expect(isRunning(pid)).toBe(false);
+    } finally {
+      if (isRunning(pid)) process.kill(pid, 'SIGKILL');
+    }
+  });
+
+  it('stop() kills a reaper that is watching, without reporting it as an unexpected exit', async () => {
+    const main = await script('process.stdout.write("ready\\n"); setInterval(() => {}, 1000);');
+    const unexpected: string[] = [];
+    const reaper = await start(main, 10_000, { onUnexpectedExit: (reason) => unexpected.push(reason) });
+    try {
+      expect(isRunning(reaper.pid)).toBe(true);
+      await reaper.stop();
+      expect(isRunning(reaper.pid)).toBe(false);
+      expect(unexpected).toEqual([]);
+    } finally {
+      if (isRunning(reaper.pid)) process.kill(reaper.pid, 'SIGKILL');
+    }
+  });
 
   it('rejects with what happened when the script is missing, exits early or never answers', async () => {
     await expect(start(join(dir, 'absent.mjs'))).rejects.toThrow(/absent\.mjs is missing .*npm run build/);

@@ -60,6 +60,15 @@ export function reapOnce(docker: Docker, owner: Owner): Promise<SweepReport> {
   ]);
 }
 
+export interface StartedReaper {
+  readonly pid: number;
+  /**
+   * Kills it and resolves once it is gone, for a gateway that gives up its container runtime
+   * before creating anything (nothing to remove, so it does not reap first).
+   */
+  stop(): Promise<void>;
+}
+
 /**
  * The gateway's side of the reaper: a detached `node` process, in a session of its own (so a
  * client that kills the gateway's process group does not kill it too), holding only a pipe from
@@ -76,7 +85,9 @@ export async function startReaper(options: {
   onUnexpectedExit: (reason: string) => void;
   readyTimeoutMs?: number;
   main?: string;
-}): Promise<{ pid: number }> {
+  /** Aborted while it starts: it is killed (nothing exists yet for it to remove), and this rejects once it is gone. */
+  signal?: AbortSignal;
+}): Promise<StartedReaper> {
   const main = options.main ?? REAPER_MAIN;
   if (!existsSync(main)) throw new Error(`${main} is missing (rebuild with: npm run build)`);
   let logFd: number | undefined;
@@ -105,7 +116,21 @@ export async function startReaper(options: {
   lifeline.on('error', () => {});
   const exited = (code: number | null, signal: NodeJS.Signals | null) =>
     new Error(`it exited (${signal ?? `code ${code}`})`);
+  const alive = () => child.exitCode === null && child.signalCode === null;
+  const gone = new Promise<void>((resolve) => {
+    if (!alive()) resolve();
+    else child.once('exit', () => resolve());
+  });
+  const kill = () => {
+    if (!alive() || !child.pid) return;
+    try {
+      process.kill(child.pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  };
   let earlyExit: ((code: number | null, signal: NodeJS.Signals | null) => void) | undefined;
+  let abandon: (() => void) | undefined;
   try {
     await new Promise<void>((resolve, reject) => {
       const timeoutMs = options.readyTimeoutMs ?? 15_000;
@@ -118,6 +143,13 @@ export async function startReaper(options: {
         reject(error);
       };
       earlyExit = (code, signal) => fail(exited(code, signal));
+      abandon = () => {
+        child.off('exit', earlyExit!);
+        kill();
+        void gone.then(() => fail(new Error('it was stopped before it was ready')));
+      };
+      if (options.signal?.aborted) return abandon();
+      options.signal?.addEventListener('abort', abandon, { once: true });
       child.once('error', fail);
       child.once('exit', earlyExit);
       createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -127,21 +159,28 @@ export async function startReaper(options: {
       });
     });
   } catch (error) {
-    if (child.exitCode === null && child.signalCode === null && child.pid) {
-      try {
-        process.kill(child.pid, 'SIGKILL');
-      } catch {
-        /* already gone */
-      }
-    }
+    kill();
     throw error;
+  } finally {
+    if (abandon) options.signal?.removeEventListener('abort', abandon);
   }
   if (earlyExit) child.off('exit', earlyExit);
-  child.once('exit', (code, signal) => options.onUnexpectedExit(exited(code, signal).message));
+  const unexpected = (code: number | null, signal: NodeJS.Signals | null) =>
+    options.onUnexpectedExit(exited(code, signal).message);
+  child.once('exit', unexpected);
   child.stdout!.destroy();
   // Neither the child nor its pipe may keep this process alive: the gateway exits when its
   // client leaves, and that exit is what closes the pipe.
   lifeline.unref();
   child.unref();
-  return { pid: child.pid! };
+  return {
+    pid: child.pid!,
+    stop: async () => {
+      child.off('exit', unexpected);
+      // Held until it is gone, so `gone` settles even if nothing else keeps this process alive.
+      child.ref();
+      kill();
+      await gone;
+    },
+  };
 }

@@ -43,21 +43,31 @@ export async function createContainerRuntime(options: {
   // once, beside the engine probe, rather than after it: its start is the longest step before a
   // container can be created. Its outcome is reported only once the engine answered: without an
   // engine it fails too, and the engine's answer is the one that says what to do.
+  const abandon = new AbortController();
   const reaper = startReaper({
     home: options.home,
     owner: currentOwner(options.session),
     env: options.env ?? process.env,
+    signal: abandon.signal,
     onUnexpectedExit: (reason) =>
       options.log(
         `ringfence: the reaper of this gateway stopped (${reason}); if the gateway is killed now, its containers stay until the next gateway starts. Its log: ${reaperLogPath(options.home)}`,
       ),
   }).then(
-    () => {
+    (started) => {
       startupMark('runtime: reaper ready');
-      return undefined;
+      return started;
     },
     (error: unknown) => error as Error,
   );
+  // Every way out before the runtime is handed over: no container exists yet, so the reaper has
+  // nothing to remove and is killed, whether it is still starting or already watching (an engine
+  // that answers its ping but not the probe would otherwise leave it running beside the gateway).
+  const giveUp = async () => {
+    abandon.abort();
+    const started = await reaper;
+    if (!(started instanceof Error)) await started.stop();
+  };
   let docker: Docker;
   let engine: EngineInfo;
   try {
@@ -66,6 +76,7 @@ export async function createContainerRuntime(options: {
     engine = await probeEngine(docker, endpoint);
     startupMark('runtime: engine probed');
   } catch (error) {
+    await giveUp();
     return { available: false, reason: (error as Error).message };
   }
   // Independent engine calls, side by side (the reaper is starting meanwhile).
@@ -76,7 +87,10 @@ export async function createContainerRuntime(options: {
       errors: [(error as Error).message],
     })),
     findSidecarImage(docker),
-  ]);
+  ]).catch(async (error: unknown) => {
+    await giveUp();
+    throw error;
+  });
   if (swept.containers.length + swept.networks.length > 0) {
     options.log(
       `ringfence: removed ${swept.containers.length} container(s) and ${swept.networks.length} network(s) left by gateways that no longer run.`,
@@ -92,7 +106,7 @@ export async function createContainerRuntime(options: {
   const onEgressLine = (server: string, line: string) => egress.line(server, line);
   // No container before the reaper watches (or is known not to).
   const reaperFailure = await reaper;
-  if (reaperFailure) {
+  if (reaperFailure instanceof Error) {
     options.log(
       `ringfence: the reaper could not start (${reaperFailure.message}); if this gateway is killed, its containers stay until the next gateway starts. Its log: ${reaperLogPath(options.home)}`,
     );

@@ -105,6 +105,14 @@ describe('attachStdio', () => {
     expect(await t.stderr).toEqual({ text: 'err\n' });
   });
 
+  it('fails stdout with the reason when the attach stream breaks, rather than ending it as if the server closed', async () => {
+    const t = await attached();
+    t.engine.write(frame(1, 'out\n'));
+    t.engine.destroy(new Error('read ECONNRESET'));
+    expect(await t.stdout).toEqual({ text: 'out\n', error: 'read ECONNRESET' });
+    expect(await t.stderr).toEqual({ text: '' });
+  });
+
   it("fails stdout with the reason and closes the attach stream at a header that is not Docker's", async () => {
     const t = await attached();
     t.engine.write(Buffer.concat([frame(1, 'out\n'), Buffer.from('{"jsonrpc":"2.0"}\n')]));

@@ -92,6 +92,9 @@ export async function attachStdio(docker: Docker, container: Docker.Container): 
   // they do not hold the container back: the answer cap bounds what is kept.
   const stdout = new Readable({ read() {} });
   const stderr = new Readable({ read() {} });
+  // A break before the upstream reads stdout must not crash the gateway as an unheard 'error':
+  // the reader finds it in `stdout.errored` (ContainerUpstream.start checks it).
+  stdout.on('error', () => {});
   let finished = false;
   const finish = (error?: Error) => {
     if (finished) return;
@@ -117,6 +120,8 @@ export async function attachStdio(docker: Docker, container: Docker.Container): 
   stream.on('data', onData);
   stream.once('end', () => finish());
   stream.once('close', () => finish());
-  stream.on('error', () => finish());
+  // A broken connection to the engine is not the server closing its output: stdout fails with
+  // the reason, so the calls in flight and the server's state say the connection broke.
+  stream.on('error', (error: Error) => finish(error));
   return { stdin: stream, stdout, stderr };
 }

@@ -44,6 +44,8 @@ export class ContainerUpstream implements Upstream {
   private serverRequestHandler: ServerRequestHandler | undefined;
   private resourceListener: ((uri: unknown) => void) | undefined;
   private closedListener: ((reason: string) => void) | undefined;
+  /** Why the connection to the container broke (its attached stdio failed), once it has. */
+  private broken: string | undefined;
 
   constructor(
     private readonly config: ContainerServerConfig,
@@ -66,6 +68,10 @@ export class ContainerUpstream implements Upstream {
 
   async start(): Promise<void> {
     const stdio = await this.server.start();
+    const stdout = stdio.stdout as NodeJS.ReadableStream & { errored?: Error | null };
+    if (stdout.errored) this.connectionBroke(stdout.errored);
+    else stdout.once('error', (error: Error) => this.connectionBroke(error));
+    if (this.broken !== undefined) throw new UpstreamError('UPSTREAM_CONNECT', this.broken);
     const transport = new StreamTransport(
       stdio.stdout,
       stdio.stdin,
@@ -80,6 +86,7 @@ export class ContainerUpstream implements Upstream {
       roots: () => mounts,
     });
     this.client.describeLoss = async () => {
+      if (this.broken !== undefined) return `${this.broken} before the server answered`;
       const reason = await this.waitForExit(EXIT_REPORT_WAIT_MS);
       return reason
         ? `the server stopped before it answered: ${reason}`
@@ -99,9 +106,21 @@ export class ContainerUpstream implements Upstream {
       const tail = this.server.stderr();
       throw new UpstreamError(
         'UPSTREAM_CONNECT',
-        `${(error as Error).message}${tail ? `; its stderr ends: ${tail.slice(-400)}` : ''}`,
+        `${this.broken ?? (error as Error).message}${tail ? `; its stderr ends: ${tail.slice(-400)}` : ''}`,
       );
     }
+  }
+
+  /**
+   * The attached stdio failed (the engine's connection dropped, or its stream could not be
+   * split): no answer can come, and nothing can be sent, although the container may still run.
+   * The calls in flight end now with why, and the gateway marks the server stopped with it.
+   */
+  private connectionBroke(error: Error): void {
+    if (this.closing || this.broken !== undefined) return;
+    this.broken = `the connection to the server's container broke (${error.message})`;
+    this.client?.failAll(new UpstreamError('UPSTREAM_LOST', `${this.broken} before the server answered`));
+    this.closedListener?.(this.broken);
   }
 
   /** The exit reason, once the engine has reported it, waiting at most `ms` for it. */

@@ -26,6 +26,7 @@ import {
   type RequestId,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
+import { readBoundedBody } from '../util/bounded-body.js';
 
 /** The SDK's default cap on a request body (4 MiB): a bigger one is refused with 413. */
 export const MAX_REQUEST_BODY_BYTES = 4 * 1024 * 1024;
@@ -86,33 +87,6 @@ export function jsonError(
     ...headers,
   });
   res.end(body);
-}
-
-type Body = { tooLarge: true } | { tooLarge: false; text: string };
-
-/** Reads a request body up to `max` bytes; a declared or actual size over it stops the read. */
-function readBody(req: IncomingMessage, max: number): Promise<Body> {
-  if (Number(req.headers['content-length']) > max) return Promise.resolve({ tooLarge: true });
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > max) {
-        req.off('data', onData);
-        req.pause();
-        resolve({ tooLarge: true });
-        return;
-      }
-      chunks.push(chunk);
-    };
-    req.on('data', onData);
-    req.once('end', () => resolve({ tooLarge: false, text: Buffer.concat(chunks, size).toString('utf8') }));
-    req.once('error', reject);
-    req.once('close', () => {
-      if (!req.complete) reject(new Error('the client closed the request before its body ended'));
-    });
-  });
 }
 
 export class HttpSessionTransport implements Transport {
@@ -178,7 +152,7 @@ export class HttpSessionTransport implements Transport {
     const max = this.options.maxBodyBytes ?? MAX_REQUEST_BODY_BYTES;
     let raw: unknown;
     try {
-      const body = await readBody(req, max);
+      const body = await readBoundedBody(req, max);
       if (body.tooLarge) {
         this.onerror?.(new Error(`Payload Too Large: Request body must not exceed ${max} bytes`));
         // The rest of the body is read and discarded, so the 413 reaches a client still sending
@@ -186,7 +160,7 @@ export class HttpSessionTransport implements Transport {
         req.resume();
         return jsonError(res, 413, -32000, `Payload Too Large: Request body must not exceed ${max} bytes`);
       }
-      raw = JSON.parse(body.text);
+      raw = JSON.parse(body.body.toString('utf8'));
     } catch {
       if (res.destroyed) return;
       return this.refuse(res, 400, -32700, 'Parse error: Invalid JSON');

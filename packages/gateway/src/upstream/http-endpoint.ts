@@ -9,6 +9,7 @@ import {
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { UpstreamError } from '../ports/errors.js';
+import { readBoundedBody } from '../util/bounded-body.js';
 import { describeNetworkError, type EventStreamParser, tooLarge } from './answer-stream.js';
 
 // The HTTP side of HttpClientTransport: one server's connections (keep-alive, TLS, no redirects),
@@ -54,38 +55,19 @@ export function discard(res: IncomingMessage): void {
   });
 }
 
-/** The whole body, refused over `max` bytes (declared or counted) and failed if the connection drops. */
-export function readBody(res: IncomingMessage, max: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const declared = res.headers['content-length'];
-    if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > max) {
-      res.destroy();
-      reject(
-        new UpstreamError(
-          'UPSTREAM_ANSWER_TOO_LARGE',
-          `the server's answer is ${declared} bytes, over the ${max}-byte cap`,
-        ),
-      );
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let seen = 0;
-    let failure: unknown;
-    res.on('data', (chunk: Buffer) => {
-      seen += chunk.length;
-      if (seen > max) {
-        res.destroy();
-        reject(tooLarge(max));
-      } else chunks.push(chunk);
-    });
-    res.on('error', (error) => {
-      failure = error;
-    });
-    res.on('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, seen)));
-    res.on('close', () => {
-      if (!res.complete) reject(dropped(failure));
-    });
+/** The whole answer, refused over `max` bytes (declared or counted) and failed if the connection drops. */
+export async function readBody(res: IncomingMessage, max: number): Promise<Buffer> {
+  const read = await readBoundedBody(res, max).catch((error: unknown) => {
+    throw dropped(error);
   });
+  if (!read.tooLarge) return read.body;
+  res.destroy();
+  throw read.declared === undefined
+    ? tooLarge(max)
+    : new UpstreamError(
+        'UPSTREAM_ANSWER_TOO_LARGE',
+        `the server's answer is ${read.declared} bytes, over the ${max}-byte cap`,
+      );
 }
 
 /** Up to ERROR_TEXT_BYTES of an error answer, for its message. */

@@ -96,8 +96,12 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Run
     throw new EgressProxyError('EGRESS_LISTEN_FAILED', 'the listener has no TCP address');
   }
   policy.setListening(bound.address, bound.port);
-  // The HTTP server never listens itself (the front hands it connections), but its header
-  // deadlines and closeAllConnections() rely on the connection tracking it starts on 'listening'.
+  // The HTTP server never listens itself (the front hands it connections with the documented
+  // emit('connection')), but the deadline of a keep-alive connection's later heads
+  // (headersTimeout) needs the connection tracking Node starts in a 'listening' listener of its
+  // own, an internal detail (docs/egress-proxy.md, "The CONNECT head"). front.test.ts fails if that
+  // ever stops (a second request trickled on a keep-alive connection must get 408); close() does
+  // not rely on it, it destroys every client socket itself.
   http.emit('listening');
   return {
     address: bound.address,

@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { TestDns } from '../__fixtures__/dns.js';
 import {
   type ProxyProcess,
@@ -122,7 +122,7 @@ describe('CONNECT heads read by the proxy', () => {
     const connections = echo.connections;
     const response = await rawExchange(proxy.port, template.replaceAll('{T}', ok));
     expect(statusOf(response)).toBe(status);
-    expect(response).toContain(`ringfence-egress-proxy: ${reason}`);
+    expect(response).toContain(`ringfence-egress-proxy: refused (${reason}): `);
     await proxy.waitForLine((l) => proxy.lines.indexOf(l) >= before && l['reason'] === reason);
     expect(lastDecision(proxy, before)).toMatchObject({ allowed: false, status, reason });
     expect(echo.connections).toBe(connections);
@@ -300,5 +300,46 @@ describe('stopping the proxy', () => {
     await new Promise((r) => setTimeout(r, 50));
     await proxy.close();
     await closed;
+  });
+});
+
+describe('the bound on client connections', () => {
+  it('drops a connection over 2 × --max-tunnels + 64 unanswered, and takes new ones once some end', async () => {
+    const limited = await startEgressProxy({
+      host: '127.0.0.1',
+      port: 0,
+      allow: [ok],
+      allowAddresses: ['127.0.0.0/8'],
+      resolve: ['ok.test=127.0.0.1'],
+      dnsServers: [dns.server],
+      maxTunnels: 1,
+      headerTimeoutMs: 120_000,
+      log: () => {},
+    });
+    const held: RawClient[] = [];
+    try {
+      // Idle connections, each accepted in turn (the listener takes them in the order they came).
+      for (let i = 0; i < 1 * 2 + 64; i++) held.push(await RawClient.open(limited.port));
+      const over = await RawClient.open(limited.port);
+      over.send(`CONNECT ${ok} HTTP/1.1\r\nHost: ${ok}\r\n\r\n`);
+      // Not a tunnel and not a refusal: the connection is closed before anything reads it.
+      expect(await over.untilClosed()).toBe('');
+      held.shift()!.close();
+      await vi.waitFor(
+        async () => {
+          const next = await RawClient.open(limited.port);
+          next.send(`CONNECT ${ok} HTTP/1.1\r\nHost: ${ok}\r\n\r\n`);
+          try {
+            expect(statusOf(await next.until((d) => d.includes('\r\n\r\n') || next.closed))).toBe(200);
+          } finally {
+            next.close();
+          }
+        },
+        { timeout: 20_000, interval: 100 },
+      );
+    } finally {
+      for (const client of held) client.close();
+      await limited.close();
+    }
   });
 });

@@ -168,8 +168,15 @@ export class HttpEndpoint {
   private readonly target: RequestOptions;
   private readonly open = new Set<ClientRequest>();
   private closed = false;
+  private readonly url: URL;
 
-  constructor(url: URL, ca?: string | Buffer) {
+  constructor(
+    url: URL,
+    ca?: string | Buffer,
+    /** The server's registered name, for the command a redirect refusal names. */
+    private readonly server = 'NAME',
+  ) {
+    this.url = url;
     const https = url.protocol === 'https:';
     this.request = https ? httpsRequest : httpRequest;
     this.agent = https
@@ -182,6 +189,21 @@ export class HttpEndpoint {
       path: `${url.pathname}${url.search}`,
       agent: this.agent,
     };
+  }
+
+  /**
+   * A redirect is not followed (it could bounce our requests and their headers elsewhere): the
+   * refusal names where it pointed and, when that is a URL, how to register the server there.
+   */
+  private redirectRefusal(status: number, location: string | undefined): string {
+    const said = `the server answered ${status} (redirect to ${(location ?? 'no location').slice(0, 200)}); redirects are not followed`;
+    let target: URL | undefined;
+    try {
+      target = location === undefined ? undefined : new URL(location, this.url);
+    } catch {}
+    if (!target || (target.protocol !== 'https:' && target.protocol !== 'http:')) return said;
+    const shown = target.href.slice(0, 200);
+    return `${said}. If the server has moved there, register it at that address: ringfence mcp rm ${this.server}, then ringfence mcp add ${this.server} --url ${shown} (with the same --header options)`;
   }
 
   /** One request; resolves with the answer's head, refusing a redirect. */
@@ -202,13 +224,7 @@ export class HttpEndpoint {
         const status = res.statusCode ?? 0;
         if (status >= 300 && status < 400) {
           res.destroy();
-          const location = res.headers.location ?? 'no location';
-          reject(
-            new UpstreamError(
-              'UPSTREAM_REDIRECT',
-              `the server answered ${status} (redirect to ${location.slice(0, 200)}); redirects are not followed`,
-            ),
-          );
+          reject(new UpstreamError('UPSTREAM_REDIRECT', this.redirectRefusal(status, res.headers.location)));
           return;
         }
         resolve(res);

@@ -133,17 +133,30 @@ describe('HttpClientTransport: the wire', () => {
     expect(sockets.size).toBe(1);
   });
 
-  it('refuses a redirect instead of following it, naming the status and the target', async () => {
+  it('refuses a redirect instead of following it, naming the status, the target and how to register it there', async () => {
     const { url, requests } = await serve((res) =>
       res.writeHead(307, { location: 'http://127.0.0.1:1/elsewhere' }).end(),
     );
-    const { transport } = open(url);
+    const { transport } = open(url, { server: 'docs' });
     await expect(transport.send(list(1))).rejects.toMatchObject({
       code: 'UPSTREAM_REDIRECT',
       message:
-        'the server answered 307 (redirect to http://127.0.0.1:1/elsewhere); redirects are not followed',
+        'the server answered 307 (redirect to http://127.0.0.1:1/elsewhere); redirects are not followed. If the server has moved there, register it at that address: ringfence mcp rm docs, then ringfence mcp add docs --url http://127.0.0.1:1/elsewhere (with the same --header options)',
     });
     expect(requests).toHaveLength(1);
+  });
+
+  it('names the absolute address of a relative redirect, and no command for a target that is no http(s) URL', async () => {
+    const moved = await serve((res) => res.writeHead(308, { location: '/v2/mcp' }).end());
+    const relative = open(moved.url);
+    await expect(relative.transport.send(list(1))).rejects.toMatchObject({
+      message: expect.stringContaining(`ringfence mcp add NAME --url ${new URL('/v2/mcp', moved.url).href} `),
+    });
+    const elsewhere = await serve((res) => res.writeHead(308, { location: 'ftp://127.0.0.1/x' }).end());
+    const other = open(elsewhere.url);
+    await expect(other.transport.send(list(1))).rejects.toMatchObject({
+      message: 'the server answered 308 (redirect to ftp://127.0.0.1/x); redirects are not followed',
+    });
   });
 
   it('gives a 404 as its status (the session expired), with what the server said', async () => {

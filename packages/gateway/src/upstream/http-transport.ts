@@ -46,6 +46,8 @@ export interface HttpTransportOptions {
   /** Trust anchors in place of Node's (tests); default: Node's store and NODE_EXTRA_CA_CERTS. */
   readonly ca?: string | Buffer;
   readonly reconnection?: Reconnection;
+  /** The server's registered name, for the commands a refusal names (default: NAME). */
+  readonly server?: string;
 }
 
 /** A request whose answer is awaited on an event stream. */
@@ -102,7 +104,7 @@ export class HttpClientTransport implements Transport {
     url: URL,
     private readonly options: HttpTransportOptions,
   ) {
-    this.endpoint = new HttpEndpoint(url, options.ca);
+    this.endpoint = new HttpEndpoint(url, options.ca, options.server);
     // One spelling per header: ours would otherwise be sent beside a configured one in another case.
     for (const [name, value] of Object.entries(options.headers ?? {}))
       this.configured[name.toLowerCase()] = value;

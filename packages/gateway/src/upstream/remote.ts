@@ -53,6 +53,7 @@ export class RemoteUpstream implements Upstream {
       roots: () => [],
     });
     const transport = new HttpClientTransport(new URL(this.config.url), {
+      server: this.config.name,
       ...(this.config.headers ? { headers: this.config.headers } : {}),
       maxAnswerBytes: answerCapBytes(this.limits.maxResultBytes),
       onCallBroken: (token, error) => client.failCall(token, error),

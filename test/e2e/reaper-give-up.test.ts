@@ -47,8 +47,7 @@ describe('a container runtime given up before any container exists leaves no rea
   });
   afterAll(async () => {
     // Only what this file started: reapers of its own sessions.
-    for (const session of sessions)
-      for (const pid of await reaperPids(session)) process.kill(pid, 'SIGKILL');
+    for (const session of sessions) for (const pid of await reaperPids(session)) process.kill(pid, 'SIGKILL');
     await rm(dir, { recursive: true, force: true });
   });
 

@@ -7,9 +7,9 @@ import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/s
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
+import { selectServers } from '../config/select.js';
 import type { HttpServerConfig } from '../config/servers.js';
 import type { AuditSink } from '../ports/audit.js';
-import { selectServers } from '../config/select.js';
 import { runGateway } from './run.js';
 
 const ok = async () => ({ ok: true });

@@ -175,6 +175,10 @@ describe('a contained server, seen from inside its container', () => {
       expect(ok.fetch).toEqual({ status: 200, body: `origin:${allowedName}` });
       const refused = await probe('net', { fetch: `http://${forbiddenName}:8080/` });
       expect(refused.fetch?.status).toBe(403);
+      // The server sees why and what to do (the probe keeps the body's first 200 characters).
+      expect(refused.fetch?.body).toMatch(
+        /^ringfence-egress-proxy: refused \(not-allowlisted\): the host or port is not on this server's egress allowlist\. If the server needs it, register the server again with it \(ringfence mcp rm NAME/,
+      );
       for (const origin of [allowed, forbidden]) {
         const { IPAddress } = (await origin.inspect()).NetworkSettings.Networks[
           `ringfence-mcp-net-${session}-out`

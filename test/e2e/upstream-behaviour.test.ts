@@ -97,12 +97,14 @@ describe('upstream behaviour mid-session', () => {
 describe('remote servers that misbehave at start', () => {
   let home: string;
   let redirector: ReturnType<typeof createServer>;
+  let movedTo: string;
   beforeAll(async () => {
     home = await freshHome();
     const toolsFile = join(home, '..', 'tools.json');
     await writeFile(toolsFile, JSON.stringify([echo]));
     await writeFile(join(home, '..', 'b.json'), '{}');
     const target = await startToolServer(toolsFile, join(home, '..', 'b.json'));
+    movedTo = target.url;
     redirector = createServer((_req, res) => res.writeHead(307, { location: target.url }).end());
     const port = await new Promise<number>((resolve) =>
       redirector.listen(0, '127.0.0.1', () => resolve((redirector.address() as { port: number }).port)),
@@ -128,6 +130,10 @@ describe('remote servers that misbehave at start', () => {
       'good_echo',
     ]);
     expect(result.stderr).toMatch(/bouncer failed to start and is skipped: .*redirects are not followed/);
+    // What to do, with the server's own name and where it pointed.
+    expect(result.stderr).toContain(
+      `register it at that address: ringfence mcp rm bouncer, then ringfence mcp add bouncer --url ${new URL(movedTo).href} `,
+    );
     expect(result.stderr).toMatch(/gone failed to start and is skipped/);
   });
 

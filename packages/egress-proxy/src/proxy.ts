@@ -31,6 +31,8 @@ export interface EgressProxyOptions {
   readonly dnsTries?: number;
   /** Where decision and close lines go; stdout by default. */
   readonly log?: LogSink;
+  /** Events for the person reading the proxy's stderr (connections dropped over the bound). */
+  readonly onNotice?: (event: Record<string, unknown>) => void;
 }
 
 export interface RunningEgressProxy {
@@ -79,6 +81,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Run
     tunnelSockets: new Set(),
     clientSockets: new Set(),
     agent: createUpstreamAgent(limits.responseTimeoutMs, limits.maxTunnels),
+    ...(options.onNotice ? { notice: options.onNotice } : {}),
   };
   const http = createProxyServer(ctx);
   const server = createFrontServer(ctx, http);

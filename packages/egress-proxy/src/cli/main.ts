@@ -69,6 +69,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       connectTimeoutMs: args.connectTimeoutMs,
       headerTimeoutMs: args.headerTimeoutMs,
       dnsTimeoutMs: args.dnsTimeoutMs,
+      onNotice: say,
     });
   } catch (err) {
     const code = err instanceof EgressProxyError ? err.code : 'EGRESS_LISTEN_FAILED';

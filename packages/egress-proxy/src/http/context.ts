@@ -31,4 +31,6 @@ export interface ProxyContext {
   /** Every client connection the listener accepted and that is still open, so stopping the
    * proxy can end those still sending a head or waiting for a decision too. */
   readonly clientSockets: Set<Socket>;
+  /** A stderr event for people (the sidecar's `say`); absent in-process unless given. */
+  readonly notice?: (event: Record<string, unknown>) => void;
 }

@@ -304,8 +304,10 @@ describe('stopping the proxy', () => {
 });
 
 describe('the bound on client connections', () => {
-  it('drops a connection over 2 × --max-tunnels + 64 unanswered, and takes new ones once some end', async () => {
+  it('drops a connection over 2 × --max-tunnels + 64 unanswered, says so on stderr, and takes new ones once some end', async () => {
+    const notices: Record<string, unknown>[] = [];
     const limited = await startEgressProxy({
+      onNotice: (event) => notices.push(event),
       host: '127.0.0.1',
       port: 0,
       allow: [ok],
@@ -324,6 +326,15 @@ describe('the bound on client connections', () => {
       over.send(`CONNECT ${ok} HTTP/1.1\r\nHost: ${ok}\r\n\r\n`);
       // Not a tunnel and not a refusal: the connection is closed before anything reads it.
       expect(await over.untilClosed()).toBe('');
+      // No decision line can be written for it (nothing was read): one stderr event says what to do.
+      await vi.waitFor(() => expect(notices).toHaveLength(1), { timeout: 20_000 });
+      expect(notices[0]).toEqual({
+        event: 'connections-dropped',
+        count: 1,
+        limit: 66,
+        message:
+          '1 client connection(s) were closed unanswered: the proxy holds at most 66 at once (2 x --max-tunnels + 64). Close idle connections, or run it with a higher --max-tunnels',
+      });
       held.shift()!.close();
       await vi.waitFor(
         async () => {

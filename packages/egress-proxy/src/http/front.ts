@@ -25,9 +25,31 @@ export function createFrontServer(ctx: ProxyContext, http: HttpServer): Server {
     socket.on('error', destroyOnError);
     accept(ctx, http, socket);
   });
-  // Client connections are bounded (tunnels, forwards and idle keep-alives together).
+  // Client connections are bounded (tunnels, forwards and idle keep-alives together). One over
+  // the bound is closed by Node before anything reads it, so no decision line is written for it.
   front.maxConnections = ctx.options.maxTunnels * 2 + 64;
+  if (ctx.notice) reportDrops(front, ctx.notice);
   return front;
+}
+
+/** How long drops are counted before one notice says how many: a flood costs one line a second. */
+const DROP_NOTICE_MS = 1000;
+
+/** Says on stderr that connections were dropped over the bound, and what to do. */
+function reportDrops(front: Server, notice: (event: Record<string, unknown>) => void): void {
+  let dropped = 0;
+  front.on('drop', () => {
+    if (dropped++ > 0) return;
+    setTimeout(() => {
+      notice({
+        event: 'connections-dropped',
+        count: dropped,
+        limit: front.maxConnections,
+        message: `${dropped} client connection(s) were closed unanswered: the proxy holds at most ${front.maxConnections} at once (2 x --max-tunnels + 64). Close idle connections, or run it with a higher --max-tunnels`,
+      });
+      dropped = 0;
+    }, DROP_NOTICE_MS).unref();
+  });
 }
 
 function destroyOnError(this: Socket) {

@@ -148,8 +148,6 @@ export async function startReaper(options: {
         kill();
         void gone.then(() => fail(new Error('it was stopped before it was ready')));
       };
-      if (options.signal?.aborted) return abandon();
-      options.signal?.addEventListener('abort', abandon, { once: true });
       child.once('error', fail);
       child.once('exit', earlyExit);
       createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -157,6 +155,8 @@ export async function startReaper(options: {
         clearTimeout(timer);
         resolve();
       });
+      if (options.signal?.aborted) abandon();
+      else options.signal?.addEventListener('abort', abandon, { once: true });
     });
   } catch (error) {
     kill();

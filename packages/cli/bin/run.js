@@ -21,10 +21,13 @@ if (process.argv[2] === '--version') {
     `${pjson.name}/${pjson.version} ${process.platform}-${arch} node-${process.version}\n`,
   );
 } else if (process.argv[2] === 'mcp' && process.argv[3] === 'serve') {
-  // What an AI client starts, and waits for: one bundle (scripts/bundle.mjs), same flags, same
-  // messages; it hands back to oclif what it does not take (help, a refused flag).
-  const { serveMain } = await import('../dist/bundle/serve.js');
-  if (!(await serveMain(process.argv.slice(4)))) await oclif();
+  // What an AI client starts, and waits for: one bundle with its code cache (scripts/bundle.mjs,
+  // src/lib/code-cache.ts), same flags, same messages; it hands back to oclif what it does not
+  // take (help, a refused flag).
+  const { loadBundle } = await import('../dist/lib/code-cache.js');
+  const { fileURLToPath } = await import('node:url');
+  const bundle = loadBundle(fileURLToPath(new URL('../dist/bundle/serve.cjs', import.meta.url)));
+  if (!(await bundle.exports.serveMain(process.argv.slice(4), bundle.cache))) await oclif();
 } else {
   await oclif();
 }

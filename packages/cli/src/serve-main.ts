@@ -1,7 +1,8 @@
 /**
  * `ringfence mcp serve`, as bin/run.js starts it: this module is bundled with everything it
- * loads (scripts/bundle.mjs → dist/bundle/serve.js), so a start reads a few files instead of
- * resolving and loading several hundred, and @oclif/core's command machinery is not loaded at all.
+ * loads (scripts/bundle.mjs → dist/bundle/serve.cjs, run with its V8 code cache by
+ * lib/code-cache.ts), so a start reads two files instead of resolving, parsing and compiling
+ * several hundred, and @oclif/core's command machinery is not loaded at all.
  * Flags are parsed by oclif's own parser with the command's own definitions (serve-flags.ts),
  * failures are worded by the same functions as the command's, and whatever this path does not
  * take (help, a flag the parser refuses, a bad --session, DEBUG set) is handed back to oclif,
@@ -31,9 +32,12 @@ export async function fastServeFlags(argv: readonly string[]): Promise<ServeFlag
   return flags.session !== undefined && !SESSION_FLAG.test(flags.session) ? undefined : flags;
 }
 
-/** Runs `mcp serve ARGV` and returns true, or returns false without doing anything. */
-export async function serveMain(argv: readonly string[]): Promise<boolean> {
-  startupMark(`mcp serve: fast path ${import.meta.url}`);
+/**
+ * Runs `mcp serve ARGV` and returns true, or returns false without doing anything. CODE_CACHE is
+ * what became of the bundle's code cache (lib/code-cache.ts), for the start-up trace.
+ */
+export async function serveMain(argv: readonly string[], codeCache?: string): Promise<boolean> {
+  startupMark(`mcp serve: fast path ${import.meta.url}, code cache ${codeCache ?? 'not used'}`);
   const flags = await fastServeFlags(argv);
   if (flags === undefined) return false;
   startupMark('mcp serve: the fast path took the command line');
@@ -45,4 +49,18 @@ export async function serveMain(argv: readonly string[]): Promise<boolean> {
     process.exit(failure.exit);
   }
   return true;
+}
+
+/**
+ * Loads, without running anything, the modules a start loads after its first steps (the upstream
+ * clients, the served endpoint, the flag parser, the container runtime), so that their code is
+ * compiled: scripts/bundle.mjs runs this once, then records the bundle's code cache.
+ */
+export async function warmUp(): Promise<void> {
+  await Promise.all([
+    import('@ringfence/gateway/upstream'),
+    import('@ringfence/gateway/serve'),
+    import('@ringfence/gateway/runtime'),
+    import('./lib/serve-flags.js'),
+  ]);
 }

@@ -106,8 +106,12 @@ export class WorkerPool {
       const slot = this.slots.find((s) => s.ready && !s.dead && s.current === undefined);
       if (slot === undefined) {
         // Spawn lazily: a pool nobody uses costs nothing, and a worker that cannot start is
-        // retried by the next check rather than in a tight loop.
-        if (this.slots.length < this.options.size) this.spawn();
+        // retried by the next check rather than in a tight loop. Not for a check a starting
+        // worker will take: at `mcp serve`'s start the first worker is still loading when the
+        // first schema arrives, and a second one loading beside it took CPU from everything the
+        // first answer waits for (docs/performance.md, "Start-up").
+        const starting = this.slots.filter((s) => !s.ready && !s.dead).length;
+        if (this.slots.length < this.options.size && this.queue.length > starting) this.spawn();
         return;
       }
       const task = this.next();

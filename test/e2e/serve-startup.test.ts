@@ -13,6 +13,7 @@ import { install, makeOrg, type Org, policyDocument, signPolicy } from '../helpe
 const BUNDLE = `file://${repoRoot}packages/cli/dist/bundle/serve.cjs`;
 const CACHED = `mcp serve: fast path ${BUNDLE}, code cache accepted`;
 const WORKER_CACHED = 'schema worker loaded, code cache accepted';
+const WORKER_EARLY = 'schema worker: the pool took the one started early';
 const TRACE = { RINGFENCE_STARTUP_TRACE: '1' };
 const TOOK = 'mcp serve: the fast path took the command line';
 
@@ -59,6 +60,7 @@ describe('mcp serve from the bundle', () => {
       expect(tools.map((tool) => tool.name)).toEqual([name]);
       expect(served.stderr()).toContain(CACHED);
       expect(served.stderr()).toContain(TOOK);
+      expect(served.stderr()).toContain(WORKER_EARLY);
       // The worker's stderr reaches this process on its own channel, maybe after the listing.
       await vi.waitFor(() => expect(served.stderr()).toContain(WORKER_CACHED), { timeout: 10_000 });
     } finally {

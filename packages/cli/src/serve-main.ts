@@ -8,6 +8,8 @@
  * take (help, a flag the parser refuses, a bad --session, DEBUG set) is handed back to oclif,
  * which says it exactly as before.
  */
+import type { Worker } from 'node:worker_threads';
+import { offerEarlyWorker } from '@ringfence/gateway/schema';
 import { startupMark } from '@ringfence/gateway/startup';
 import { describeFailure } from './lib/failure.js';
 import { reportServeFailure, runServe, SESSION_FLAG, type ServeFlags } from './lib/serve-run.js';
@@ -34,12 +36,24 @@ export async function fastServeFlags(argv: readonly string[]): Promise<ServeFlag
 
 /**
  * Runs `mcp serve ARGV` and returns true, or returns false without doing anything. CODE_CACHE is
- * what became of the bundle's code cache (lib/code-cache.ts), for the start-up trace.
+ * what became of the bundle's code cache (lib/code-cache.ts), for the start-up trace; SCHEMA_WORKER
+ * a schema worker bin/run.js started before loading this bundle, for the gateway's pool to take
+ * (it checks it as it would its own: @ringfence/gateway's schema/early-worker.ts).
  */
-export async function serveMain(argv: readonly string[], codeCache?: string): Promise<boolean> {
+export async function serveMain(
+  argv: readonly string[],
+  codeCache?: string,
+  schemaWorker?: { worker: Worker; url: string },
+): Promise<boolean> {
+  // Before anything is awaited: what the worker says from now on is kept for the pool.
+  if (schemaWorker) offerEarlyWorker(schemaWorker.worker, schemaWorker.url);
   startupMark(`mcp serve: fast path ${import.meta.url}, code cache ${codeCache ?? 'not used'}`);
   const flags = await fastServeFlags(argv);
-  if (flags === undefined) return false;
+  if (flags === undefined) {
+    // oclif runs the command with its own modules, and its own pool: this worker is not for it.
+    await schemaWorker?.worker.terminate();
+    return false;
+  }
   startupMark('mcp serve: the fast path took the command line');
   try {
     await runServe(flags);

@@ -148,7 +148,10 @@ if (process.env.RINGFENCE_STARTUP_TRACE === '1')
 // The key that binds each code cache to its bundle (code-cache.ts reads it from the first line).
 for (const name of ['serve.cjs', 'schema-worker.cjs']) {
   const body = readFileSync(join(outdir, name), 'utf8');
-  writeFileSync(join(outdir, name), `${BUNDLE_KEY_PREFIX}${createHash('sha256').update(body).digest('hex')}\n${body}`);
+  writeFileSync(
+    join(outdir, name),
+    `${BUNDLE_KEY_PREFIX}${createHash('sha256').update(body).digest('hex')}\n${body}`,
+  );
 }
 
 // The caches are recorded by a plain `node`, as bin/run.js is started: V8 refuses a cache made

@@ -66,7 +66,10 @@ describe('loadBundle', () => {
   });
 
   it.each([
-    ['corrupt', (data: Buffer) => Buffer.concat([data.subarray(0, 64), Buffer.alloc(data.length - 64, 0x5a)])],
+    [
+      'corrupt',
+      (data: Buffer) => Buffer.concat([data.subarray(0, 64), Buffer.alloc(data.length - 64, 0x5a)]),
+    ],
     ['truncated', (data: Buffer) => data.subarray(0, 64 + Math.floor((data.length - 64) / 2))],
     ['empty after its key', (data: Buffer) => data.subarray(0, 64)],
   ])('runs the bundle correctly from source when the cache is %s (V8 rejects it)', (_, damage) => {
@@ -80,9 +83,13 @@ describe('loadBundle', () => {
     // Another build of the same length: V8's own check compares the source's length, not its text.
     const other = bundleText(body(2));
     expect(other.length).toBe(readFileSync(file, 'utf8').length);
-    const wrap = (source: string) => `(function (exports, require, module, __filename, __dirname) {${source}\n})`;
+    const wrap = (source: string) =>
+      `(function (exports, require, module, __filename, __dirname) {${source}\n})`;
     const staleData = readFileSync(cacheFileOf(file)).subarray(64);
-    const unguarded = new Script(wrap(other), { filename: join(dir, 'unguarded.cjs'), cachedData: staleData });
+    const unguarded = new Script(wrap(other), {
+      filename: join(dir, 'unguarded.cjs'),
+      cachedData: staleData,
+    });
     const unguardedExports: Record<string, unknown> = {};
     (unguarded.runInThisContext() as (...args: unknown[]) => void)(
       unguardedExports,

@@ -82,7 +82,10 @@ export function loadBundle(file: string, options: { cache?: boolean } = {}): Loa
     cache,
     writeCache() {
       if (key === undefined) throw new Error(`${file} carries no code cache key on its first line`);
-      writeFileSync(cacheFileOf(file), Buffer.concat([Buffer.from(key, 'latin1'), script.createCachedData()]));
+      writeFileSync(
+        cacheFileOf(file),
+        Buffer.concat([Buffer.from(key, 'latin1'), script.createCachedData()]),
+      );
     },
   };
 }

@@ -1,15 +1,19 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { repoRoot, ringfence } from '../helpers/cli.js';
 import { docker, probeImage } from '../helpers/containers.js';
 import { connectStdio, freshHome, startToolServer } from '../helpers/mcp.js';
 import { install, makeOrg, type Org, policyDocument, signPolicy } from '../helpers/policy.js';
 
-// `mcp serve` as an AI client starts it (`ringfence mcp serve`) runs from the bundle
-// (packages/cli/scripts/bundle.mjs); `ringfence mcp:serve` names the same command in a form the
-// fast path does not take, so oclif runs it: both must say the same things.
-const BUNDLE = `file://${repoRoot}packages/cli/dist/bundle/serve.js`;
+// `mcp serve` as an AI client starts it (`ringfence mcp serve`) runs from the bundle with its code
+// cache (packages/cli/scripts/bundle.mjs, src/lib/code-cache.ts); `ringfence mcp:serve` names the
+// same command in a form the fast path does not take, so oclif runs it: both must say the same.
+const BUNDLE = `file://${repoRoot}packages/cli/dist/bundle/serve.cjs`;
+const CACHED = `mcp serve: fast path ${BUNDLE}, code cache accepted`;
+const WORKER_CACHED = 'schema worker loaded, code cache accepted';
+const WORKER_EARLY = 'schema worker: the pool took the one started early';
 const TRACE = { RINGFENCE_STARTUP_TRACE: '1' };
 const TOOK = 'mcp serve: the fast path took the command line';
 
@@ -54,8 +58,11 @@ describe('mcp serve from the bundle', () => {
     try {
       const { tools } = await served.client.listTools();
       expect(tools.map((tool) => tool.name)).toEqual([name]);
-      expect(served.stderr()).toContain(`mcp serve: fast path ${BUNDLE}`);
+      expect(served.stderr()).toContain(CACHED);
       expect(served.stderr()).toContain(TOOK);
+      expect(served.stderr()).toContain(WORKER_EARLY);
+      // The worker's stderr reaches this process on its own channel, maybe after the listing.
+      await vi.waitFor(() => expect(served.stderr()).toContain(WORKER_CACHED), { timeout: 10_000 });
     } finally {
       await served.close();
     }
@@ -76,7 +83,7 @@ describe('mcp serve from the bundle', () => {
     );
     try {
       const fast = await ringfence(['mcp', 'serve'], env());
-      expect(fast.stderr).toContain(`mcp serve: fast path ${BUNDLE}`);
+      expect(fast.stderr).toContain(CACHED);
       expect(fast.stderr).toContain(TOOK);
       expect(fast.code).toBe(1);
       expect(fast.stdout).toBe('');
@@ -110,6 +117,62 @@ describe('mcp serve from the bundle', () => {
       code: oclif.code,
       stderr: reports(oclif.stderr),
     });
+  });
+
+  describe('from a copy of the installation whose code caches are damaged', () => {
+    // The caches of a copy (bin/, dist/, package.json; node_modules linked for oclif): the
+    // repository's own build is shared by every test and is not to be touched.
+    let copy: string;
+    const caches = ['serve.cjs.cache', 'schema-worker.cjs.cache'];
+    const originals = new Map<string, Buffer>();
+    beforeAll(async () => {
+      copy = await mkdtemp(join(tmpdir(), 'rf-e2e-install-'));
+      for (const part of ['bin', 'dist', 'package.json'])
+        await cp(join(repoRoot, 'packages/cli', part), join(copy, part), { recursive: true });
+      await symlink(join(repoRoot, 'node_modules'), join(copy, 'node_modules'));
+      for (const name of caches) originals.set(name, await readFile(join(copy, 'dist/bundle', name)));
+    });
+    afterAll(() => rm(copy, { recursive: true, force: true }));
+
+    it.each([
+      [
+        'corrupt',
+        (data: Buffer) => Buffer.concat([data.subarray(0, 64), Buffer.alloc(data.length - 64, 0x5a)]),
+        'rejected by V8',
+      ],
+      ['truncated', (data: Buffer) => data.subarray(0, 64 + 4096), 'rejected by V8'],
+      [
+        "another build's",
+        (data: Buffer) => Buffer.concat([Buffer.from('0'.repeat(64)), data.subarray(64)]),
+        'of another build',
+      ],
+      ['absent', undefined, 'absent'],
+    ] as const)(
+      'serves the pinned tools when both caches are %s, compiling from source',
+      async (_, damage, state) => {
+        for (const name of caches) {
+          const path = join(copy, 'dist/bundle', name);
+          await rm(path, { force: true });
+          if (damage) await writeFile(path, damage(originals.get(name)!));
+        }
+        const served = await connectStdio(home, env(), {}, { bin: join(copy, 'bin/run.js') });
+        try {
+          const { tools } = await served.client.listTools();
+          expect(tools.map((tool) => tool.name)).toEqual(['up_echo']);
+          expect(served.stderr()).toContain(
+            `mcp serve: fast path file://${copy}/dist/bundle/serve.cjs, code cache ${state}`,
+          );
+          await vi.waitFor(
+            () => expect(served.stderr()).toContain(`schema worker loaded, code cache ${state}`),
+            {
+              timeout: 10_000,
+            },
+          );
+        } finally {
+          await served.close();
+        }
+      },
+    );
   });
 
   it('hands --help to oclif', async () => {

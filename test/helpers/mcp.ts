@@ -119,11 +119,11 @@ export async function connectStdio(
   home: string,
   env: Record<string, string> = {},
   capabilities: Record<string, unknown> = {},
-  options: { cwd?: string; args?: string[] } = {},
+  options: { cwd?: string; args?: string[]; bin?: string } = {},
 ): Promise<ServedClient> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [cliBin, 'mcp', 'serve', ...(options.args ?? [])],
+    args: [options.bin ?? cliBin, 'mcp', 'serve', ...(options.args ?? [])],
     env: { ...(process.env as Record<string, string>), RINGFENCE_HOME: home, ...env },
     stderr: 'pipe',
     ...(options.cwd ? { cwd: options.cwd } : {}),

@@ -21,10 +21,29 @@ if (process.argv[2] === '--version') {
     `${pjson.name}/${pjson.version} ${process.platform}-${arch} node-${process.version}\n`,
   );
 } else if (process.argv[2] === 'mcp' && process.argv[3] === 'serve') {
-  // What an AI client starts, and waits for: one bundle (scripts/bundle.mjs), same flags, same
-  // messages; it hands back to oclif what it does not take (help, a refused flag).
-  const { serveMain } = await import('../dist/bundle/serve.js');
-  if (!(await serveMain(process.argv.slice(4)))) await oclif();
+  // What an AI client starts, and waits for: one bundle with its code cache (scripts/bundle.mjs,
+  // src/lib/code-cache.ts), same flags, same messages; it hands back to oclif what it does not
+  // take (help, a refused flag).
+  const { loadBundle } = await import('../dist/lib/code-cache.js');
+  const { fileURLToPath } = await import('node:url');
+  const { Worker } = await import('node:worker_threads');
+  // No tool is listed before its schema is compiled in a schema worker, which takes longer to
+  // start than loading the bundle: started now, it loads on the other core meanwhile. The pool
+  // takes it only with its own file and limits (these are the pool's: schema/pool.ts), else
+  // stops it and starts its own.
+  const url = new URL('../dist/bundle/worker.js', import.meta.url);
+  let schemaWorker;
+  try {
+    const worker = new Worker(url, {
+      resourceLimits: { maxOldGenerationSizeMb: 256, stackSizeMb: 4 },
+      stdout: false,
+      stderr: false,
+    });
+    schemaWorker = { worker, url: url.href };
+  } catch {}
+  // Synchronous up to serveMain's first step, which listens to the worker: nothing it says is lost.
+  const bundle = loadBundle(fileURLToPath(new URL('../dist/bundle/serve.cjs', import.meta.url)));
+  if (!(await bundle.exports.serveMain(process.argv.slice(4), bundle.cache, schemaWorker))) await oclif();
 } else {
   await oclif();
 }

@@ -1,15 +1,21 @@
 // Bundles `mcp serve` (dist/serve-main.js, after tsc) into dist/bundle/: one start then reads a
 // few files instead of resolving and loading several hundred (docs/performance.md, "Start-up").
-// What the served path starts as threads or processes is bundled beside it under the names the
-// gateway looks for next to its own module (`new URL('./worker.js', import.meta.url)` and the
-// like): the schema worker, the reaper and the audit verifier's worker. Code loaded only on some
-// starts (the container runtime, the upstream clients, the served endpoint) stays in chunks of its
-// own, loaded when `runServe` asks for it.
+// The served path is one CommonJS file, serve.cjs, with a V8 code cache recorded here
+// (serve.cjs.cache, see src/lib/code-cache.ts): Node 20 caches no ES module's compiled code. Code
+// it reaches only on some starts (the container runtime, the flag parser) is in it too, run only
+// when asked for: its source costs a read, not a parse. What it starts as threads or processes is
+// bundled beside it, as ES modules, under the names the gateway looks for next to its own module
+// (`new URL('./worker.js', import.meta.url)` and the like): the schema worker, the reaper and the
+// audit verifier's worker.
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
+const codeCache = new URL('../dist/lib/code-cache.js', import.meta.url);
+const { BUNDLE_KEY_PREFIX } = await import(codeCache.href);
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const outdir = join(root, 'dist', 'bundle');
 const beside = (subpath, file) => join(dirname(fileURLToPath(import.meta.resolve(subpath))), file);
@@ -79,32 +85,95 @@ const ownCodeIsPure = {
 };
 
 rmSync(outdir, { recursive: true, force: true });
-const result = await build({
-  entryPoints: {
-    serve: join(root, 'dist', 'serve-main.js'),
-    worker: beside('@ringfence/gateway/schema', 'worker.js'),
-    'reaper-main': beside('@ringfence/gateway/runtime', 'reaper-main.js'),
-    'verify-worker': beside('@ringfence/gateway/audit', 'verify-worker.js'),
-  },
+const common = {
   outdir,
-  entryNames: '[name]',
-  // Chunks beside the entries: a chunk's `new URL('./worker.js', import.meta.url)` must find them.
-  chunkNames: '[name]-[hash]',
   bundle: true,
-  splitting: true,
   platform: 'node',
   target: 'node20',
-  format: 'esm',
   // Loaded only where they are used, and never on the serve path: oclif reads a tsconfig with
   // typescript only for uncompiled plugins; ssh2 tries an optional native speed-up.
   external: ['typescript', 'cpu-features', '*.node'],
-  // The CommonJS dependencies (dockerode, ajv, …) call require() for Node's own modules.
-  banner: {
-    js: "import { createRequire as __ringfenceRequire } from 'node:module'; const require = __ringfenceRequire(import.meta.url);",
-  },
   plugins: [unreached, ownCodeIsPure],
   legalComments: 'none',
   logLevel: 'warning',
   metafile: Boolean(process.env.BUNDLE_METAFILE),
+};
+const threads = await build({
+  ...common,
+  entryPoints: {
+    'reaper-main': beside('@ringfence/gateway/runtime', 'reaper-main.js'),
+    'verify-worker': beside('@ringfence/gateway/audit', 'verify-worker.js'),
+  },
+  entryNames: '[name]',
+  // Chunks beside the entries: a chunk's `new URL('./worker.js', import.meta.url)` must find them.
+  chunkNames: '[name]-[hash]',
+  splitting: true,
+  format: 'esm',
+  // The CommonJS dependencies (dockerode, ajv, …) call require() for Node's own modules.
+  banner: {
+    js: "import { createRequire as __ringfenceRequire } from 'node:module'; const require = __ringfenceRequire(import.meta.url);",
+  },
 });
-if (process.env.BUNDLE_METAFILE) writeFileSync(process.env.BUNDLE_METAFILE, JSON.stringify(result.metafile));
+// What a start waits for, each with a code cache: the served path, and the schema worker (ajv and
+// RE2), which must be ready before any tool is listed and loads on the other core meanwhile.
+const cached = await build({
+  ...common,
+  entryPoints: {
+    serve: join(root, 'dist', 'serve-main.js'),
+    'schema-worker': beside('@ringfence/gateway/schema', 'worker.js'),
+  },
+  outExtension: { '.js': '.cjs' },
+  format: 'cjs',
+  // The gateway finds its workers and the reaper beside its own module: here, beside serve.cjs.
+  define: { 'import.meta.url': '__ringfenceModuleUrl' },
+  banner: { js: "var __ringfenceModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
+});
+if (process.env.BUNDLE_METAFILE)
+  writeFileSync(
+    process.env.BUNDLE_METAFILE,
+    JSON.stringify({ threads: threads.metafile, cached: cached.metafile }),
+  );
+// The gateway starts its schema worker from `worker.js` beside its module; that is this loader.
+writeFileSync(
+  join(outdir, 'worker.js'),
+  `// The schema worker, run from schema-worker.cjs with its code cache (scripts/bundle.mjs).
+import { fileURLToPath } from 'node:url';
+import { loadBundle } from '../lib/code-cache.js';
+const { cache } = loadBundle(fileURLToPath(new URL('./schema-worker.cjs', import.meta.url)));
+if (process.env.RINGFENCE_STARTUP_TRACE === '1')
+  process.stderr.write(\`ringfence: start-up \${performance.now().toFixed(1)} ms: schema worker loaded, code cache \${cache}\\n\`);
+`,
+);
+
+// The key that binds each code cache to its bundle (code-cache.ts reads it from the first line).
+for (const name of ['serve.cjs', 'schema-worker.cjs']) {
+  const body = readFileSync(join(outdir, name), 'utf8');
+  writeFileSync(
+    join(outdir, name),
+    `${BUNDLE_KEY_PREFIX}${createHash('sha256').update(body).digest('hex')}\n${body}`,
+  );
+}
+
+// The caches are recorded by a plain `node`, as bin/run.js is started: V8 refuses a cache made
+// under other flags (NODE_OPTIONS is left out for that reason). Each holds the code compiled while
+// loading what a start loads: serve-main.ts's warmUp for the served path; for the schema worker,
+// its own start in a worker thread (which compiles a first schema).
+const record = (script) => {
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    env: { ...process.env, NODE_OPTIONS: '' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  if (run.status !== 0) throw new Error(`recording a code cache in ${outdir} failed (exit ${run.status})`);
+};
+const path = (name) => JSON.stringify(join(outdir, name));
+record(`import { loadBundle } from ${JSON.stringify(codeCache.href)};
+const loaded = loadBundle(${path('serve.cjs')}, { cache: false });
+await loaded.exports.warmUp();
+loaded.writeCache();`);
+record(`import { Worker } from 'node:worker_threads';
+const inWorker = ${JSON.stringify(`import { loadBundle } from ${JSON.stringify(codeCache.href)};
+loadBundle(${path('schema-worker.cjs')}, { cache: false }).writeCache();
+process.exit(0);`)};
+const worker = new Worker(new URL('data:text/javascript,' + encodeURIComponent(inWorker)));
+const code = await new Promise((resolve, reject) => worker.once('exit', resolve).once('error', reject));
+if (code !== 0) process.exit(1);`);

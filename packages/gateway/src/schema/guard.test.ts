@@ -240,6 +240,28 @@ describe('SchemaGuard: lifecycle', () => {
     expect(g.workerCount).toBe(0);
   });
 
+  it('starts a second worker only for checks the starting one cannot take', async () => {
+    const g = new SchemaGuard({ workers: 2 });
+    try {
+      // As at `mcp serve`'s start: one worker is warming up when the first schema arrives.
+      const warming = g.warmUp(1);
+      expect(await g.prepare({ type: 'object', properties: { a: { type: 'string' } } })).toMatchObject({
+        ok: true,
+      });
+      await warming;
+      expect(g.workerCount).toBe(1);
+      // Two checks at once with one worker: the second one gets a worker of its own.
+      const both = await Promise.all([
+        g.prepare({ type: 'object', properties: { b: { type: 'string' } } }),
+        g.prepare({ type: 'object', properties: { c: { type: 'string' } } }),
+      ]);
+      expect(both).toMatchObject([{ ok: true }, { ok: true }]);
+      expect(g.workerCount).toBe(2);
+    } finally {
+      await g.close();
+    }
+  });
+
   it('refuses nonsensical limits with a coded error', () => {
     expect(() => new SchemaGuard({ limits: { timeoutMs: 0 } })).toThrow(
       expect.objectContaining({ code: 'SCHEMA_LIMITS' }),

@@ -4,6 +4,8 @@
  * hostile schema costs at most one budget of one worker while the other workers keep serving.
  */
 import { Worker } from 'node:worker_threads';
+import { startupMark } from '../util/startup.js';
+import { type EarlyEvent, takeEarlyWorker } from './early-worker.js';
 import type { WorkerMessage, WorkerRequest } from './protocol.js';
 import { refuse, type SchemaVerdict } from './types.js';
 import { workerSource } from './worker-source.js';
@@ -106,8 +108,12 @@ export class WorkerPool {
       const slot = this.slots.find((s) => s.ready && !s.dead && s.current === undefined);
       if (slot === undefined) {
         // Spawn lazily: a pool nobody uses costs nothing, and a worker that cannot start is
-        // retried by the next check rather than in a tight loop.
-        if (this.slots.length < this.options.size) this.spawn();
+        // retried by the next check rather than in a tight loop. Not for a check a starting
+        // worker will take: at `mcp serve`'s start the first worker is still loading when the
+        // first schema arrives, and a second one loading beside it took CPU from everything the
+        // first answer waits for (docs/performance.md, "Start-up").
+        const starting = this.slots.filter((s) => !s.ready && !s.dead).length;
+        if (this.slots.length < this.options.size && this.queue.length > starting) this.spawn();
         return;
       }
       const task = this.next();
@@ -169,18 +175,29 @@ export class WorkerPool {
 
   private spawn(): void {
     const { url, options } = workerSource();
+    // A compile bomb that gets past the static caps should kill its worker, not the gateway.
+    const resourceLimits = { maxOldGenerationSizeMb: options.eval ? 512 : 256, stackSizeMb: 4 };
     let worker: Worker;
-    try {
-      worker = new Worker(url, {
-        ...options,
-        // A compile bomb that gets past the static caps should kill its worker, not the gateway.
-        resourceLimits: { maxOldGenerationSizeMb: options.eval ? 512 : 256, stackSizeMb: 4 },
-        stdout: false,
-        stderr: false,
-      });
-    } catch (error) {
-      this.startFailed(messageOf(error));
-      return;
+    let early: EarlyEvent[] = [];
+    const offered = takeEarlyWorker();
+    if (offered && offered.url === String(url) && sameLimits(offered.worker.resourceLimits, resourceLimits)) {
+      worker = offered.worker;
+      early = offered.take();
+      startupMark('schema worker: the pool took the one started early');
+      // Starting, it keeps the process alive like any worker this pool starts (see below).
+      worker.ref();
+    } else {
+      if (offered) {
+        startupMark("schema worker: the one started early is not this pool's kind, and was stopped");
+        offered.take();
+        void offered.worker.terminate().catch(() => undefined);
+      }
+      try {
+        worker = new Worker(url, { ...options, resourceLimits, stdout: false, stderr: false });
+      } catch (error) {
+        this.startFailed(messageOf(error));
+        return;
+      }
     }
     let settle = () => {};
     const settled = new Promise<void>((resolve) => {
@@ -198,6 +215,12 @@ export class WorkerPool {
     }, START_TIMEOUT_MS);
     boot.unref();
     void settled.then(() => clearTimeout(boot));
+    // What an early worker said before this pool took it, in order ('ready', or its end).
+    for (const event of early) {
+      if (event.kind === 'message') this.onMessage(slot, event.value as WorkerMessage);
+      else if (event.kind === 'error') this.onExit(slot, messageOf(event.value));
+      else this.onExit(slot, `the schema worker exited (code ${event.value})`);
+    }
   }
 
   private onMessage(slot: Slot, message: WorkerMessage): void {
@@ -250,6 +273,16 @@ export class WorkerPool {
     if (index >= 0) this.slots.splice(index, 1);
     slot.worker.terminate().catch(() => undefined);
   }
+}
+
+function sameLimits(
+  actual: Worker['resourceLimits'],
+  wanted: { maxOldGenerationSizeMb: number; stackSizeMb: number },
+) {
+  return (
+    actual?.maxOldGenerationSizeMb === wanted.maxOldGenerationSizeMb &&
+    actual?.stackSizeMb === wanted.stackSizeMb
+  );
 }
 
 function closedVerdict(): SchemaVerdict {

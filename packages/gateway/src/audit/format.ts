@@ -59,17 +59,17 @@ export function contentDigest(value: unknown): AuditDigest | null {
 
 // One table per object drives both the strict shape check and the field order of written lines,
 // so what the writer emits and what the verifier accepts cannot drift apart.
-type Check = (value: unknown) => boolean;
-interface Field {
+export type Check = (value: unknown) => boolean;
+export interface Field {
   readonly check: Check | Spec;
   readonly what: string;
   readonly optional?: boolean;
 }
-type Spec = { readonly [key: string]: Field };
+export type Spec = { readonly [key: string]: Field };
 
 // Specs are fixed tables, walked once per entry written or verified: their entries are listed once.
 const specEntries = new WeakMap<Spec, readonly (readonly [string, Field])[]>();
-function fieldsOf(spec: Spec): readonly (readonly [string, Field])[] {
+export function fieldsOf(spec: Spec): readonly (readonly [string, Field])[] {
   let entries = specEntries.get(spec);
   if (!entries) {
     entries = Object.entries(spec);
@@ -81,15 +81,16 @@ function fieldsOf(spec: Spec): readonly (readonly [string, Field])[] {
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-const isName: Check = (v) => typeof v === 'string' && v.length > 0 && v.length <= AUDIT_STRING_MAX;
-const isText: Check = (v) => typeof v === 'string' && v.length <= AUDIT_STRING_MAX;
+// Exported for the line scanner (scan.ts), which checks these in place on the line's bytes.
+export const isName: Check = (v) => typeof v === 'string' && v.length > 0 && v.length <= AUDIT_STRING_MAX;
+export const isText: Check = (v) => typeof v === 'string' && v.length <= AUDIT_STRING_MAX;
 const isBool: Check = (v) => typeof v === 'boolean';
 const isSeq: Check = (v) => Number.isSafeInteger(v) && (v as number) >= 1;
-const isDigest: Check = (v) => typeof v === 'string' && DIGEST.test(v);
-const isDigestOrNull: Check = (v) => v === null || isDigest(v);
+export const isDigest: Check = (v) => typeof v === 'string' && DIGEST.test(v);
+export const isDigestOrNull: Check = (v) => v === null || isDigest(v);
 const isPort: Check = (v) => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 65535;
 const isStatus: Check = (v) => Number.isInteger(v) && (v as number) >= 100 && (v as number) <= 599;
-const isTimestamp: Check = (v) => typeof v === 'string' && TIMESTAMP.test(v) && !Number.isNaN(Date.parse(v));
+export const isTimestamp: Check = (v) => typeof v === 'string' && TIMESTAMP.test(v) && !Number.isNaN(Date.parse(v));
 
 const NAME = { check: isName, what: `a string of 1 to ${AUDIT_STRING_MAX} characters` };
 const TEXT = { check: isText, what: `a string of at most ${AUDIT_STRING_MAX} characters` };
@@ -182,6 +183,11 @@ function envelope(type: AuditType): Spec {
 }
 const ENVELOPES = Object.fromEntries(AUDIT_TYPES.map((t) => [t, envelope(t)])) as Record<AuditType, Spec>;
 
+/** The table of an entry type this version knows, else undefined. */
+export function entrySpec(type: string): Spec | undefined {
+  return Object.hasOwn(ENVELOPES, type) ? ENVELOPES[type as AuditType] : undefined;
+}
+
 const isRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -220,20 +226,33 @@ export function checkEntryShape(value: unknown): ShapeCheck {
   }
   const found = problem(value, ENVELOPES[type as AuditType], '');
   if (found) return { ok: false, message: found };
-  const entry = value as unknown as AuditEntry;
+  const across = crossFieldProblem(value as unknown as FieldsAcross);
+  if (across) return { ok: false, message: across };
+  return { ok: true, entry: value as unknown as AuditEntry };
+}
+
+/** What the rules between fields look at; `refs.arguments` only for whether it is present. */
+export interface FieldsAcross {
+  readonly type: string;
+  readonly seq: number;
+  readonly parent_seq?: number;
+  readonly refs: { readonly phase?: unknown; readonly arguments?: unknown };
+}
+
+/** The rules that tie fields of an entry whose fields each passed their own check. */
+export function crossFieldProblem(entry: FieldsAcross): string | undefined {
   if (entry.type === 'mcp.decision') {
     const hasArguments = entry.refs.arguments !== undefined;
-    if (entry.refs.phase === 'call' && !hasArguments) {
-      return { ok: false, message: 'a call decision must name its arguments digest' };
-    }
-    if (entry.refs.phase === 'expose' && hasArguments) {
-      return { ok: false, message: 'an expose decision has no arguments' };
-    }
+    if (entry.refs.phase === 'call' && !hasArguments) return 'a call decision must name its arguments digest';
+    if (entry.refs.phase === 'expose' && hasArguments) return 'an expose decision has no arguments';
   }
-  if ((entry.type === 'mcp.result' || entry.type === 'mcp.server_answer') && entry.parent_seq >= entry.seq) {
-    return { ok: false, message: `parent_seq ${entry.parent_seq} must come before seq ${entry.seq}` };
+  if (
+    (entry.type === 'mcp.result' || entry.type === 'mcp.server_answer') &&
+    (entry.parent_seq as number) >= entry.seq
+  ) {
+    return `parent_seq ${entry.parent_seq} must come before seq ${entry.seq}`;
   }
-  return { ok: true, entry };
+  return undefined;
 }
 
 function ordered(value: Record<string, unknown>, spec: Spec): Record<string, unknown> {

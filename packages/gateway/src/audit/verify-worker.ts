@@ -23,7 +23,7 @@ async function checkSlice({ path, start, end, first }: SliceJob): Promise<SliceR
       if (!item.complete) return { ok: false };
       const parsed = parseLine(item.bytes);
       if (!parsed.ok) return { ok: false };
-      const { entry } = parsed;
+      const entry = parsed.facts;
       if (last === undefined) {
         head = { seq: entry.seq, prev: entry.prev };
         if (first && (entry.seq !== 1 || entry.prev !== AUDIT_GENESIS)) return { ok: false };

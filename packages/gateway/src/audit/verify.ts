@@ -130,7 +130,7 @@ async function walk(path: string, lines: Lines): Promise<AuditVerifyResult> {
     }
     const parsed = parseLine(item.bytes);
     if (!parsed.ok) return fail(line, parsed.code, parsed.message);
-    const { entry } = parsed;
+    const entry = parsed.facts;
     if (!last) {
       if (entry.seq !== 1) {
         return fail(
@@ -179,7 +179,7 @@ function diagnose(
   beforeLast: AuditDigest,
   next: Extract<Parsed, { ok: true }> | undefined,
 ): Finding {
-  const { entry } = current;
+  const entry = current.facts;
   const expected = last.seq + 1;
   if (current.bytes.equals(last.bytes)) return [j, 'AUDIT_DUPLICATE_LINE', `repeats line ${j - 1}`];
   if (entry.prev === beforeLast) {
@@ -189,14 +189,14 @@ function diagnose(
       `was inserted: line ${j} chains to the line before it (seq ${entry.seq}), skipping this one`,
     ];
   }
-  if (next && next.entry.seq === entry.seq - 1 && entry.prev === next.hash && next.entry.prev === last.hash) {
+  if (next && next.facts.seq === entry.seq - 1 && entry.prev === next.hash && next.facts.prev === last.hash) {
     return [
       j,
       'AUDIT_SEQ_ORDER',
-      `lines ${j} and ${j + 1} are in the wrong order (seq ${entry.seq} before ${next.entry.seq})`,
+      `lines ${j} and ${j + 1} are in the wrong order (seq ${entry.seq} before ${next.facts.seq})`,
     ];
   }
-  if (next && next.entry.prev === last.hash && next.entry.seq === expected) {
+  if (next && next.facts.prev === last.hash && next.facts.seq === expected) {
     return [
       j,
       'AUDIT_LINE_INSERTED',
@@ -204,7 +204,7 @@ function diagnose(
     ];
   }
   if (entry.seq === expected) {
-    if (next?.entry.prev === current.hash) {
+    if (next?.facts.prev === current.hash) {
       return [
         j - 1,
         'AUDIT_LINE_CHANGED',

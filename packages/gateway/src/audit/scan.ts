@@ -1,0 +1,334 @@
+/**
+ * The verifier's fast path: one pass over a line's bytes that accepts it only when it is, byte for
+ * byte, what `serializeEntry` writes for an entry that passes `checkEntryShape`. It recognises a
+ * strict subset of that form: keys in the spec's order, no spaces, integers as JSON.stringify
+ * writes them, strings with no escapes at all. Anything else (a line with an escaped quote, or any
+ * damage) is not decided here: `scanLine` returns undefined and the caller runs the reference
+ * path (JSON.parse, the shape check, the JSON.stringify comparison), which gives the verdict and
+ * its message. So this file can only ever make a line cheaper to accept, never accept one the
+ * reference path refuses; `scan.test.ts` checks that against the reference on generated and
+ * mutated lines.
+ */
+import { isUtf8 } from 'node:buffer';
+import {
+  type Check,
+  crossFieldProblem,
+  entrySpec,
+  fieldsOf,
+  isDigest,
+  isDigestOrNull,
+  isName,
+  isText,
+  isTimestamp,
+  type Spec,
+} from './format.js';
+import { type ChainFacts, chainFacts } from './interrupted.js';
+import { AUDIT_STRING_MAX, type AuditDigest } from './types.js';
+
+const QUOTE = 0x22;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const OPEN = 0x7b;
+const CLOSE = 0x7d;
+const BACKSLASH = 0x5c;
+const ZERO = 0x30;
+const NINE = 0x39;
+
+/** Lower-case hex digits, the only ones a digest may hold. */
+const HEX = new Uint8Array(256);
+for (const c of Buffer.from('0123456789abcdef')) HEX[c] = 1;
+
+/** `"sha256:` */
+const DIGEST_HEAD = Buffer.from('"sha256:');
+/** `"sha256:` + 64 hex digits + `"` */
+const DIGEST_BYTES = DIGEST_HEAD.length + 64 + 1;
+/** `"2026-01-31T12:00:00.000Z"` */
+const TIMESTAMP_BYTES = 26;
+/** `{"seq":`: how every line of every type starts. */
+const LINE_HEAD = Buffer.from('{"seq":');
+/** What follows seq's digits up to the type's value: `,"ts":"…","type":"`. */
+const TYPE_AFTER_SEQ = ',"ts":'.length + TIMESTAMP_BYTES + ',"type":"'.length;
+
+/** A spec prepared for matching in place: each key as the bytes `key":` (after its opening quote). */
+interface Compiled {
+  readonly names: readonly string[];
+  readonly keys: readonly Buffer[];
+  readonly checks: readonly (Check | Spec)[];
+  readonly optional: readonly boolean[];
+}
+const compiled = new WeakMap<Spec, Compiled>();
+function compile(spec: Spec): Compiled {
+  let c = compiled.get(spec);
+  if (!c) {
+    const fields = fieldsOf(spec);
+    c = {
+      names: fields.map(([key]) => key),
+      keys: fields.map(([key]) => Buffer.from(`${key}":`)),
+      checks: fields.map(([, field]) => field.check),
+      optional: fields.map(([, field]) => field.optional === true),
+    };
+    compiled.set(spec, c);
+  }
+  return c;
+}
+
+/** No value: the scanner found something it does not decide. */
+const NONE = Symbol('none');
+
+/**
+ * What later rules read of a line (`crossFieldProblem`, `chainFacts`), in one fixed-shape object:
+ * every other field is checked and dropped. `prev` holds the offset of its value until the end.
+ */
+class Seen {
+  type = '';
+  seq = 0;
+  parent_seq: number | undefined = undefined;
+  prev: unknown = undefined;
+  refs: { phase: unknown; allowed: unknown; arguments: unknown } = {
+    phase: undefined,
+    allowed: undefined,
+    arguments: undefined,
+  };
+
+  record(key: string, value: unknown): void {
+    // Keys of these names occur only where the rules read them (the envelope, or refs).
+    switch (key) {
+      case 'type':
+        this.type = value as string;
+        break;
+      case 'seq':
+        this.seq = value as number;
+        break;
+      case 'parent_seq':
+        this.parent_seq = value as number;
+        break;
+      case 'prev':
+        this.prev = value;
+        break;
+      case 'phase':
+        this.refs.phase = value;
+        break;
+      case 'allowed':
+        this.refs.allowed = value;
+        break;
+      case 'arguments':
+        this.refs.arguments = value;
+        break;
+    }
+  }
+}
+
+class Scanner {
+  at = 0;
+  readonly seen = new Seen();
+  constructor(readonly bytes: Buffer) {}
+
+  /**
+   * An object of `spec` in spec order at `at`. Values the field checks need are built and checked
+   * with those checks; names, texts, digests and timestamps are checked in place and stand for
+   * the offset of their opening quote (only presence, or `prev`, is read later).
+   */
+  object(spec: Spec): boolean {
+    const b = this.bytes;
+    if (b[this.at] !== OPEN) return false;
+    this.at += 1;
+    const { names, keys, checks, optional } = compile(spec);
+    let next = 0;
+    for (let first = true; ; first = false) {
+      if (b[this.at] === CLOSE) break;
+      if (!first) {
+        if (b[this.at] !== COMMA) return false;
+        this.at += 1;
+      }
+      if (b[this.at] !== QUOTE) return false;
+      this.at += 1;
+      let i = next;
+      // A key may only be one of the fields after the last one seen, skipping only optional ones:
+      // this refuses unknown, missing, reordered and repeated keys in one rule.
+      for (; i < keys.length; i++) {
+        if (this.matches(keys[i] as Buffer)) break;
+        if (!optional[i]) return false;
+      }
+      if (i === keys.length) return false;
+      this.at += (keys[i] as Buffer).length;
+      const check = checks[i] as Check | Spec;
+      if (typeof check === 'function') {
+        const value = this.value(check);
+        if (value === NONE) return false;
+        this.seen.record(names[i] as string, value);
+      } else if (!this.object(check)) {
+        return false;
+      }
+      next = i + 1;
+    }
+    this.at += 1;
+    for (let i = next; i < keys.length; i++) if (!optional[i]) return false;
+    return true;
+  }
+
+  private matches(key: Buffer): boolean {
+    const b = this.bytes;
+    const at = this.at;
+    for (let j = 0; j < key.length; j++) if (b[at + j] !== key[j]) return false;
+    return true;
+  }
+
+  private value(check: Check): unknown {
+    const start = this.at;
+    if (check === isDigest) return this.digest() ? start : NONE;
+    if (check === isDigestOrNull) {
+      if (this.literal('null')) return null;
+      return this.digest() ? start : NONE;
+    }
+    if (check === isTimestamp) return this.timestamp() ? start : NONE;
+    if (check === isName || check === isText) {
+      const units = this.plainString();
+      return units < 0 || units > AUDIT_STRING_MAX || (check === isName && units === 0) ? NONE : start;
+    }
+    const value = this.simple();
+    return value !== NONE && check(value) ? value : NONE;
+  }
+
+  /**
+   * A string with no escape and no control character, its length in UTF-16 code units (what
+   * `string.length` counts), or -1. Bytes past ASCII are raw UTF-8, as JSON.stringify leaves
+   * every character but a lone surrogate, which is never raw in valid UTF-8.
+   */
+  private plainString(): number {
+    const b = this.bytes;
+    if (b[this.at] !== QUOTE) return -1;
+    let units = 0;
+    for (let at = this.at + 1; at < b.length; at++) {
+      const c = b[at] as number;
+      if (c === QUOTE) {
+        this.at = at + 1;
+        return units;
+      }
+      if (c === BACKSLASH || c < 0x20) return -1;
+      // A lead byte starts a character; one of four bytes is beyond the BMP, a surrogate pair.
+      if (c < 0x80) units += 1;
+      else if (c >= 0xf0) units += 2;
+      else if (c >= 0xc0) units += 1;
+    }
+    return -1;
+  }
+
+  private digest(): boolean {
+    const b = this.bytes;
+    const at = this.at;
+    if (at + DIGEST_BYTES > b.length) return false;
+    for (let j = 0; j < DIGEST_HEAD.length; j++) if (b[at + j] !== DIGEST_HEAD[j]) return false;
+    const end = at + DIGEST_BYTES - 1;
+    for (let j = at + DIGEST_HEAD.length; j < end; j++) if (HEX[b[j] as number] !== 1) return false;
+    if (b[end] !== QUOTE) return false;
+    this.at = end + 1;
+    return true;
+  }
+
+  /**
+   * `"YYYY-MM-DDTHH:mm:ss.sssZ"` with the ranges Date.parse accepts for that form (any day up to
+   * 31 in any month; 24:00:00.000 as the end of a day), as `isTimestamp` requires.
+   */
+  private timestamp(): boolean {
+    const b = this.bytes;
+    const at = this.at;
+    if (at + TIMESTAMP_BYTES > b.length || b[at] !== QUOTE || b[at + 25] !== QUOTE) return false;
+    if (b[at + 5] !== 0x2d || b[at + 8] !== 0x2d || b[at + 11] !== 0x54) return false; // - - T
+    if (b[at + 14] !== COLON || b[at + 17] !== COLON || b[at + 20] !== 0x2e || b[at + 24] !== 0x5a)
+      return false; // : : . Z
+    const year = digitsAt(b, at + 1, 4);
+    const month = digitsAt(b, at + 6, 2);
+    const day = digitsAt(b, at + 9, 2);
+    const hour = digitsAt(b, at + 12, 2);
+    const minute = digitsAt(b, at + 15, 2);
+    const second = digitsAt(b, at + 18, 2);
+    const milli = digitsAt(b, at + 21, 3);
+    if (year < 0 || milli < 0 || month < 1 || month > 12 || day < 1 || day > 31) return false;
+    const inDay = hour >= 0 && hour <= 23 && minute >= 0 && minute <= 59 && second >= 0 && second <= 59;
+    if (!inDay && !(hour === 24 && minute === 0 && second === 0 && milli === 0)) return false;
+    this.at = at + TIMESTAMP_BYTES;
+    return true;
+  }
+
+  private literal(word: 'true' | 'false' | 'null'): boolean {
+    const b = this.bytes;
+    for (let j = 0; j < word.length; j++) if (b[this.at + j] !== word.charCodeAt(j)) return false;
+    this.at += word.length;
+    return true;
+  }
+
+  /**
+   * A plain string, a non-negative integer as JSON.stringify writes it (no sign, no leading zero,
+   * no fraction or exponent: what follows must be `,` or `}`, which the object checks), or a
+   * literal; built, for a field check to judge.
+   */
+  private simple(): unknown {
+    const b = this.bytes;
+    const c = b[this.at];
+    if (c === QUOTE) {
+      const start = this.at + 1;
+      if (this.plainString() < 0) return NONE;
+      return b.toString('utf8', start, this.at - 1);
+    }
+    if (c === ZERO) {
+      this.at += 1;
+      return 0;
+    }
+    if (c !== undefined && c > ZERO && c <= NINE) {
+      let n = 0;
+      let at = this.at;
+      for (; at < b.length && (b[at] as number) >= ZERO && (b[at] as number) <= NINE; at++) {
+        n = n * 10 + ((b[at] as number) - ZERO);
+      }
+      // Up to 15 digits every integer is exact as a double; longer ones go to the reference path.
+      if (at - this.at > 15) return NONE;
+      this.at = at;
+      return n;
+    }
+    if (this.literal('true')) return true;
+    if (this.literal('false')) return false;
+    if (this.literal('null')) return null;
+    return NONE;
+  }
+}
+
+/** The number written by `count` ASCII digits at `from`, or -1 if one of them is not a digit. */
+function digitsAt(b: Buffer, from: number, count: number): number {
+  let n = 0;
+  for (let j = from; j < from + count; j++) {
+    const c = b[j] as number;
+    if (c < ZERO || c > NINE) return -1;
+    n = n * 10 + (c - ZERO);
+  }
+  return n;
+}
+
+/**
+ * What the chain needs of a line, when the line is certainly in ringfence's byte form and of a
+ * valid shape; undefined when this scan does not decide (see the file's comment).
+ */
+export function scanLine(bytes: Buffer): ChainFacts | undefined {
+  if (!isUtf8(bytes)) return undefined;
+  const type = typeOf(bytes);
+  const spec = type === undefined ? undefined : entrySpec(type);
+  if (!spec) return undefined;
+  const scanner = new Scanner(bytes);
+  if (!scanner.object(spec) || scanner.at !== bytes.length) return undefined;
+  const { seen } = scanner;
+  if (crossFieldProblem(seen)) return undefined;
+  // `prev` passed the digest check in place; its offset is where its opening quote is.
+  const at = seen.prev as number;
+  const prev = bytes.toString('latin1', at + 1, at + DIGEST_BYTES - 1) as AuditDigest;
+  return chainFacts({ type: seen.type, seq: seen.seq, parent_seq: seen.parent_seq, prev, refs: seen.refs });
+}
+
+/** The type named in a line of the form `{"seq":N,"ts":"…","type":"T",…`, to pick the spec. */
+function typeOf(bytes: Buffer): string | undefined {
+  if (bytes.length < LINE_HEAD.length || bytes.compare(LINE_HEAD, 0, LINE_HEAD.length, 0, LINE_HEAD.length) !== 0)
+    return undefined;
+  let at = LINE_HEAD.length;
+  while (at < bytes.length && (bytes[at] as number) >= ZERO && (bytes[at] as number) <= NINE) at++;
+  const start = at + TYPE_AFTER_SEQ;
+  const end = bytes.indexOf(QUOTE, start);
+  return end < 0 ? undefined : bytes.toString('latin1', start, end);
+}

@@ -280,8 +280,9 @@ class Scanner {
       for (; at < b.length && (b[at] as number) >= ZERO && (b[at] as number) <= NINE; at++) {
         n = n * 10 + ((b[at] as number) - ZERO);
       }
-      // Up to 15 digits every integer is exact as a double; longer ones go to the reference path.
-      if (at - this.at > 15) return NONE;
+      // Up to 16 digits each step above is exact below 2^53, and a value at or above 2^53 can only
+      // round to a double at or above it, which no integer check accepts; longer: the reference.
+      if (at - this.at > 16) return NONE;
       this.at = at;
       return n;
     }

@@ -50,10 +50,18 @@ const ODD_CHARS = [
   ' ',
 ];
 function text(r: Random): string {
-  const edge = ['', 'x'.repeat(1024), 'x'.repeat(1025), `${'x'.repeat(1022)}😀`, `${'x'.repeat(1023)}😀`, 'é'.repeat(1024)];
+  const edge = [
+    '',
+    'x'.repeat(1024),
+    'x'.repeat(1025),
+    `${'x'.repeat(1022)}😀`,
+    `${'x'.repeat(1023)}😀`,
+    'é'.repeat(1024),
+  ];
   if (r.chance(0.05)) return r.pick(edge);
   let out = '';
-  for (let n = r.int(12); n > 0; n--) out += r.chance(0.15) ? r.pick(ODD_CHARS) : r.pick(['a', 'b', 'Z', '0', '-', '_', '.']);
+  for (let n = r.int(12); n > 0; n--)
+    out += r.chance(0.15) ? r.pick(ODD_CHARS) : r.pick(['a', 'b', 'Z', '0', '-', '_', '.']);
   return out;
 }
 const name = (r: Random) => (r.chance(0.7) ? r.pick(['docs', 'search', 'gh', 'create_issue', 'a']) : text(r));
@@ -63,7 +71,8 @@ const int = (r: Random, valid: readonly number[]) =>
   r.chance(0.9) ? r.pick(valid) : r.pick([0, -1, 1.5, 2 ** 53, 1e21, 65536, 99, 600]);
 const maybe = <T>(r: Random, value: () => T): T | undefined => (r.chance(0.5) ? value() : undefined);
 function timestamp(r: Random): string {
-  if (r.chance(0.05)) return r.pick(['2026-02-31T24:00:00.000Z', '2026-13-01T00:00:00.000Z', '2026-01-01T00:00:00Z', '']);
+  if (r.chance(0.05))
+    return r.pick(['2026-02-31T24:00:00.000Z', '2026-13-01T00:00:00.000Z', '2026-01-01T00:00:00Z', '']);
   return new Date(r.int(4e12)).toISOString();
 }
 
@@ -122,11 +131,24 @@ function refsOf(r: Random, type: string): Record<string, unknown> {
         policy: maybe(r, policy),
       };
     default:
-      return { server: name(r), method: name(r), is_error: r.chance(0.5), answer: digestOrNull(), reason: maybe(r, () => text(r)) };
+      return {
+        server: name(r),
+        method: name(r),
+        is_error: r.chance(0.5),
+        answer: digestOrNull(),
+        reason: maybe(r, () => text(r)),
+      };
   }
 }
 
-const TYPES = ['gateway.start', 'mcp.decision', 'mcp.result', 'mcp.egress', 'mcp.server_request', 'mcp.server_answer'];
+const TYPES = [
+  'gateway.start',
+  'mcp.decision',
+  'mcp.result',
+  'mcp.egress',
+  'mcp.server_request',
+  'mcp.server_answer',
+];
 /** A line as the writer would write it, of any type, with fields that are sometimes invalid. */
 function line(r: Random): string {
   const type = r.chance(0.01) ? 'mcp.future' : r.pick(TYPES);
@@ -164,16 +186,35 @@ const EDITS: readonly ((text: string, r: Random) => string)[] = [
   (t) => t.replace('{"seq":', '{"seq":5,"seq":'),
   (t) => t.replace(/,"prev":/, ',"prev":"x","prev":'),
   (t) => t.replace('}', ',"server":"docs"}'),
-  (t, r) => t.replace(/"seq":\d+/, `"seq":${r.pick(['1.0', '1e0', '-0', '01', '+1', '1E2', '12345678901234567890', '0x1'])}`),
-  (t, r) => t.replace(/"(pid|port|status|dropped|count|parent_seq)":\d+/, `"$1":${r.pick(['-0', '1.0', '2e1', '00'])}`),
-  (t, r) => t.replace(/[a-z]/, (c) => r.pick([`\\u00${c.charCodeAt(0).toString(16)}`, `\\u00${c.charCodeAt(0).toString(16).toUpperCase()}`])),
+  (t, r) =>
+    t.replace(
+      /"seq":\d+/,
+      `"seq":${r.pick(['1.0', '1e0', '-0', '01', '+1', '1E2', '12345678901234567890', '0x1'])}`,
+    ),
+  (t, r) =>
+    t.replace(
+      /"(pid|port|status|dropped|count|parent_seq)":\d+/,
+      `"$1":${r.pick(['-0', '1.0', '2e1', '00'])}`,
+    ),
+  (t, r) =>
+    t.replace(/[a-z]/, (c) =>
+      r.pick([`\\u00${c.charCodeAt(0).toString(16)}`, `\\u00${c.charCodeAt(0).toString(16).toUpperCase()}`]),
+    ),
   (t) => t.replace('\\n', '\\u000a').replace('\\"', '\\u0022'),
   (t) => t.replace(/\\u00([0-9a-f]{2})/, (_, h: string) => `\\u00${h.toUpperCase()}`),
   (t) => t.replace('/', '\\/'),
-  (t, r) => t.replace(/"(server|tool|session|rule|host|reason)":"/, `"$1":"${r.pick(['\\ud83d\\ude00', '\\ud800', '\\udc00', '\\ud800\\udc00', '\\uD800', '\u0001', '\t'])}`),
+  (t, r) =>
+    t.replace(
+      /"(server|tool|session|rule|host|reason)":"/,
+      `"$1":"${r.pick(['\\ud83d\\ude00', '\\ud800', '\\udc00', '\\ud800\\udc00', '\\uD800', '\u0001', '\t'])}`,
+    ),
   (t) => t.replace('true', '1').replace('null', '"null"'),
   (t, r) => t.replace(/sha256:[0-9a-f]/, `sha256:${r.pick(['A', 'g', ' '])}`),
-  (t, r) => t.replace(/"ts":"[^"]*"/, `"ts":"${r.pick(['2026-02-30T23:59:59.999Z', '2026-01-01T24:00:00.001Z', '2026-01-01T23:60:00.000Z', '2026-1-01T00:00:00.000Z', '2026-01-01 00:00:00.000Z'])}"`),
+  (t, r) =>
+    t.replace(
+      /"ts":"[^"]*"/,
+      `"ts":"${r.pick(['2026-02-30T23:59:59.999Z', '2026-01-01T24:00:00.001Z', '2026-01-01T23:60:00.000Z', '2026-1-01T00:00:00.000Z', '2026-01-01 00:00:00.000Z'])}"`,
+    ),
   (t, r) => t + r.pick([' ', '\r', 'x', ',', '}', '\u0000']),
   (t, r) => t.slice(0, r.int(t.length)),
   (t) => `\ufeff${t}`,
@@ -189,7 +230,10 @@ const EDITS: readonly ((text: string, r: Random) => string)[] = [
     const m = members.length > 0 ? r.pick(members) : undefined;
     return m ? t.slice(0, m.index) + t.slice((m.index as number) + m[0].length) : t;
   },
-  (t) => t.replace(/"phase":"call"/, '"phase":"expose"').replace(/"phase":"expose"(.*),"digest":"[^"]*"/, '"phase":"call"$1'),
+  (t) =>
+    t
+      .replace(/"phase":"call"/, '"phase":"expose"')
+      .replace(/"phase":"expose"(.*),"digest":"[^"]*"/, '"phase":"call"$1'),
 ];
 function insertAt(t: string, r: Random, what: string): string {
   const at = r.int(t.length + 1);
@@ -200,7 +244,12 @@ function byteEdit(bytes: Buffer, r: Random): Buffer {
   const at = r.int(out.length);
   const choice = r.int(4);
   if (choice === 0) out[at] = r.int(256);
-  if (choice === 1) return Buffer.concat([out.subarray(0, at), Buffer.from(r.pick([[0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82]])), out.subarray(at)]);
+  if (choice === 1)
+    return Buffer.concat([
+      out.subarray(0, at),
+      Buffer.from(r.pick([[0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82]])),
+      out.subarray(at),
+    ]);
   if (choice === 2) out[at] = (out[at] as number) ^ (1 << r.int(8));
   if (choice === 3) return Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), out]);
   return out;
@@ -217,7 +266,8 @@ function compare(bytes: Buffer, tally: { scanned: number; accepted: number }): v
   if (reference.ok) tally.accepted += 1;
   if (facts !== undefined) {
     tally.scanned += 1;
-    if (!reference.ok) expect.fail(`the scanner accepted a line the reference refuses (${reference.message}): ${show(bytes)}`);
+    if (!reference.ok)
+      expect.fail(`the scanner accepted a line the reference refuses (${reference.message}): ${show(bytes)}`);
     if (!sameFacts(facts, reference.facts)) expect.fail(`the scanner read other facts from ${show(bytes)}`);
   } else if (reference.ok && !bytes.includes(0x5c)) {
     // Without escapes the scanner must decide, or the fast path would quietly stop paying.

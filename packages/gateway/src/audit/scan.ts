@@ -10,6 +10,7 @@
  * mutated lines.
  */
 import { isUtf8 } from 'node:buffer';
+import { type ChainFacts, chainFacts } from './interrupted.js';
 import {
   type Check,
   crossFieldProblem,
@@ -21,9 +22,8 @@ import {
   isText,
   isTimestamp,
   type Spec,
-} from './format.js';
-import { type ChainFacts, chainFacts } from './interrupted.js';
-import { AUDIT_STRING_MAX, type AuditDigest } from './types.js';
+} from './spec.js';
+import { AUDIT_STRING_MAX, AUDIT_TYPES, type AuditDigest } from './types.js';
 
 const QUOTE = 0x22;
 const COMMA = 0x2c;
@@ -310,8 +310,7 @@ function digitsAt(b: Buffer, from: number, count: number): number {
  */
 export function scanLine(bytes: Buffer): ChainFacts | undefined {
   if (!isUtf8(bytes)) return undefined;
-  const type = typeOf(bytes);
-  const spec = type === undefined ? undefined : entrySpec(type);
+  const spec = specOf(bytes);
   if (!spec) return undefined;
   const scanner = new Scanner(bytes);
   if (!scanner.object(spec) || scanner.at !== bytes.length) return undefined;
@@ -323,13 +322,21 @@ export function scanLine(bytes: Buffer): ChainFacts | undefined {
   return chainFacts({ type: seen.type, seq: seen.seq, parent_seq: seen.parent_seq, prev, refs: seen.refs });
 }
 
-/** The type named in a line of the form `{"seq":N,"ts":"…","type":"T",…`, to pick the spec. */
-function typeOf(bytes: Buffer): string | undefined {
-  if (bytes.length < LINE_HEAD.length || bytes.compare(LINE_HEAD, 0, LINE_HEAD.length, 0, LINE_HEAD.length) !== 0)
-    return undefined;
+/** Each type this version knows as the bytes `type"`, with its spec. */
+const TYPES = AUDIT_TYPES.map((type) => ({ bytes: Buffer.from(`${type}"`), spec: entrySpec(type) as Spec }));
+
+/**
+ * The spec of the type named in a line of the form `{"seq":N,"ts":"…","type":"T",…`; the scan
+ * that follows checks every byte of that form again, the type's value included.
+ */
+function specOf(bytes: Buffer): Spec | undefined {
+  for (let j = 0; j < LINE_HEAD.length; j++) if (bytes[j] !== LINE_HEAD[j]) return undefined;
   let at = LINE_HEAD.length;
   while (at < bytes.length && (bytes[at] as number) >= ZERO && (bytes[at] as number) <= NINE) at++;
   const start = at + TYPE_AFTER_SEQ;
-  const end = bytes.indexOf(QUOTE, start);
-  return end < 0 ? undefined : bytes.toString('latin1', start, end);
+  next: for (const type of TYPES) {
+    for (let j = 0; j < type.bytes.length; j++) if (bytes[start + j] !== type.bytes[j]) continue next;
+    return type.spec;
+  }
+  return undefined;
 }

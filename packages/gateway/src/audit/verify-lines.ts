@@ -1,10 +1,9 @@
 import { isUtf8 } from 'node:buffer';
 import type { FileHandle } from 'node:fs/promises';
-import { checkEntryShape, hashLine, isSerializedForm } from './format.js';
 import { type ChainFacts, chainFacts } from './interrupted.js';
-import { LineTooLongError, MAX_LINE_BYTES } from './read.js';
 import { scanLine } from './scan.js';
-import type { AuditDigest } from './types.js';
+import { checkEntryShape, hashLine, isSerializedForm } from './spec.js';
+import { type AuditDigest, MAX_LINE_BYTES } from './types.js';
 
 /** Why verification stopped, at the line it names. */
 export type AuditVerifyCode =
@@ -64,6 +63,16 @@ export function parseLineByReference(bytes: Buffer): Parsed {
     };
   }
   return { ok: true, facts: chainFacts(shape.entry), hash: hashLine(bytes) };
+}
+
+/**
+ * A line over MAX_LINE_BYTES: the file is not a log. Not read.ts's LineTooLongError, an AuditError,
+ * whose base class would load all of @ringfence/policy into each of the verifier's worker threads.
+ */
+export class LongLineError extends Error {
+  constructor() {
+    super(`a line is longer than ${MAX_LINE_BYTES} bytes`);
+  }
 }
 
 /** Bytes asked of each read; the buffer grows only for a line longer than this. */
@@ -127,7 +136,7 @@ export class Lines {
       this.filled = rest;
       this.cut = 0;
       if (rest === this.chunk.length) {
-        if (rest > MAX_LINE_BYTES) throw new LineTooLongError(`a line is longer than ${MAX_LINE_BYTES} bytes`);
+        if (rest > MAX_LINE_BYTES) throw new LongLineError();
         const bigger = Buffer.allocUnsafe(Math.min(2 * this.chunk.length, MAX_LINE_BYTES + 1));
         this.chunk.copy(bigger, 0, 0, rest);
         this.chunk = bigger;

@@ -1,9 +1,8 @@
 import { type FileHandle, open } from 'node:fs/promises';
 import { withFileLock } from '@ringfence/policy';
 import { OpenCalls } from './interrupted.js';
-import { LineTooLongError } from './read.js';
 import { AUDIT_GENESIS, type AuditDigest } from './types.js';
-import { type AuditVerifyCode, Lines, type Parsed, parseLine } from './verify-lines.js';
+import { type AuditVerifyCode, Lines, LongLineError, type Parsed, parseLine } from './verify-lines.js';
 import { PARALLEL_MIN_BYTES, verifyInParallel } from './verify-parallel.js';
 
 export type { AuditVerifyCode } from './verify-lines.js';
@@ -80,7 +79,7 @@ export async function verifyAuditLog(
     }
     return await walk(path, new Lines(handle, size));
   } catch (error) {
-    if (error instanceof LineTooLongError) {
+    if (error instanceof LongLineError) {
       return {
         ok: false,
         path,

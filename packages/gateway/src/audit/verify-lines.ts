@@ -75,6 +75,12 @@ export class LongLineError extends Error {
   }
 }
 
+/**
+ * A blocking read (`fs.readSync` on a descriptor), for a worker thread: it has nothing else to do
+ * while it waits, and an asynchronous read there left it idle for the thread pool's hop each time.
+ */
+export type ReadSync = (buffer: Buffer, offset: number, length: number, position: number) => number;
+
 /** Bytes asked of each read; the buffer grows only for a line longer than this. */
 const READ_BYTES = 256 * 1024;
 
@@ -96,7 +102,7 @@ export class Lines {
 
   /** Reads from `start` (a line's first byte) up to `limit`. */
   constructor(
-    private readonly handle: FileHandle,
+    private readonly handle: FileHandle | ReadSync,
     private readonly limit: number,
     start = 0,
   ) {
@@ -143,8 +149,12 @@ export class Lines {
       }
       // Only the bytes read are ever looked at, so the buffer need not be zeroed first.
       const want = Math.min(this.chunk.length - rest, this.limit - this.position);
-      const { bytesRead } =
-        want > 0 ? await this.handle.read(this.chunk, rest, want, this.position) : { bytesRead: 0 };
+      const bytesRead =
+        want <= 0
+          ? 0
+          : typeof this.handle === 'function'
+            ? this.handle(this.chunk, rest, want, this.position)
+            : (await this.handle.read(this.chunk, rest, want, this.position)).bytesRead;
       this.position += bytesRead;
       if (bytesRead === 0) {
         this.ended = true;

@@ -49,27 +49,62 @@ const LINE_HEAD = Buffer.from('{"seq":');
 /** What follows seq's digits up to the type's value: `,"ts":"…","type":"`. */
 const TYPE_AFTER_SEQ = ',"ts":'.length + TIMESTAMP_BYTES + ',"type":"'.length;
 
-/** A spec prepared for matching in place: each key as the bytes `key":` (after its opening quote). */
-interface Compiled {
-  readonly names: readonly string[];
-  readonly keys: readonly Buffer[];
-  readonly checks: readonly (Check | Spec)[];
-  readonly optional: readonly boolean[];
+/** How a field's value is scanned: checked in place on the bytes, or built for its check. */
+enum Kind {
+  Built,
+  Digest,
+  DigestOrNull,
+  Timestamp,
+  Name,
+  Text,
+  Object,
 }
-const compiled = new WeakMap<Spec, Compiled>();
-function compile(spec: Spec): Compiled {
-  let c = compiled.get(spec);
-  if (!c) {
-    const fields = fieldsOf(spec);
-    c = {
-      names: fields.map(([key]) => key),
-      keys: fields.map(([key]) => Buffer.from(`${key}":`)),
-      checks: fields.map(([, field]) => field.check),
-      optional: fields.map(([, field]) => field.optional === true),
+/** Where a value the later rules read is kept (see `Seen`); -1 for the others. */
+const SLOTS: Readonly<Record<string, number>> = {
+  type: 0,
+  seq: 1,
+  parent_seq: 2,
+  prev: 3,
+  phase: 4,
+  allowed: 5,
+  arguments: 6,
+};
+
+/** A spec's field prepared for matching in place: its key as the bytes `key":` (after the quote). */
+interface Compiled {
+  readonly key: Buffer;
+  readonly optional: boolean;
+  readonly kind: Kind;
+  readonly check: Check;
+  readonly inner: readonly Compiled[];
+  readonly slot: number;
+}
+function compile(spec: Spec): readonly Compiled[] {
+  return fieldsOf(spec).map(([key, field]) => {
+    const check = field.check;
+    const nested = typeof check !== 'function';
+    const kind = nested
+      ? Kind.Object
+      : check === isDigest
+        ? Kind.Digest
+        : check === isDigestOrNull
+          ? Kind.DigestOrNull
+          : check === isTimestamp
+            ? Kind.Timestamp
+            : check === isName
+              ? Kind.Name
+              : check === isText
+                ? Kind.Text
+                : Kind.Built;
+    return {
+      key: Buffer.from(`${key}":`),
+      optional: field.optional === true,
+      kind,
+      check: nested ? () => false : check,
+      inner: nested ? compile(check) : [],
+      slot: Object.hasOwn(SLOTS, key) ? (SLOTS[key] as number) : -1,
     };
-    compiled.set(spec, c);
-  }
-  return c;
+  });
 }
 
 /** No value: the scanner found something it does not decide. */
@@ -84,55 +119,70 @@ class Seen {
   seq = 0;
   parent_seq: number | undefined = undefined;
   prev: unknown = undefined;
-  refs: { phase: unknown; allowed: unknown; arguments: unknown } = {
+  readonly refs: { phase: unknown; allowed: unknown; arguments: unknown } = {
     phase: undefined,
     allowed: undefined,
     arguments: undefined,
   };
 
-  record(key: string, value: unknown): void {
-    // Keys of these names occur only where the rules read them (the envelope, or refs).
-    switch (key) {
-      case 'type':
+  reset(): void {
+    this.type = '';
+    this.seq = 0;
+    this.parent_seq = undefined;
+    this.prev = undefined;
+    this.refs.phase = undefined;
+    this.refs.allowed = undefined;
+    this.refs.arguments = undefined;
+  }
+
+  record(slot: number, value: unknown): void {
+    switch (slot) {
+      case 0:
         this.type = value as string;
         break;
-      case 'seq':
+      case 1:
         this.seq = value as number;
         break;
-      case 'parent_seq':
+      case 2:
         this.parent_seq = value as number;
         break;
-      case 'prev':
+      case 3:
         this.prev = value;
         break;
-      case 'phase':
+      case 4:
         this.refs.phase = value;
         break;
-      case 'allowed':
+      case 5:
         this.refs.allowed = value;
         break;
-      case 'arguments':
+      case 6:
         this.refs.arguments = value;
         break;
     }
   }
 }
 
+/** One per thread, reset for each line: `scanLine` runs to its end before any other call. */
 class Scanner {
   at = 0;
+  bytes: Buffer = Buffer.alloc(0);
   readonly seen = new Seen();
-  constructor(readonly bytes: Buffer) {}
+
+  reset(bytes: Buffer): void {
+    this.bytes = bytes;
+    this.at = 0;
+    this.seen.reset();
+  }
 
   /**
-   * An object of `spec` in spec order at `at`. Values the field checks need are built and checked
-   * with those checks; names, texts, digests and timestamps are checked in place and stand for
-   * the offset of their opening quote (only presence, or `prev`, is read later).
+   * An object of these fields in their order at `at`. Values the field checks need are built and
+   * checked with those checks; names, texts, digests and timestamps are checked in place and
+   * stand for the offset of their opening quote (only presence, or `prev`, is read later).
    */
-  object(spec: Spec): boolean {
+  object(fields: readonly Compiled[]): boolean {
     const b = this.bytes;
     if (b[this.at] !== OPEN) return false;
     this.at += 1;
-    const { names, keys, checks, optional } = compile(spec);
     let next = 0;
     for (let first = true; ; first = false) {
       if (b[this.at] === CLOSE) break;
@@ -145,24 +195,24 @@ class Scanner {
       let i = next;
       // A key may only be one of the fields after the last one seen, skipping only optional ones:
       // this refuses unknown, missing, reordered and repeated keys in one rule.
-      for (; i < keys.length; i++) {
-        if (this.matches(keys[i] as Buffer)) break;
-        if (!optional[i]) return false;
+      for (; i < fields.length; i++) {
+        if (this.matches((fields[i] as Compiled).key)) break;
+        if (!(fields[i] as Compiled).optional) return false;
       }
-      if (i === keys.length) return false;
-      this.at += (keys[i] as Buffer).length;
-      const check = checks[i] as Check | Spec;
-      if (typeof check === 'function') {
-        const value = this.value(check);
+      if (i === fields.length) return false;
+      const field = fields[i] as Compiled;
+      this.at += field.key.length;
+      if (field.kind === Kind.Object) {
+        if (!this.object(field.inner)) return false;
+      } else {
+        const value = this.value(field);
         if (value === NONE) return false;
-        this.seen.record(names[i] as string, value);
-      } else if (!this.object(check)) {
-        return false;
+        if (field.slot >= 0) this.seen.record(field.slot, value);
       }
       next = i + 1;
     }
     this.at += 1;
-    for (let i = next; i < keys.length; i++) if (!optional[i]) return false;
+    for (let i = next; i < fields.length; i++) if (!(fields[i] as Compiled).optional) return false;
     return true;
   }
 
@@ -173,20 +223,28 @@ class Scanner {
     return true;
   }
 
-  private value(check: Check): unknown {
+  private value(field: Compiled): unknown {
     const start = this.at;
-    if (check === isDigest) return this.digest() ? start : NONE;
-    if (check === isDigestOrNull) {
-      if (this.literal('null')) return null;
-      return this.digest() ? start : NONE;
+    switch (field.kind) {
+      case Kind.Digest:
+        return this.digest() ? start : NONE;
+      case Kind.DigestOrNull:
+        if (this.literal('null')) return null;
+        return this.digest() ? start : NONE;
+      case Kind.Timestamp:
+        return this.timestamp() ? start : NONE;
+      case Kind.Name:
+      case Kind.Text: {
+        const units = this.plainString();
+        return units < 0 || units > AUDIT_STRING_MAX || (field.kind === Kind.Name && units === 0)
+          ? NONE
+          : start;
+      }
+      default: {
+        const value = this.simple();
+        return value !== NONE && field.check(value) ? value : NONE;
+      }
     }
-    if (check === isTimestamp) return this.timestamp() ? start : NONE;
-    if (check === isName || check === isText) {
-      const units = this.plainString();
-      return units < 0 || units > AUDIT_STRING_MAX || (check === isName && units === 0) ? NONE : start;
-    }
-    const value = this.simple();
-    return value !== NONE && check(value) ? value : NONE;
   }
 
   /**
@@ -304,6 +362,8 @@ function digitsAt(b: Buffer, from: number, count: number): number {
   return n;
 }
 
+const scanner = new Scanner();
+
 /**
  * What the chain needs of a line, when the line is certainly in ringfence's byte form and of a
  * valid shape; undefined when this scan does not decide (see the file's comment).
@@ -312,7 +372,7 @@ export function scanLine(bytes: Buffer): ChainFacts | undefined {
   if (!isUtf8(bytes)) return undefined;
   const spec = specOf(bytes);
   if (!spec) return undefined;
-  const scanner = new Scanner(bytes);
+  scanner.reset(bytes);
   if (!scanner.object(spec) || scanner.at !== bytes.length) return undefined;
   const { seen } = scanner;
   if (crossFieldProblem(seen)) return undefined;
@@ -323,20 +383,23 @@ export function scanLine(bytes: Buffer): ChainFacts | undefined {
 }
 
 /** Each type this version knows as the bytes `type"`, with its spec. */
-const TYPES = AUDIT_TYPES.map((type) => ({ bytes: Buffer.from(`${type}"`), spec: entrySpec(type) as Spec }));
+const TYPES = AUDIT_TYPES.map((type) => ({
+  bytes: Buffer.from(`${type}"`),
+  fields: compile(entrySpec(type) as Spec),
+}));
 
 /**
  * The spec of the type named in a line of the form `{"seq":N,"ts":"…","type":"T",…`; the scan
  * that follows checks every byte of that form again, the type's value included.
  */
-function specOf(bytes: Buffer): Spec | undefined {
+function specOf(bytes: Buffer): readonly Compiled[] | undefined {
   for (let j = 0; j < LINE_HEAD.length; j++) if (bytes[j] !== LINE_HEAD[j]) return undefined;
   let at = LINE_HEAD.length;
   while (at < bytes.length && (bytes[at] as number) >= ZERO && (bytes[at] as number) <= NINE) at++;
   const start = at + TYPE_AFTER_SEQ;
   next: for (const type of TYPES) {
     for (let j = 0; j < type.bytes.length; j++) if (bytes[start + j] !== type.bytes[j]) continue next;
-    return type.spec;
+    return type.fields;
   }
   return undefined;
 }

@@ -2,8 +2,8 @@
  * The verifier's fast path: one pass over a line's bytes that accepts it only when it is, byte for
  * byte, what `serializeEntry` writes for an entry that passes `checkEntryShape`. It recognises a
  * strict subset of that form: keys in the spec's order, no spaces, integers as JSON.stringify
- * writes them, strings with no escapes at all. Anything else (a line with an escaped quote, or any
- * damage) is not decided here: `scanLine` returns undefined and the caller runs the reference
+ * writes them, strings with only the escapes JSON.stringify writes (and no lone surrogate).
+ * Anything else (an escaped lone surrogate, or any damage) is not decided here: `scanLine` returns undefined and the caller runs the reference
  * path (JSON.parse, the shape check, the JSON.stringify comparison), which gives the verdict and
  * its message. So this file can only ever make a line cheaper to accept, never accept one the
  * reference path refuses; `scan.test.ts` checks that against the reference on generated and
@@ -235,7 +235,7 @@ class Scanner {
         return this.timestamp() ? start : NONE;
       case Kind.Name:
       case Kind.Text: {
-        const units = this.plainString();
+        const units = this.plainString(true);
         return units < 0 || units > AUDIT_STRING_MAX || (field.kind === Kind.Name && units === 0)
           ? NONE
           : start;
@@ -248,11 +248,14 @@ class Scanner {
   }
 
   /**
-   * A string with no escape and no control character, its length in UTF-16 code units (what
-   * `string.length` counts), or -1. Bytes past ASCII are raw UTF-8, as JSON.stringify leaves
-   * every character but a lone surrogate, which is never raw in valid UTF-8.
+   * A string in JSON.stringify's form, its length in UTF-16 code units (what `string.length`
+   * counts), or -1. Bytes past ASCII are raw UTF-8, as JSON.stringify leaves every character but a
+   * lone surrogate (never raw in valid UTF-8). With `escapes`, also the escapes it writes: `\"`,
+   * `\\`, `\b \f \n \r \t`, and `\u00xx` in lower case for the other control characters; a
+   * lone surrogate's `\udxxx` is left to the reference path (whether it is lone depends on its
+   * neighbour). Without, no backslash at all: the value is then the bytes as they are.
    */
-  private plainString(): number {
+  private plainString(escapes: boolean): number {
     const b = this.bytes;
     if (b[this.at] !== QUOTE) return -1;
     let units = 0;
@@ -262,7 +265,14 @@ class Scanner {
         this.at = at + 1;
         return units;
       }
-      if (c === BACKSLASH || c < 0x20) return -1;
+      if (c < 0x20) return -1;
+      if (c === BACKSLASH) {
+        const skip = escapes ? escapeLength(b, at) : 0;
+        if (skip === 0) return -1;
+        units += 1;
+        at += skip - 1;
+        continue;
+      }
       // A lead byte starts a character; one of four bytes is beyond the BMP, a surrogate pair.
       if (c < 0x80) units += 1;
       else if (c >= 0xf0) units += 2;
@@ -325,7 +335,7 @@ class Scanner {
     const c = b[this.at];
     if (c === QUOTE) {
       const start = this.at + 1;
-      if (this.plainString() < 0) return NONE;
+      if (this.plainString(false) < 0) return NONE;
       return b.toString('utf8', start, this.at - 1);
     }
     if (c === ZERO) {
@@ -349,6 +359,25 @@ class Scanner {
     if (this.literal('null')) return null;
     return NONE;
   }
+}
+
+/** Escapes JSON.stringify writes in a short form: `"` `\\` b f n r t. */
+const SHORT_ESCAPES = new Uint8Array(256);
+for (const c of Buffer.from('"\\bfnrt')) SHORT_ESCAPES[c] = 1;
+/** Control characters JSON.stringify writes as `\u00xx`: those without a short form. */
+const U_ESCAPES = new Uint8Array(0x20).fill(1);
+for (const c of [0x08, 0x09, 0x0a, 0x0c, 0x0d]) U_ESCAPES[c] = 0;
+
+/** The length of the escape at `at` (a backslash) if JSON.stringify writes it so, else 0. */
+function escapeLength(b: Buffer, at: number): number {
+  const e = b[at + 1] as number;
+  if (SHORT_ESCAPES[e] === 1) return 2;
+  if (e !== 0x75 || b[at + 2] !== ZERO || b[at + 3] !== ZERO) return 0; // \u00
+  const high = b[at + 4] as number;
+  const low = b[at + 5] as number;
+  if ((high !== ZERO && high !== ZERO + 1) || HEX[low] !== 1) return 0;
+  const code = (high - ZERO) * 16 + (low <= NINE ? low - ZERO : low - 0x61 + 10);
+  return U_ESCAPES[code] === 1 ? 6 : 0;
 }
 
 /** The number written by `count` ASCII digits at `from`, or -1 if one of them is not a digit. */

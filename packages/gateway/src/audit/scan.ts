@@ -3,9 +3,9 @@
  * byte, what `serializeEntry` writes for an entry that passes `checkEntryShape`. It recognises a
  * strict subset of that form: keys in the spec's order, no spaces, integers as JSON.stringify
  * writes them, strings with only the escapes JSON.stringify writes (and no lone surrogate).
- * Anything else (an escaped lone surrogate, or any damage) is not decided here: `scanLine` returns undefined and the caller runs the reference
- * path (JSON.parse, the shape check, the JSON.stringify comparison), which gives the verdict and
- * its message. So this file can only ever make a line cheaper to accept, never accept one the
+ * Anything else (an escaped lone surrogate, or any damage) is not decided here: `scanLine`
+ * returns undefined and the caller runs the reference path (JSON.parse, the shape check, the
+ * JSON.stringify comparison), which gives the verdict and its message. So this file can only ever make a line cheaper to accept, never accept one the
  * reference path refuses; `scan.test.ts` checks that against the reference on generated and
  * mutated lines.
  */

@@ -1,4 +1,33 @@
-import type { AuditEntry } from './types.js';
+import type { AuditDigest } from './types.js';
+
+/** What the chain walk keeps of a line that passed its checks. */
+export interface ChainFacts {
+  readonly seq: number;
+  readonly prev: AuditDigest;
+  /** An allowed call decision: the call was forwarded, so a result entry should follow. */
+  readonly opensCall: boolean;
+  /** An `mcp.result`'s parent_seq: the call it closes. */
+  readonly closes: number | undefined;
+}
+
+/** The fields `chainFacts` reads (an AuditEntry has them; so does the scanner's record of a line). */
+interface FactFields {
+  readonly type: string;
+  readonly seq: number;
+  readonly prev: AuditDigest;
+  readonly parent_seq?: number;
+  readonly refs: object;
+}
+
+export function chainFacts(entry: FactFields): ChainFacts {
+  const refs = entry.refs as { readonly phase?: unknown; readonly allowed?: unknown };
+  return {
+    seq: entry.seq,
+    prev: entry.prev,
+    opensCall: entry.type === 'mcp.decision' && refs.phase === 'call' && refs.allowed === true,
+    closes: entry.type === 'mcp.result' ? entry.parent_seq : undefined,
+  };
+}
 
 /**
  * Calls that were forwarded but have no result entry: an allowed `call` decision is made durable
@@ -15,11 +44,11 @@ export class OpenCalls {
    */
   private readonly closedBefore = new Set<number>();
 
-  see(entry: AuditEntry): void {
-    if (entry.type === 'mcp.decision' && entry.refs.phase === 'call' && entry.refs.allowed) {
-      this.open.add(entry.seq);
-    } else if (entry.type === 'mcp.result') {
-      if (!this.open.delete(entry.parent_seq)) this.closedBefore.add(entry.parent_seq);
+  see(facts: ChainFacts): void {
+    if (facts.opensCall) {
+      this.open.add(facts.seq);
+    } else if (facts.closes !== undefined) {
+      if (!this.open.delete(facts.closes)) this.closedBefore.add(facts.closes);
     }
   }
 

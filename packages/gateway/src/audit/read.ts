@@ -1,12 +1,11 @@
 import type { FileHandle } from 'node:fs/promises';
 import { AuditError } from './errors.js';
 
+import { MAX_LINE_BYTES } from './types.js';
+
+export { MAX_LINE_BYTES } from './types.js';
+
 const CHUNK = 64 * 1024;
-/**
- * No entry this version writes comes near this (ten capped strings, fully escaped, are ~60 KiB);
- * a longer "line" means the file is not a log, and scanning on would only cost memory.
- */
-export const MAX_LINE_BYTES = 1024 * 1024;
 
 export class LineTooLongError extends AuditError {
   constructor(message: string) {

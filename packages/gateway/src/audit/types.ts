@@ -24,6 +24,12 @@ export type AuditType = (typeof AUDIT_TYPES)[number];
  */
 export const AUDIT_STRING_MAX = 1024;
 
+/**
+ * No entry this version writes comes near this (ten capped strings, fully escaped, are ~60 KiB);
+ * a longer "line" means the file is not a log, and scanning on would only cost memory.
+ */
+export const MAX_LINE_BYTES = 1024 * 1024;
+
 /** The organisation policy in force when a decision was taken. */
 export interface AuditPolicyRef {
   readonly name: string;

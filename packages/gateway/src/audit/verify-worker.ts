@@ -4,7 +4,7 @@
  * It reports only whether the slice is clean and its two ends; the caller stitches the slices and,
  * on any doubt, runs the sequential walk, which alone says what is wrong and where.
  */
-import { open } from 'node:fs/promises';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { OpenCalls } from './interrupted.js';
 import { AUDIT_GENESIS } from './types.js';
@@ -12,9 +12,13 @@ import { Lines, parseLine } from './verify-lines.js';
 import type { SliceJob, SliceReport } from './verify-parallel.js';
 
 async function checkSlice({ path, start, end, first }: SliceJob): Promise<SliceReport> {
-  const handle = await open(path, 'r');
+  const fd = openSync(path, 'r');
   try {
-    const lines = new Lines(handle, end, start);
+    const lines = new Lines(
+      (buffer, offset, length, position) => readSync(fd, buffer, offset, length, position),
+      end,
+      start,
+    );
     let count = 0;
     let head: { seq: number; prev: string } | undefined;
     let last: { seq: number; hash: string } | undefined;
@@ -23,7 +27,7 @@ async function checkSlice({ path, start, end, first }: SliceJob): Promise<SliceR
       if (!item.complete) return { ok: false };
       const parsed = parseLine(item.bytes);
       if (!parsed.ok) return { ok: false };
-      const { entry } = parsed;
+      const entry = parsed.facts;
       if (last === undefined) {
         head = { seq: entry.seq, prev: entry.prev };
         if (first && (entry.seq !== 1 || entry.prev !== AUDIT_GENESIS)) return { ok: false };
@@ -37,7 +41,7 @@ async function checkSlice({ path, start, end, first }: SliceJob): Promise<SliceR
     if (head === undefined || last === undefined) return { ok: false };
     return { ok: true, count, head, last, calls: calls.slice() };
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }
 

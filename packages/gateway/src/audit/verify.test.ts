@@ -254,6 +254,44 @@ describe('verifyAuditLog', () => {
     await expectBrokenAt(n, 'AUDIT_SEQ_ORDER');
   });
 
+  it('reads lines across the ends of its read buffer: lines swapped, repeated or inserted there are found at their line', async () => {
+    await writeSampleLog(path, 3000);
+    const all = await lines();
+    expect(await verifyAuditLog(path)).toMatchObject({
+      ok: true,
+      entries: 3000,
+      lastHash: hashLine(all[2999]!),
+    });
+    // The reader's buffer is 256 KiB: the lines around that offset are split across two reads.
+    let edge = 0;
+    for (let offset = 0; offset <= 256 * 1024; edge++) offset += Buffer.byteLength(all[edge]!) + 1;
+    edge -= 1;
+    for (let k = edge - 1; k <= edge + 2; k++) {
+      const swapped = [...all];
+      [swapped[k], swapped[k + 1]] = [swapped[k + 1]!, swapped[k]!];
+      await save(swapped);
+      await expectBrokenAt(k + 1, 'AUDIT_SEQ_ORDER');
+      await save([...all.slice(0, k + 1), all[k]!, ...all.slice(k + 1)]);
+      await expectBrokenAt(k + 2, 'AUDIT_DUPLICATE_LINE');
+      await save([...all.slice(0, k + 1), all[k - 5]!, ...all.slice(k + 1)]);
+      await expectBrokenAt(k + 2, 'AUDIT_LINE_INSERTED');
+    }
+  });
+
+  it('reads a line longer than its read buffer to report it at its line, and refuses one over 1 MiB as not a log', async () => {
+    await writeSampleLog(path, 5);
+    const all = await lines();
+    await save([...all, 'x'.repeat(600 * 1024), all[0]!]);
+    await expectBrokenAt(6, 'AUDIT_BAD_JSON');
+    await save([...all, 'x'.repeat(1024 * 1024 + 1)]);
+    expect(await verifyAuditLog(path)).toMatchObject({
+      ok: false,
+      line: 0,
+      code: 'AUDIT_BAD_JSON',
+      message: 'a line is longer than 1048576 bytes; this is not an audit log',
+    });
+  });
+
   it('finds a line swapped with the last line', async () => {
     await writeSampleLog(path, 20);
     const all = await lines();

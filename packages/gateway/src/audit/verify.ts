@@ -1,9 +1,8 @@
 import { type FileHandle, open } from 'node:fs/promises';
 import { withFileLock } from '@ringfence/policy';
 import { OpenCalls } from './interrupted.js';
-import { LineTooLongError } from './read.js';
 import { AUDIT_GENESIS, type AuditDigest } from './types.js';
-import { type AuditVerifyCode, Lines, type Parsed, parseLine } from './verify-lines.js';
+import { type AuditVerifyCode, Lines, LongLineError, type Parsed, parseLine } from './verify-lines.js';
 import { PARALLEL_MIN_BYTES, verifyInParallel } from './verify-parallel.js';
 
 export type { AuditVerifyCode } from './verify-lines.js';
@@ -46,7 +45,6 @@ async function settledSize(path: string, handle: FileHandle): Promise<number> {
 interface Known {
   readonly seq: number;
   readonly hash: AuditDigest;
-  readonly bytes: Buffer;
 }
 
 /**
@@ -81,7 +79,7 @@ export async function verifyAuditLog(
     }
     return await walk(path, new Lines(handle, size));
   } catch (error) {
-    if (error instanceof LineTooLongError) {
+    if (error instanceof LongLineError) {
       return {
         ok: false,
         path,
@@ -130,7 +128,7 @@ async function walk(path: string, lines: Lines): Promise<AuditVerifyResult> {
     }
     const parsed = parseLine(item.bytes);
     if (!parsed.ok) return fail(line, parsed.code, parsed.message);
-    const { entry } = parsed;
+    const entry = parsed.facts;
     if (!last) {
       if (entry.seq !== 1) {
         return fail(
@@ -153,7 +151,7 @@ async function walk(path: string, lines: Lines): Promise<AuditVerifyResult> {
       return fail(at, code, message);
     }
     beforeLast = last?.hash ?? AUDIT_GENESIS;
-    last = { seq: entry.seq, hash: parsed.hash, bytes: parsed.bytes };
+    last = { seq: entry.seq, hash: parsed.hash };
     calls.see(entry);
   }
   return {
@@ -179,9 +177,10 @@ function diagnose(
   beforeLast: AuditDigest,
   next: Extract<Parsed, { ok: true }> | undefined,
 ): Finding {
-  const { entry } = current;
+  const entry = current.facts;
   const expected = last.seq + 1;
-  if (current.bytes.equals(last.bytes)) return [j, 'AUDIT_DUPLICATE_LINE', `repeats line ${j - 1}`];
+  // The same SHA-256 is the same bytes (the reader keeps no line's bytes past the next read).
+  if (current.hash === last.hash) return [j, 'AUDIT_DUPLICATE_LINE', `repeats line ${j - 1}`];
   if (entry.prev === beforeLast) {
     return [
       j - 1,
@@ -189,14 +188,14 @@ function diagnose(
       `was inserted: line ${j} chains to the line before it (seq ${entry.seq}), skipping this one`,
     ];
   }
-  if (next && next.entry.seq === entry.seq - 1 && entry.prev === next.hash && next.entry.prev === last.hash) {
+  if (next && next.facts.seq === entry.seq - 1 && entry.prev === next.hash && next.facts.prev === last.hash) {
     return [
       j,
       'AUDIT_SEQ_ORDER',
-      `lines ${j} and ${j + 1} are in the wrong order (seq ${entry.seq} before ${next.entry.seq})`,
+      `lines ${j} and ${j + 1} are in the wrong order (seq ${entry.seq} before ${next.facts.seq})`,
     ];
   }
-  if (next && next.entry.prev === last.hash && next.entry.seq === expected) {
+  if (next && next.facts.prev === last.hash && next.facts.seq === expected) {
     return [
       j,
       'AUDIT_LINE_INSERTED',
@@ -204,7 +203,7 @@ function diagnose(
     ];
   }
   if (entry.seq === expected) {
-    if (next?.entry.prev === current.hash) {
+    if (next?.facts.prev === current.hash) {
       return [
         j - 1,
         'AUDIT_LINE_CHANGED',

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { serializeEntry } from './format.js';
 import type { ChainFacts } from './interrupted.js';
 import { scanLine } from './scan.js';
-import { AUDIT_GENESIS, type AuditEntry } from './types.js';
+import { AUDIT_GENESIS, AUDIT_TYPES, type AuditEntry } from './types.js';
 import { parseLine, parseLineByReference } from './verify-lines.js';
 
 // The scanner is security code: it may only ever accept what the reference path (JSON.parse, the
@@ -141,17 +141,9 @@ function refsOf(r: Random, type: string): Record<string, unknown> {
   }
 }
 
-const TYPES = [
-  'gateway.start',
-  'mcp.decision',
-  'mcp.result',
-  'mcp.egress',
-  'mcp.server_request',
-  'mcp.server_answer',
-];
 /** A line as the writer would write it, of any type, with fields that are sometimes invalid. */
 function line(r: Random): string {
-  const type = r.chance(0.01) ? 'mcp.future' : r.pick(TYPES);
+  const type = r.chance(0.01) ? 'mcp.future' : r.pick(AUDIT_TYPES);
   const seq = int(r, [1, 2, 41, 1_000_000, 999_999_999_999_999, 2 ** 53 - 1]);
   const parent = type === 'mcp.result' || type === 'mcp.server_answer';
   const entry = {

@@ -8,14 +8,13 @@
 // (`new URL('./worker.js', import.meta.url)` and the like): the schema worker, the reaper and the
 // audit verifier's worker.
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const codeCache = new URL('../dist/lib/code-cache.js', import.meta.url);
-const { BUNDLE_KEY_PREFIX } = await import(codeCache.href);
+const { withKeyLine } = await import(codeCache.href);
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const outdir = join(root, 'dist', 'bundle');
 const beside = (subpath, file) => join(dirname(fileURLToPath(import.meta.resolve(subpath))), file);
@@ -145,13 +144,9 @@ if (process.env.RINGFENCE_STARTUP_TRACE === '1')
 `,
 );
 
-// The key that binds each code cache to its bundle (code-cache.ts reads it from the first line).
+// The key line that binds each bundle to its code and, once recorded, to its cache (code-cache.ts).
 for (const name of ['serve.cjs', 'schema-worker.cjs']) {
-  const body = readFileSync(join(outdir, name), 'utf8');
-  writeFileSync(
-    join(outdir, name),
-    `${BUNDLE_KEY_PREFIX}${createHash('sha256').update(body).digest('hex')}\n${body}`,
-  );
+  writeFileSync(join(outdir, name), withKeyLine(readFileSync(join(outdir, name), 'utf8')));
 }
 
 // The caches are recorded by a plain `node`, as bin/run.js is started: V8 refuses a cache made

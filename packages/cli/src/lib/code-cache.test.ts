@@ -5,11 +5,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Script } from 'node:vm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BUNDLE_KEY_PREFIX, bundleKey, cacheFileOf, loadBundle } from './code-cache.js';
+import { BUNDLE_KEY_PREFIX, bundleKey, cacheFileOf, loadBundle, withKeyLine } from './code-cache.js';
 
 /** A bundle as scripts/bundle.mjs writes one: the key line, then CommonJS code. */
-function bundleText(body: string): string {
-  return `${BUNDLE_KEY_PREFIX}${createHash('sha256').update(body).digest('hex')}\n${body}`;
+const bundleText = withKeyLine;
+const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
+/** BUNDLE's key line naming DATA as its cache, as writeCache leaves it. */
+function naming(bundle: string, data: Buffer): string {
+  const key = bundleKey(bundle)!;
+  return `${BUNDLE_KEY_PREFIX}${key.code} ${sha256(data)}${bundle.slice(bundle.indexOf('\n'))}`;
 }
 
 // Enough code that V8 has functions to cache; `answer` and `value` tell which build ran.
@@ -65,18 +69,55 @@ describe('loadBundle', () => {
     expect((loaded.exports.answer as () => number)()).toBe(1);
   });
 
+  it("names its cache on its first line, keeping the line's length", () => {
+    const source = readFileSync(file, 'utf8');
+    const key = bundleKey(source)!;
+    expect(key.cache).toBe(sha256(readFileSync(cacheFileOf(file))));
+    expect(key.code).toBe(sha256(Buffer.from(source.slice(source.indexOf('\n') + 1))));
+    expect(source.length).toBe(bundleText(body(1)).length);
+  });
+
   it.each([
     [
       'corrupt',
       (data: Buffer) => Buffer.concat([data.subarray(0, 64), Buffer.alloc(data.length - 64, 0x5a)]),
     ],
-    ['truncated', (data: Buffer) => data.subarray(0, 64 + Math.floor((data.length - 64) / 2))],
-    ['empty after its key', (data: Buffer) => data.subarray(0, 64)],
-  ])('runs the bundle correctly from source when the cache is %s (V8 rejects it)', (_, damage) => {
+    ['truncated', (data: Buffer) => data.subarray(0, Math.floor(data.length / 2))],
+    ['empty', () => Buffer.alloc(0)],
+    // One bit: V8 checks no digest of its own, and may run what the flipped bit makes, or abort.
+    [
+      'one bit off',
+      (data: Buffer) => {
+        const flipped = Buffer.from(data);
+        flipped[flipped.length - 9]! ^= 1;
+        return flipped;
+      },
+    ],
+  ])('runs the bundle from source, never handing V8 a cache that is %s', (_, damage) => {
     writeFileSync(cacheFileOf(file), damage(readFileSync(cacheFileOf(file))));
+    const { loaded } = loadFresh();
+    expect(loaded.cache).toBe('not the one the bundle names');
+    expect((loaded.exports.answer as () => number)()).toBe(1);
+  });
+
+  it('runs the bundle from source when V8 refuses a cache the bundle names (another Node, other flags)', () => {
+    const refused = Buffer.alloc(4096, 0x5a);
+    writeFileSync(cacheFileOf(file), refused);
+    writeFileSync(file, naming(readFileSync(file, 'utf8'), refused));
     const { loaded } = loadFresh();
     expect(loaded.cache).toBe('rejected by V8');
     expect((loaded.exports.answer as () => number)()).toBe(1);
+  });
+
+  it('runs the code on disk, not the cache, when the bundle was edited after its build', () => {
+    // The same length, and the key line left as the build wrote it: V8 alone would take the cache.
+    const source = readFileSync(file, 'utf8');
+    const edited = source.replace('exports.value = 1;', 'exports.value = 7;');
+    expect(edited).not.toBe(source);
+    writeFileSync(file, edited);
+    const { loaded } = loadFresh();
+    expect(loaded.cache).toBe('bundle changed since its build');
+    expect(loaded.exports.value).toBe(7);
   });
 
   it("never hands V8 another build's cache, which V8 itself would run as this bundle's code", () => {
@@ -85,7 +126,7 @@ describe('loadBundle', () => {
     expect(other.length).toBe(readFileSync(file, 'utf8').length);
     const wrap = (source: string) =>
       `(function (exports, require, module, __filename, __dirname) {${source}\n})`;
-    const staleData = readFileSync(cacheFileOf(file)).subarray(64);
+    const staleData = readFileSync(cacheFileOf(file));
     const unguarded = new Script(wrap(other), {
       filename: join(dir, 'unguarded.cjs'),
       cachedData: staleData,
@@ -104,7 +145,7 @@ describe('loadBundle', () => {
 
     writeFileSync(file, other);
     const { loaded } = loadFresh();
-    expect(loaded.cache).toBe('of another build');
+    expect(loaded.cache).toBe('not the one the bundle names');
     expect(loaded.exports.value).toBe(2);
     expect((loaded.exports.answer as () => number)()).toBe(2);
   });
@@ -113,18 +154,20 @@ describe('loadBundle', () => {
     const plain = readFileSync(file, 'utf8').split('\n').slice(1).join('\n');
     writeFileSync(file, `${plain}\n`.padStart(plain.length + 1 + 64, ' '));
     const { loaded } = loadFresh();
-    expect(loaded.cache).toBe('of another build');
+    expect(loaded.cache).toBe('bundle changed since its build');
     expect((loaded.exports.answer as () => number)()).toBe(1);
     expect(() => loaded.writeCache()).toThrow(/no code cache key/);
   });
 });
 
 describe('bundleKey', () => {
-  it('reads a SHA-256 key from the first line only when it is whole', () => {
-    const key = 'a'.repeat(64);
-    expect(bundleKey(`${BUNDLE_KEY_PREFIX}${key}\ncode`)).toBe(key);
-    expect(bundleKey(`${BUNDLE_KEY_PREFIX}${key}x\ncode`)).toBeUndefined();
-    expect(bundleKey(`${BUNDLE_KEY_PREFIX}${'A'.repeat(64)}\ncode`)).toBeUndefined();
-    expect(bundleKey(`code\n${BUNDLE_KEY_PREFIX}${key}\n`)).toBeUndefined();
+  it('reads the two SHA-256 digests from the first line only when it is whole', () => {
+    const [code, cache] = ['a'.repeat(64), 'b'.repeat(64)];
+    expect(bundleKey(`${BUNDLE_KEY_PREFIX}${code} ${cache}\ncode`)).toEqual({ code, cache });
+    expect(bundleKey(`${BUNDLE_KEY_PREFIX}${code} ${cache}x\ncode`)).toBeUndefined();
+    expect(bundleKey(`${BUNDLE_KEY_PREFIX}${code}\ncode`)).toBeUndefined();
+    expect(bundleKey(`${BUNDLE_KEY_PREFIX}${'A'.repeat(64)} ${cache}\ncode`)).toBeUndefined();
+    expect(bundleKey(`${BUNDLE_KEY_PREFIX}${code}-${cache}\ncode`)).toBeUndefined();
+    expect(bundleKey(`code\n${BUNDLE_KEY_PREFIX}${code} ${cache}\n`)).toBeUndefined();
   });
 });

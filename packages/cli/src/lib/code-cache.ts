@@ -6,53 +6,81 @@
  * runs (the SDK's zod schemas above all), which was most of the start's own CPU.
  *
  * A code cache is code: V8 checks that it was made by this V8 with these flags for a source of
- * this length, and nothing else. So it is read only from beside the bundle (the package's dist/,
- * written by the build alone, never the user's home or the current directory), and only when its
- * header carries the key on the bundle's first line, a SHA-256 of the bundle the build wrote with
- * it: a cache from another build is never handed to V8. Whatever is wrong with it (absent, from
- * another build, truncated, corrupt, from another Node), the bundle is compiled as plain source.
+ * this length, and nothing else, and it does not check the cache's own bytes (a flipped bit can
+ * make V8 run other code or abort). So the bundle's first line, written by the build, carries two
+ * SHA-256 digests: of the bundle's code after that line, and of the cache recorded for it. The
+ * cache is used only when both match, so the code that runs is the code the bundle on disk says,
+ * and the bundle names its cache (whoever checks serve.cjs checks what it runs). It is read only
+ * from beside the bundle (the package's dist/, written by the build alone, never the user's home
+ * or the current directory). Whatever is wrong (absent, another build's, truncated, corrupt, the
+ * bundle edited since, another Node), the bundle is compiled as plain source: slower, not wrong.
+ * Checking both digests costs about 5 ms of a start.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { constants, Script } from 'node:vm';
 
-/** The bundle's first line: this prefix, then the SHA-256 (hex) of everything after that line. */
+/** The bundle's first line: this prefix, the SHA-256 of the code after it, a space, the cache's. */
 export const BUNDLE_KEY_PREFIX = '// ringfence code cache key ';
-const KEY_LENGTH = 64;
+const DIGEST = /^[0-9a-f]{64}$/;
+/** The cache digest a freshly written bundle carries until the build records its cache. */
+const NO_CACHE = '0'.repeat(64);
+const LINE_LENGTH = BUNDLE_KEY_PREFIX.length + 64 + 1 + 64;
 
 /** What became of the cache on this load; `accepted` is the only state in which V8 used it. */
-export type CodeCacheState = 'accepted' | 'rejected by V8' | 'absent' | 'of another build' | 'not used';
+export type CodeCacheState =
+  | 'accepted'
+  | 'rejected by V8'
+  | 'absent'
+  | 'not the one the bundle names'
+  | 'bundle changed since its build'
+  | 'not used';
 
 export interface LoadedBundle {
   readonly exports: Record<string, unknown>;
   readonly cache: CodeCacheState;
-  /** Records the functions compiled so far as the bundle's cache (the build's step, not a start's). */
+  /**
+   * Records the functions compiled so far as the bundle's cache and writes its digest into the
+   * bundle's first line (the build's step, not a start's; the line keeps its length, which is all
+   * of the source V8 compares).
+   */
   writeCache(): void;
 }
 
 /** The cache file of a bundle: beside it, in the installation's own dist/. */
 export const cacheFileOf = (bundle: string): string => `${bundle}.cache`;
 
-/** The key on a bundle's first line, or undefined when it has none. */
-export function bundleKey(source: string): string | undefined {
-  if (!source.startsWith(BUNDLE_KEY_PREFIX)) return undefined;
-  const key = source.slice(BUNDLE_KEY_PREFIX.length, BUNDLE_KEY_PREFIX.length + KEY_LENGTH);
-  return /^[0-9a-f]{64}$/.test(key) && source[BUNDLE_KEY_PREFIX.length + KEY_LENGTH] === '\n'
-    ? key
-    : undefined;
+const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
+
+/** CODE with the key line the build puts first: its digest, and no cache recorded yet. */
+export function withKeyLine(code: string): string {
+  return `${BUNDLE_KEY_PREFIX}${sha256(code)} ${NO_CACHE}\n${code}`;
 }
 
-/** The cached data for KEY from FILE: what follows the key, when the file starts with it. */
-function readCache(file: string, key: string | undefined): Buffer | CodeCacheState {
+/** The digests on a bundle's first line, or undefined when it has no whole key line. */
+export function bundleKey(source: string): { code: string; cache: string } | undefined {
+  if (!source.startsWith(BUNDLE_KEY_PREFIX) || source[LINE_LENGTH] !== '\n') return undefined;
+  const code = source.slice(BUNDLE_KEY_PREFIX.length, BUNDLE_KEY_PREFIX.length + 64);
+  const cache = source.slice(BUNDLE_KEY_PREFIX.length + 65, LINE_LENGTH);
+  const separated = source[BUNDLE_KEY_PREFIX.length + 64] === ' ';
+  return separated && DIGEST.test(code) && DIGEST.test(cache) ? { code, cache } : undefined;
+}
+
+/** What the cache check decides: the cached data to hand V8, or why there is none. */
+function findCache(file: string, source: string): Buffer | CodeCacheState {
+  const key = bundleKey(source);
+  if (key === undefined || sha256(source.slice(LINE_LENGTH + 1)) !== key.code) {
+    return 'bundle changed since its build';
+  }
   let data: Buffer;
   try {
-    data = readFileSync(file);
+    data = readFileSync(cacheFileOf(file));
   } catch {
     return 'absent';
   }
-  if (key === undefined || data.subarray(0, KEY_LENGTH).toString('latin1') !== key) return 'of another build';
-  return data.subarray(KEY_LENGTH);
+  return key.cache !== NO_CACHE && sha256(data) === key.cache ? data : 'not the one the bundle names';
 }
 
 /**
@@ -62,8 +90,7 @@ function readCache(file: string, key: string | undefined): Buffer | CodeCacheSta
  */
 export function loadBundle(file: string, options: { cache?: boolean } = {}): LoadedBundle {
   const source = readFileSync(file, 'utf8');
-  const key = bundleKey(source);
-  const found = options.cache === false ? 'not used' : readCache(cacheFileOf(file), key);
+  const found = options.cache === false ? 'not used' : findCache(file, source);
   const cachedData = typeof found === 'string' ? undefined : found;
   const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
     filename: file,
@@ -81,11 +108,12 @@ export function loadBundle(file: string, options: { cache?: boolean } = {}): Loa
     exports: module.exports,
     cache,
     writeCache() {
+      const key = bundleKey(source);
       if (key === undefined) throw new Error(`${file} carries no code cache key on its first line`);
-      writeFileSync(
-        cacheFileOf(file),
-        Buffer.concat([Buffer.from(key, 'latin1'), script.createCachedData()]),
-      );
+      const data = script.createCachedData();
+      writeFileSync(cacheFileOf(file), data);
+      const line = `${BUNDLE_KEY_PREFIX}${key.code} ${sha256(data)}`;
+      writeFileSync(file, `${line}${source.slice(LINE_LENGTH)}`);
     },
   };
 }

@@ -12,8 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { buildContextImage, buildNodeBaseImage } from '@ringfence/gateway/images';
 import { createDockerClient } from '@ringfence/gateway/runtime';
+import { buildProbeImage } from '../packages/gateway/bench/lib.mjs';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
 const cli = join(repo, 'packages/cli/bin/run.js');
@@ -60,20 +60,7 @@ const notesPort = JSON.parse(
 
 say('A curious server of our own (it tries to reach hosts), built into an image without a registry');
 const docker = createDockerClient();
-const base = await buildNodeBaseImage(docker);
-const probe = await buildContextImage(docker, {
-  repository: 'ringfence-demo/curious',
-  context: {
-    dockerfile: `FROM ${base.ref}\nCOPY probe-server.mjs /app/probe-server.mjs\nUSER 65532:65532\nENTRYPOINT ["node","/app/probe-server.mjs"]\n`,
-    files: [
-      {
-        path: 'probe-server.mjs',
-        mode: 0o644,
-        source: { hostPath: join(repo, 'test/fixtures/probe-server.mjs') },
-      },
-    ],
-  },
-});
+const probe = await buildProbeImage(docker, 'ringfence-demo/curious');
 show(probe.ref);
 
 say('Register three servers');

@@ -29,8 +29,9 @@ if (process.argv[2] === '--version') {
   const { Worker } = await import('node:worker_threads');
   // No tool is listed before its schema is compiled in a schema worker, which takes longer to
   // start than loading the bundle: started now, it loads on the other core meanwhile. The pool
-  // takes it only with its own file and limits (these are the pool's: schema/pool.ts), else
-  // stops it and starts its own.
+  // takes it only with its own file and limits (the pool's SCHEMA_WORKER_LIMITS, in
+  // schema/early-worker.ts; serve-main.test.ts holds the two together), else stops it and starts
+  // its own.
   const url = new URL('../dist/bundle/worker.js', import.meta.url);
   let schemaWorker;
   try {

@@ -80,3 +80,15 @@ describe('the fast path of `mcp serve` parses as the oclif command does', () => 
     }
   });
 });
+
+describe("bin/run.js's early schema worker", () => {
+  it('is started with the pool’s own limits, or the pool would stop it and start its own', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const { SCHEMA_WORKER_LIMITS } = await import('@ringfence/gateway/schema');
+    const runJs = await readFile(new URL('../bin/run.js', import.meta.url), 'utf8');
+    const { maxOldGenerationSizeMb, stackSizeMb } = SCHEMA_WORKER_LIMITS;
+    expect(runJs).toContain(
+      `resourceLimits: { maxOldGenerationSizeMb: ${maxOldGenerationSizeMb}, stackSizeMb: ${stackSizeMb} }`,
+    );
+  });
+});

@@ -1,6 +1,6 @@
 // What the gateway's and the CLI's benches share: medians and percentiles, CPU time from /proc,
 // a free loopback port, and the probe server image (test/fixtures/probe-server.mjs on the Node
-// base image) that contained benches run.
+// base image) that contained benches and the demo run.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';

@@ -236,8 +236,9 @@ export class EarlyContainers {
 
   /**
    * The server begun for this registration. The gateway passes it on with what the policy allows
-   * of server requests, which the container does not see. One it was not given (no caller does
-   * that today) is begun now rather than refused.
+   * of server requests, which the container does not see. The gateway serves the same list the
+   * early containers were begun from, so every registration has one; the fallback (begin it now)
+   * keeps a call from another list working rather than refused.
    */
   take(config: ContainerServerConfig): DeferredContainedServer {
     const early = this.waiting.get(config.name);

@@ -1,9 +1,6 @@
 import type { FileHandle } from 'node:fs/promises';
 import { AuditError } from './errors.js';
-
 import { MAX_LINE_BYTES } from './types.js';
-
-export { MAX_LINE_BYTES } from './types.js';
 
 const CHUNK = 64 * 1024;
 

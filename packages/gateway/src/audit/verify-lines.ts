@@ -25,8 +25,9 @@ export type Parsed =
   | { ok: false; code: AuditVerifyCode; message: string };
 
 /**
- * A line's verdict: the one-pass scan accepts the lines in ringfence's byte form that need no
- * escapes (nearly all); every other line gets the reference checks, which alone refuse and say why.
+ * A line's verdict: the one-pass scan accepts the lines in ringfence's exact byte form (all but
+ * those with an escaped lone surrogate); every other line gets the reference checks, which alone
+ * refuse and say why.
  */
 export function parseLine(bytes: Buffer): Parsed {
   const facts = scanLine(bytes);

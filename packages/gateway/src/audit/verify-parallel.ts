@@ -3,8 +3,9 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { workerSourceAt } from '../schema/worker-source.js';
 import { joinOpenCalls, type OpenCallsSlice } from './interrupted.js';
-import { MAX_LINE_BYTES, readAt } from './read.js';
+import { readAt } from './read.js';
 import type { AuditDigest } from './types.js';
+import { MAX_LINE_BYTES } from './types.js';
 
 /** A byte range of the log for one worker; `first` when it starts at byte 0 (seq 1, genesis). */
 export interface SliceJob {

@@ -1,15 +1,13 @@
 import { spawnSync } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
-import { offerEarlyWorker, takeEarlyWorker } from './early-worker.js';
+import { offerEarlyWorker, schemaWorkerLimits, takeEarlyWorker } from './early-worker.js';
 import { SchemaGuard } from './guard.js';
 import { workerSource } from './worker-source.js';
 
 // What bin/run.js does before the bundle is loaded, with this checkout's worker file and the
 // pool's limits for it (schema/pool.ts).
-function startEarly(
-  limits = { maxOldGenerationSizeMb: workerSource().options.eval ? 512 : 256, stackSizeMb: 4 },
-): Worker {
+function startEarly(limits = schemaWorkerLimits(workerSource().options.eval === true)): Worker {
   const { url, options } = workerSource();
   return new Worker(url, { ...options, resourceLimits: limits, stdout: false, stderr: false });
 }

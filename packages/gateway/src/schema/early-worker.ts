@@ -12,6 +12,22 @@
 import type { Worker } from 'node:worker_threads';
 
 /** What a worker emitted before a pool took it. */
+/**
+ * A schema worker's resource limits: a compile bomb that gets past the static caps should kill its
+ * worker, not the gateway. The pool's (schema/pool.ts), and what bin/run.js gives the worker it
+ * starts early (a CLI test holds the two together); under eval, the heap is doubled.
+ */
+export const SCHEMA_WORKER_LIMITS: Readonly<{ maxOldGenerationSizeMb: number; stackSizeMb: number }> = {
+  maxOldGenerationSizeMb: 256,
+  stackSizeMb: 4,
+};
+
+/** The limits a pool gives a worker it starts (`evalMode`: a worker run from source, in tests). */
+export const schemaWorkerLimits = (evalMode: boolean) => ({
+  ...SCHEMA_WORKER_LIMITS,
+  maxOldGenerationSizeMb: SCHEMA_WORKER_LIMITS.maxOldGenerationSizeMb * (evalMode ? 2 : 1),
+});
+
 export type EarlyEvent =
   | { kind: 'message'; value: unknown }
   | { kind: 'error'; value: Error }

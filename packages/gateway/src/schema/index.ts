@@ -1,4 +1,4 @@
-export { offerEarlyWorker } from './early-worker.js';
+export { offerEarlyWorker, SCHEMA_WORKER_LIMITS } from './early-worker.js';
 export { SchemaGuard, type SchemaGuardOptions, type ToolResultLike } from './guard.js';
 export { SchemaGuardError } from './limits.js';
 export { passThroughJsonSchemaValidator } from './sdk-validator.js';

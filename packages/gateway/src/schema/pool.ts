@@ -5,7 +5,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { startupMark } from '../util/startup.js';
-import { type EarlyEvent, takeEarlyWorker } from './early-worker.js';
+import { type EarlyEvent, schemaWorkerLimits, takeEarlyWorker } from './early-worker.js';
 import type { WorkerMessage, WorkerRequest } from './protocol.js';
 import { refuse, type SchemaVerdict } from './types.js';
 import { workerSource } from './worker-source.js';
@@ -175,8 +175,7 @@ export class WorkerPool {
 
   private spawn(): void {
     const { url, options } = workerSource();
-    // A compile bomb that gets past the static caps should kill its worker, not the gateway.
-    const resourceLimits = { maxOldGenerationSizeMb: options.eval ? 512 : 256, stackSizeMb: 4 };
+    const resourceLimits = schemaWorkerLimits(options.eval === true);
     let worker: Worker;
     let early: EarlyEvent[] = [];
     const offered = takeEarlyWorker();

@@ -12,7 +12,11 @@ import { reaperPids, uniqueName } from '../helpers/containers.js';
  * or the sidecar image lookup. No container is ever created, so the reaper must not outlive the
  * runtime's start.
  */
-function fakeEngine(socketPath: string, failing: 'version' | 'images'): Promise<Server> {
+function fakeEngine(
+  socketPath: string,
+  failing: 'version' | 'images',
+  beforeFailing: () => Promise<void>,
+): Promise<Server> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '').replace(/^\/v[\d.]+/, '').split('?')[0];
     const json = (status: number, body: unknown) => {
@@ -23,8 +27,10 @@ function fakeEngine(socketPath: string, failing: 'version' | 'images'): Promise<
       res.writeHead(200, { 'Content-Type': 'text/plain' });
       return res.end('OK');
     }
-    if (path === `/${failing}` || (failing === 'images' && path === '/images/json'))
-      return json(500, { message: `fake engine: ${failing} is broken` });
+    if (path === `/${failing}` || (failing === 'images' && path === '/images/json')) {
+      void beforeFailing().then(() => json(500, { message: `fake engine: ${failing} is broken` }));
+      return;
+    }
     if (path === '/version') return json(200, { Version: '20.10.24', ApiVersion: '1.41', Components: [] });
     if (path === '/info') return json(200, {});
     if (path === '/containers/json' || path === '/networks') return json(200, []);
@@ -53,9 +59,17 @@ describe('a container runtime given up before any container exists leaves no rea
 
   const start = async (failing: 'version' | 'images') => {
     const socket = join(dir, `${failing}.sock`);
-    server = await fakeEngine(socket, failing);
     const session = uniqueName(`giveup-${failing}`);
     sessions.push(session);
+    // The failing answer waits until this session's reaper runs, so the test shows one that was
+    // running being stopped (not one that never started).
+    const seen = { reaper: false };
+    server = await fakeEngine(socket, failing, async () => {
+      for (let waited = 0; !seen.reaper && waited < 15_000; waited += 100) {
+        seen.reaper = (await reaperPids(session)).length > 0;
+        if (!seen.reaper) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    });
     const lines: string[] = [];
     const runtime = createContainerRuntime({
       home: join(dir, 'home'),
@@ -65,12 +79,13 @@ describe('a container runtime given up before any container exists leaves no rea
       workspaceRoots: [],
       env: { ...process.env, DOCKER_HOST: `unix://${socket}` },
     });
-    return { runtime, session, lines };
+    return { runtime, session, lines, seen };
   };
 
   it('an engine that answers the ping but not the probe: unavailable, with its answer, and no reaper', async () => {
-    const { runtime, session, lines } = await start('version');
+    const { runtime, session, lines, seen } = await start('version');
     const built = await runtime;
+    expect(seen.reaper).toBe(true);
     expect(built.available).toBe(false);
     expect(built.available === false && built.reason).toMatch(/fake engine: version is broken/);
     expect(await reaperPids(session)).toEqual([]);
@@ -78,8 +93,9 @@ describe('a container runtime given up before any container exists leaves no rea
   });
 
   it('a failure after the probe (the image list): the start fails with it, and no reaper', async () => {
-    const { runtime, session } = await start('images');
+    const { runtime, session, seen } = await start('images');
     await expect(runtime).rejects.toThrow(/fake engine: images is broken/);
+    expect(seen.reaper).toBe(true);
     expect(await reaperPids(session)).toEqual([]);
   });
 });

@@ -158,7 +158,12 @@ const record = (script) => {
     env: { ...process.env, NODE_OPTIONS: '' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
-  if (run.status !== 0) throw new Error(`recording a code cache in ${outdir} failed (exit ${run.status})`);
+  if (run.status !== 0) {
+    const how = run.signal ? `signal ${run.signal}` : `exit ${run.status}`;
+    throw new Error(
+      `recording a code cache in ${outdir} failed (${how}); its own error is above. Run the build again with NODE_OPTIONS unset and enough memory`,
+    );
+  }
 };
 const path = (name) => JSON.stringify(join(outdir, name));
 record(`import { loadBundle } from ${JSON.stringify(codeCache.href)};

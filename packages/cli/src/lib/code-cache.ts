@@ -109,7 +109,11 @@ export function loadBundle(file: string, options: { cache?: boolean } = {}): Loa
     cache,
     writeCache() {
       const key = bundleKey(source);
-      if (key === undefined) throw new Error(`${file} carries no code cache key on its first line`);
+      if (key === undefined) {
+        throw new Error(
+          `${file} carries no code cache key on its first line; build it with scripts/bundle.mjs (npm run build -w @ringfence/cli), which writes one`,
+        );
+      }
       const data = script.createCachedData();
       writeFileSync(cacheFileOf(file), data);
       const line = `${BUNDLE_KEY_PREFIX}${key.code} ${sha256(data)}`;

@@ -33,6 +33,7 @@ describe('refusal bodies say what happened and what to do', () => {
     [431, 'too-many-headers', /over 16 KiB or 100 header fields\. Send fewer or shorter headers/],
     [502, 'dns-failure', /could not be reached.*Check the host name/],
     [504, 'connect-timeout', /could not be reached.*Check the host name/],
+    [502, 'internal-error', /the proxy failed on this request, not the host\. Retry.*internal-error event/],
   ])('%i %s', async (status, reason, next) => {
     const body = await refusal(status, reason);
     expect(body.startsWith(`ringfence-egress-proxy: refused (${reason}): `)).toBe(true);

@@ -25,6 +25,9 @@ function explain(status: number, reason: string): string {
     return `the proxy connects to host names only, never to an address given directly. Use the host's name; if the server needs it, ${REGISTER_AGAIN} --egress-allow HOST)`;
   if (reason.startsWith('forbidden-address:'))
     return `the name resolves to an internal address (${reason.slice('forbidden-address:'.length)}), which a host allowlist does not open. If the server must reach it, ${REGISTER_AGAIN} --egress-allow HOST --egress-allow-address CIDR)`;
+  // A 502 of the proxy's own making: the host is not at fault.
+  if (reason === 'internal-error')
+    return "the proxy failed on this request, not the host. Retry; if it recurs, read the internal-error event on the sidecar's stderr (ringfence mcp ls shows where it is kept)";
   switch (status) {
     case 400:
       return 'the request is not one this proxy forwards. Send HTTPS as CONNECT HOST:PORT and plain HTTP in absolute form (GET http://HOST/PATH) with one Host header naming the same host, without Upgrade and with unambiguous framing; HTTP clients do this when HTTPS_PROXY and HTTP_PROXY point at the proxy';

@@ -5,6 +5,7 @@
  */
 import { hash } from 'node:crypto';
 import {
+  AUDIT_METHODS,
   AUDIT_STRING_MAX,
   AUDIT_SUBJECT_KINDS,
   AUDIT_TYPES,
@@ -67,6 +68,12 @@ const SUBJECT_KIND = {
   optional: true,
 };
 
+const METHOD = {
+  check: (v: unknown) => (AUDIT_METHODS as readonly unknown[]).includes(v),
+  what: AUDIT_METHODS.map((m) => `"${m}"`).join(' or '),
+  optional: true,
+};
+
 const REFS: Record<AuditType, Spec> = {
   'gateway.start': {
     pid: { check: isSeq, what: 'a positive integer' },
@@ -78,6 +85,7 @@ const REFS: Record<AuditType, Spec> = {
     server: NAME,
     tool: NAME,
     kind: SUBJECT_KIND,
+    method: METHOD,
     allowed: BOOL,
     rule: NAME,
     reason: { ...TEXT, optional: true },
@@ -89,6 +97,7 @@ const REFS: Record<AuditType, Spec> = {
     server: NAME,
     tool: NAME,
     kind: SUBJECT_KIND,
+    method: METHOD,
     is_error: BOOL,
     result: { check: isDigestOrNull, what: 'a sha256: digest or null' },
     reason: { ...TEXT, optional: true },

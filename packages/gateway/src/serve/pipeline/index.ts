@@ -1,5 +1,12 @@
 export { checkPromptResult, promptArguments } from './prompts.js';
-export { errorResult, recordDecision, recordResult, refuse, requestLabel, requestName } from './record.js';
+export {
+  COMPLETION_MAX_VALUES,
+  COMPLETION_VALUE_MAX,
+  type CompletionAnswer,
+  templateVariables,
+} from './completions.js';
+export { type AskHandling, FORWARDED_METHODS, requestLabel, requestName } from './methods.js';
+export { errorResult, recordDecision, recordResult, refuse } from './record.js';
 export { checkResult, sanitise, upstreamErrorText } from './results.js';
 export { runForward } from './run.js';
 export { effectiveVersion, sanitiseResult } from './sanitise.js';
@@ -18,4 +25,8 @@ export {
   type ResourceTarget,
   type StepOutcome,
   type ToolCallRequest,
+  type CompletionRequest,
+  type ForwardedMethod,
+  type LogLevelRequest,
+  type SubscriptionRequest,
 } from './types.js';

@@ -1,0 +1,91 @@
+import { readFile } from 'node:fs/promises';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { EverythingUpstream, everyReachDecided, policyOf, startGateway } from './__fixtures__/methods-harness.js';
+import { CLIENT_METHODS } from './client-methods.js';
+import { createEndpointServer } from './endpoint.js';
+import { FORWARDED_METHODS } from './pipeline/index.js';
+
+let cleanup: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await cleanup?.();
+  cleanup = undefined;
+});
+
+/** An endpoint over a gateway whose one server offers everything, so every handler is registered. */
+async function endpoint(rules: Parameters<typeof policyOf>[0] = []) {
+  const s = new EverythingUpstream('s');
+  const started = await startGateway([s], policyOf(rules));
+  cleanup = started.done;
+  const server = createEndpointServer(started.gateway, { agent: 'bot' });
+  return { s, server, ...started };
+}
+
+/** The methods a Server (the SDK's Protocol) has handlers for: what a client can reach. */
+function registered(server: object) {
+  const handlers = server as { _requestHandlers: Map<string, unknown>; _notificationHandlers: Map<string, unknown> };
+  expect(handlers._requestHandlers, 'the SDK keeps its handlers where this test reads them').toBeInstanceOf(Map);
+  return {
+    request: [...handlers._requestHandlers.keys()].sort(),
+    notification: [...handlers._notificationHandlers.keys()].sort(),
+  };
+}
+
+const named = (kind: 'request' | 'notification') =>
+  Object.entries(CLIENT_METHODS)
+    .filter(([, m]) => m.kind === kind)
+    .map(([method]) => method)
+    .sort();
+
+describe('every client method has a decision in the table, and the docs show that table', () => {
+  it('names each method the endpoint handles, and nothing it does not', async () => {
+    const { server } = await endpoint();
+    expect(registered(server)).toEqual({ request: named('request'), notification: named('notification') });
+  });
+
+  it('sends on to a server only through the pipeline, and every pipeline method is reached from some client method', () => {
+    const reached = new Set(Object.values(CLIENT_METHODS).flatMap((m) => m.reaches));
+    expect([...reached].sort()).toEqual(Object.keys(FORWARDED_METHODS).sort());
+  });
+
+  it('lists every method in docs/gateway.md with what reaches a server', async () => {
+    const docs = await readFile(new URL('../../../../docs/gateway.md', import.meta.url), 'utf8');
+    const section = docs.split('## Every client request, and what reaches a server')[1]?.split('\n## ')[0] ?? '';
+    const rows = [...section.matchAll(/^\| `([^`]+)` +\|/gm)].map((m) => m[1]);
+    expect(rows.sort()).toEqual(Object.keys(CLIENT_METHODS).sort());
+  });
+});
+
+describe('through the endpoint, under a policy denying the server', () => {
+  it('refuses completions, subscriptions and log levels with JSON-RPC errors, audited, and reaches nothing', async () => {
+    const { s, server, lines, verify } = await endpoint([
+      { id: 'no-s', match: { server: 's' }, action: 'deny', reason: 's is off limits' },
+    ]);
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: 't', version: '1' });
+    await client.connect(clientSide);
+    await expect(
+      client.complete({ ref: { type: 'ref/prompt', name: 's_greet' }, argument: { name: 'name', value: 'A' } }),
+    ).rejects.toThrow(
+      'MCP error -32602: ringfence refused the completion of s/prompt greet: s is off limits (policy rule "no-s").',
+    );
+    await expect(client.subscribeResource({ uri: 'ringfence:s/test://x' })).rejects.toThrow(
+      'MCP error -32602: ringfence refused the subscription to s/resource test://x: s is off limits (policy rule "no-s").',
+    );
+    await client.unsubscribeResource({ uri: 'ringfence:s/test://x' });
+    await client.setLoggingLevel('debug');
+    await client.ping();
+    await client.close();
+    expect(s.reached).toEqual([]);
+    const written = await lines();
+    expect(written.map((l) => [l.agent, l.refs.method, l.refs.allowed])).toEqual([
+      ['bot', 'completion/complete', false],
+      ['bot', 'resources/subscribe', false],
+      ['bot', 'logging/setLevel', false],
+    ]);
+    everyReachDecided(written, [s]);
+    expect(await verify()).toMatchObject({ ok: true });
+  });
+});

@@ -1,6 +1,7 @@
 import type { PrecomputedDigest } from '../../audit/format.js';
 import { AUDIT_STRING_MAX, type AuditMethod } from '../../audit/types.js';
 import type { Caller, CallToolResult } from '../../ports/caller.js';
+import { rendered } from '../../text/render.js';
 import { FORWARDED_METHODS, requestLabel, requestName } from './methods.js';
 import type { ForwardedRequest, PipelineDeps, Refusal } from './types.js';
 
@@ -77,7 +78,9 @@ export async function refuse(
   );
   const next = refusal.next ? ` ${refusal.next}` : '';
   return errorResult(
-    `ringfence ${refusal.verb ?? 'refused'} ${requestLabel(request)}: ${refusal.what}${next}`,
+    // A URI (a read's, a subscription's) is partly the client's own text: shown rendered, so a
+    // refusal for invisible characters shows where they are instead of carrying them on.
+    `ringfence ${refusal.verb ?? 'refused'} ${requestLabel(request, (part) => rendered(part, 'name'))}: ${refusal.what}${next}`,
   );
 }
 

@@ -8,7 +8,8 @@ import { install, makeOrg, policyDocument, signPolicy } from '../helpers/policy.
 import { stopAll } from '../helpers/processes.js';
 
 /** ASCII hidden as Unicode TAG characters: invisible at a terminal, there for the server. */
-const tags = (ascii: string) => Array.from(ascii, (c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join('');
+const tags = (ascii: string) =>
+  Array.from(ascii, (c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join('');
 
 interface Line {
   type: string;
@@ -50,7 +51,12 @@ describe('completions, subscriptions and log levels under the organisation polic
       .map((line) => JSON.parse(line) as Line)
       .filter((l) => l.type === 'mcp.result' || (l.type === 'mcp.decision' && l.refs.phase === 'call'));
   const client = () => served.client;
-  const complete = (ref: Record<string, string>, name: string, value: string, context?: Record<string, string>) =>
+  const complete = (
+    ref: Record<string, string>,
+    name: string,
+    value: string,
+    context?: Record<string, string>,
+  ) =>
     client().complete({
       ref: ref as never,
       argument: { name, value },
@@ -83,7 +89,10 @@ describe('completions, subscriptions and log levels under the organisation polic
   });
 
   it('completes what the rules allow, and refuses a denied value, one hidden in the context, and invisible characters', async () => {
-    expect(client().getServerCapabilities()).toMatchObject({ completions: {}, resources: { subscribe: true } });
+    expect(client().getServerCapabilities()).toMatchObject({
+      completions: {},
+      resources: { subscribe: true },
+    });
     expect((await complete(greet, 'name', 'A')).completion.values).toEqual(['Ada', 'Alan', 'Alonzo']);
     expect((await complete(item, 'id', '1')).completion.values).toEqual(['1', '12']);
     await expect(complete(greet, 'name', 'private-ada')).rejects.toThrow(
@@ -116,7 +125,9 @@ describe('completions, subscriptions and log levels under the organisation polic
   it('tells the server a log level only where the rules allow', async () => {
     await client().setLoggingLevel('debug');
     await client().setLoggingLevel('info');
-    expect(served.stderr()).toMatch(/ringfence: m: the log level was not set: ringfence refused m\/log-level debug: .*\(policy rule "quiet"\)/);
+    expect(served.stderr()).toMatch(
+      /ringfence: m: the log level was not set: ringfence refused m\/log-level debug: .*\(policy rule "quiet"\)/,
+    );
   });
 
   it('let only the allowed requests reach the server', async () => {
@@ -125,11 +136,19 @@ describe('completions, subscriptions and log levels under the organisation polic
       params: Record<string, unknown>;
     }[];
     const forwarded = reached.filter((r) =>
-      ['completion/complete', 'resources/subscribe', 'resources/unsubscribe', 'logging/setLevel'].includes(r.method),
+      ['completion/complete', 'resources/subscribe', 'resources/unsubscribe', 'logging/setLevel'].includes(
+        r.method,
+      ),
     );
     expect(forwarded.map((r) => [r.method, r.params])).toEqual([
-      ['completion/complete', { ref: { type: 'ref/prompt', name: 'greet' }, argument: { name: 'name', value: 'A' } }],
-      ['completion/complete', { ref: { type: 'ref/resource', uri: 'test://item/{id}' }, argument: { name: 'id', value: '1' } }],
+      [
+        'completion/complete',
+        { ref: { type: 'ref/prompt', name: 'greet' }, argument: { name: 'name', value: 'A' } },
+      ],
+      [
+        'completion/complete',
+        { ref: { type: 'ref/resource', uri: 'test://item/{id}' }, argument: { name: 'id', value: '1' } },
+      ],
       ['resources/subscribe', { uri: 'test://open' }],
       ['resources/unsubscribe', { uri: 'test://open' }],
       ['logging/setLevel', { level: 'info' }],
@@ -156,7 +175,8 @@ describe('completions, subscriptions and log levels under the organisation polic
     ]);
     expect(decided.every((l) => /^sha256:[0-9a-f]{64}$/.test(String(l.refs.arguments)))).toBe(true);
     const results = new Set(lines.filter((l) => l.type === 'mcp.result').map((l) => l.parent_seq));
-    for (const allowed of decided.filter((l) => l.refs.allowed === true)) expect(results.has(allowed.seq)).toBe(true);
+    for (const allowed of decided.filter((l) => l.refs.allowed === true))
+      expect(results.has(allowed.seq)).toBe(true);
     expect(JSON.stringify(lines)).not.toMatch(/private-ada|Ada/);
     const verified = await ringfence(['audit', 'verify'], { RINGFENCE_HOME: home });
     expect(verified.code, verified.stdout + verified.stderr).toBe(0);

@@ -2,7 +2,12 @@ import { readFile } from 'node:fs/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EverythingUpstream, everyReachDecided, policyOf, startGateway } from './__fixtures__/methods-harness.js';
+import {
+  EverythingUpstream,
+  everyReachDecided,
+  policyOf,
+  startGateway,
+} from './__fixtures__/methods-harness.js';
 import { CLIENT_METHODS } from './client-methods.js';
 import { createEndpointServer } from './endpoint.js';
 import { FORWARDED_METHODS } from './pipeline/index.js';
@@ -24,8 +29,13 @@ async function endpoint(rules: Parameters<typeof policyOf>[0] = []) {
 
 /** The methods a Server (the SDK's Protocol) has handlers for: what a client can reach. */
 function registered(server: object) {
-  const handlers = server as { _requestHandlers: Map<string, unknown>; _notificationHandlers: Map<string, unknown> };
-  expect(handlers._requestHandlers, 'the SDK keeps its handlers where this test reads them').toBeInstanceOf(Map);
+  const handlers = server as {
+    _requestHandlers: Map<string, unknown>;
+    _notificationHandlers: Map<string, unknown>;
+  };
+  expect(handlers._requestHandlers, 'the SDK keeps its handlers where this test reads them').toBeInstanceOf(
+    Map,
+  );
   return {
     request: [...handlers._requestHandlers.keys()].sort(),
     notification: [...handlers._notificationHandlers.keys()].sort(),
@@ -51,7 +61,8 @@ describe('every client method has a decision in the table, and the docs show tha
 
   it('lists every method in docs/gateway.md with what reaches a server', async () => {
     const docs = await readFile(new URL('../../../../docs/gateway.md', import.meta.url), 'utf8');
-    const section = docs.split('## Every client request, and what reaches a server')[1]?.split('\n## ')[0] ?? '';
+    const section =
+      docs.split('## Every client request, and what reaches a server')[1]?.split('\n## ')[0] ?? '';
     const rows = [...section.matchAll(/^\| `([^`]+)` +\|/gm)].map((m) => m[1]);
     expect(rows.sort()).toEqual(Object.keys(CLIENT_METHODS).sort());
   });
@@ -67,7 +78,10 @@ describe('through the endpoint, under a policy denying the server', () => {
     const client = new Client({ name: 't', version: '1' });
     await client.connect(clientSide);
     await expect(
-      client.complete({ ref: { type: 'ref/prompt', name: 's_greet' }, argument: { name: 'name', value: 'A' } }),
+      client.complete({
+        ref: { type: 'ref/prompt', name: 's_greet' },
+        argument: { name: 'name', value: 'A' },
+      }),
     ).rejects.toThrow(
       'MCP error -32602: ringfence refused the completion of s/prompt greet: s is off limits (policy rule "no-s").',
     );

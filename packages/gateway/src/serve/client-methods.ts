@@ -30,20 +30,31 @@ export const CLIENT_METHODS: Readonly<Record<string, ClientMethod>> = {
   'tools/call': {
     kind: 'request',
     reaches: ['tools/call'],
-    checks: 'lookup, shape and size, rules and ask, invisible arguments, pinned input schema, availability, decision, result checks, sanitise, result',
+    checks:
+      'lookup, shape and size, rules and ask, invisible arguments, pinned input schema, availability, decision, result checks, sanitise, result',
   },
-  'prompts/list': { kind: 'request', reaches: [], checks: 'answered from the catalog (pinned, exposed prompts)' },
+  'prompts/list': {
+    kind: 'request',
+    reaches: [],
+    checks: 'answered from the catalog (pinned, exposed prompts)',
+  },
   'prompts/get': {
     kind: 'request',
     reaches: ['prompts/get'],
-    checks: 'lookup, shape and size, rules (the prompt’s) and ask, invisible arguments, declared arguments, availability, decision, result checks, sanitise, result',
+    checks:
+      'lookup, shape and size, rules (the prompt’s) and ask, invisible arguments, declared arguments, availability, decision, result checks, sanitise, result',
   },
   'completion/complete': {
     kind: 'request',
     reaches: ['completion/complete'],
-    checks: 'lookup (an exposed prompt or template), rules (the prompt’s; a template’s: whole-server), an `ask` rule refuses, invisible arguments (value, context names and values), declared argument, availability, decision, values capped and rendered, result',
+    checks:
+      'lookup (an exposed prompt or template), rules (the prompt’s; a template’s: whole-server), an `ask` rule refuses, invisible arguments (value, context names and values), declared argument, availability, decision, values capped and rendered, result',
   },
-  'resources/list': { kind: 'request', reaches: [], checks: 'answered from the catalog (pinned, exposed resources)' },
+  'resources/list': {
+    kind: 'request',
+    reaches: [],
+    checks: 'answered from the catalog (pinned, exposed resources)',
+  },
   'resources/templates/list': {
     kind: 'request',
     reaches: [],
@@ -52,28 +63,33 @@ export const CLIENT_METHODS: Readonly<Record<string, ClientMethod>> = {
   'resources/read': {
     kind: 'request',
     reaches: ['resources/read'],
-    checks: 'URI resolution (one server, listed or matched), rules (whole-server, `{uri}`) and ask, invisible arguments, availability, decision, result checks, sanitise, result',
+    checks:
+      'URI resolution (one server, listed or matched), rules (whole-server, `{uri}`) and ask, invisible arguments, availability, decision, result checks, sanitise, result',
   },
   'resources/subscribe': {
     kind: 'request',
     reaches: ['resources/subscribe'],
-    checks: 'URI resolution as a read, rules (whole-server, `{uri}`) and ask, invisible arguments, availability, decision, result; updates go only to sessions allowed to subscribe',
+    checks:
+      'URI resolution as a read, rules (whole-server, `{uri}`) and ask, invisible arguments, availability, decision, result; updates go only to sessions allowed to subscribe',
   },
   'resources/unsubscribe': {
     kind: 'request',
     reaches: ['resources/unsubscribe'],
-    checks: 'ends this session’s subscription in the gateway; the server is told only when the last session leaves: rules as a read (an `ask` rule is not asked again), invisible arguments, decision, result',
+    checks:
+      'ends this session’s subscription in the gateway; the server is told only when the last session leaves: rules as a read (an `ask` rule is not asked again), invisible arguments, decision, result',
   },
   'logging/setLevel': {
     kind: 'request',
     reaches: ['logging/setLevel'],
-    checks: 'sets this session’s filter; forwarded to each server offering logging whose whole-server rules allow `{level}` (an `ask` rule refuses), one decision and result per server',
+    checks:
+      'sets this session’s filter; forwarded to each server offering logging whose whole-server rules allow `{level}` (an `ask` rule refuses), one decision and result per server',
   },
   'notifications/initialized': { kind: 'notification', reaches: [], checks: 'kept by the gateway' },
   'notifications/cancelled': {
     kind: 'notification',
     reaches: [],
-    checks: 'aborts the client’s request in flight; a request already decided and forwarded is cancelled upstream, and its result entry says `cancelled: "client"`',
+    checks:
+      'aborts the client’s request in flight; a request already decided and forwarded is cancelled upstream, and its result entry says `cancelled: "client"`',
   },
   'notifications/progress': {
     kind: 'notification',

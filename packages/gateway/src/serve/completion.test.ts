@@ -10,7 +10,8 @@ import {
 import { completionArgs, templateVariables } from './completion.js';
 
 /** ASCII hidden as Unicode TAG characters: invisible at a terminal, there for the server. */
-const tags = (ascii: string) => Array.from(ascii, (c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join('');
+const tags = (ascii: string) =>
+  Array.from(ascii, (c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join('');
 const prompt = (value: string, context?: Record<string, string>, name = 'name') => ({
   ref: { type: 'ref/prompt', name: 's_greet' },
   argument: { name, value },
@@ -66,7 +67,10 @@ describe('completions go through the rules, the invisible-argument refusal and t
           arguments: contentDigest({ tone: 'warm', name: 'Ad' }),
         },
       },
-      { type: 'mcp.result', refs: { server: 's', tool: 'greet', kind: 'prompt', method: 'completion/complete' } },
+      {
+        type: 'mcp.result',
+        refs: { server: 's', tool: 'greet', kind: 'prompt', method: 'completion/complete' },
+      },
     ]);
     expect(JSON.stringify(written)).not.toContain('warm');
     everyReachDecided(written, [s]);
@@ -75,7 +79,13 @@ describe('completions go through the rules, the invisible-argument refusal and t
 
   it('refuses under a deny rule naming the prompt, by its arguments, or by a context argument: audited, nothing sent', async () => {
     const { s, gateway, lines, verify } = await setup([
-      { id: 'no-secret-names', match: { server: 's', prompt: 'greet' }, when: [{ arg: '/name', glob: 'secret*' }], action: 'deny', reason: 'names are private' },
+      {
+        id: 'no-secret-names',
+        match: { server: 's', prompt: 'greet' },
+        when: [{ arg: '/name', glob: 'secret*' }],
+        action: 'deny',
+        reason: 'names are private',
+      },
       { id: 'no-rude', match: { prompt: 'greet' }, when: [{ arg: '/tone', equals: 'rude' }], action: 'deny' },
     ]);
     await expect(gateway.complete(prompt('secret-a'))).rejects.toMatchObject({ code: 'REFUSED' });
@@ -111,8 +121,17 @@ describe('completions go through the rules, the invisible-argument refusal and t
     expect(s.reached).toEqual([]);
     const written = await lines();
     expect(written).toHaveLength(attempts.length);
-    expect(written.every((l) => l.refs.allowed === false && l.refs.method === 'completion/complete')).toBe(true);
-    expect(written.map((l) => l.refs.kind)).toEqual(['prompt', 'prompt', 'prompt', 'prompt', 'template', 'template']);
+    expect(written.every((l) => l.refs.allowed === false && l.refs.method === 'completion/complete')).toBe(
+      true,
+    );
+    expect(written.map((l) => l.refs.kind)).toEqual([
+      'prompt',
+      'prompt',
+      'prompt',
+      'prompt',
+      'template',
+      'template',
+    ]);
   });
 
   it('drops a context entry for the argument being completed, so no unchecked value is forwarded', async () => {
@@ -130,18 +149,26 @@ describe('completions go through the rules, the invisible-argument refusal and t
       { id: 'tools-only', match: { server: 's', tool: 'echo' }, action: 'deny' },
       { id: 'strict-s', match: { server: 's' }, action: 'allow', refuse_invisible: true },
     ]);
-    await expect(gateway.complete(template(`1${tags('x')}`))).rejects.toThrow(/policy rule "strict-s" \(refuse_invisible\)/);
+    await expect(gateway.complete(template(`1${tags('x')}`))).rejects.toThrow(
+      /policy rule "strict-s" \(refuse_invisible\)/,
+    );
     await gateway.complete(template('1'));
     expect(s.reached).toHaveLength(1);
-    expect(decisions(await lines()).map((l) => [l.refs.rule, l.refs.allowed, l.refs.kind, l.refs.tool])).toEqual([
+    expect(
+      decisions(await lines()).map((l) => [l.refs.rule, l.refs.allowed, l.refs.kind, l.refs.tool]),
+    ).toEqual([
       ['strict-s', false, 'template', 'test://t/{id}{?page}'],
       ['strict-s', true, 'template', 'test://t/{id}{?page}'],
     ]);
   });
 
   it('refuses a template completion under a whole-server deny rule, and a prompt one under a deny on the server', async () => {
-    const { s, gateway, lines } = await setup([{ id: 'no-s', match: { server: 's' }, action: 'deny', reason: 'retired' }]);
-    await expect(gateway.complete(template('1'))).rejects.toThrow(/completion of s\/template test:\/\/t\/\{id\}\{\?page\}: retired \(policy rule "no-s"\)/);
+    const { s, gateway, lines } = await setup([
+      { id: 'no-s', match: { server: 's' }, action: 'deny', reason: 'retired' },
+    ]);
+    await expect(gateway.complete(template('1'))).rejects.toThrow(
+      /completion of s\/template test:\/\/t\/\{id\}\{\?page\}: retired \(policy rule "no-s"\)/,
+    );
     await expect(gateway.complete(prompt('A'))).rejects.toThrow(/retired \(policy rule "no-s"\)/);
     expect(s.reached).toEqual([]);
     expect(decisions(await lines())).toHaveLength(2);
@@ -150,7 +177,12 @@ describe('completions go through the rules, the invisible-argument refusal and t
   it('refuses under an ask rule without asking anyone (a completion runs at every keystroke)', async () => {
     const { s, gateway, lines } = await setup([{ id: 'ask-s', match: { server: 's' }, action: 'ask' }]);
     let asked = 0;
-    const caller = { ask: async () => { asked++; return 'accept' as const; } };
+    const caller = {
+      ask: async () => {
+        asked++;
+        return 'accept' as const;
+      },
+    };
     await expect(gateway.complete(prompt('A'), caller)).rejects.toThrow(
       /policy rule "ask-s" needs a person to approve it, and nobody is asked about a completion \(one runs at every keystroke\); nothing was sent/,
     );
@@ -164,9 +196,14 @@ describe('completions go through the rules, the invisible-argument refusal and t
     await expect(gateway.complete(prompt('x', undefined, 'secret'))).rejects.toThrow(
       'ringfence refused the completion of s/prompt greet: the prompt does not declare an argument "secret"; nothing was asked. Complete one of: "name", "tone".',
     );
-    await expect(gateway.complete(template('x', { path: '/' }))).rejects.toThrow(/the template has no variable "path" \(in context.arguments\)/);
+    await expect(gateway.complete(template('x', { path: '/' }))).rejects.toThrow(
+      /the template has no variable "path" \(in context.arguments\)/,
+    );
     expect(s.reached).toEqual([]);
-    expect(decisions(await lines()).map((l) => l.refs.rule)).toEqual(['completion-arguments', 'completion-arguments']);
+    expect(decisions(await lines()).map((l) => l.refs.rule)).toEqual([
+      'completion-arguments',
+      'completion-arguments',
+    ]);
   });
 
   it('asks nothing of a server that does not complete, and writes nothing', async () => {
@@ -185,11 +222,18 @@ describe('completion arguments', () => {
   });
 
   it('reads the context and the value typed as one set of arguments, refusing what is not strings', () => {
-    expect(completionArgs({ argument: { name: 'id', value: '1' }, context: { arguments: { page: '2', id: '9' } } })).toEqual({
+    expect(
+      completionArgs({
+        argument: { name: 'id', value: '1' },
+        context: { arguments: { page: '2', id: '9' } },
+      }),
+    ).toEqual({
       name: 'id',
       args: { page: '2', id: '1' },
     });
-    expect(completionArgs({ argument: { name: 'id', value: 1 } })).toBe('the argument to complete must have a string name and value.');
+    expect(completionArgs({ argument: { name: 'id', value: 1 } })).toBe(
+      'the argument to complete must have a string name and value.',
+    );
     expect(completionArgs({ argument: { name: 'id', value: '1' }, context: { arguments: { a: 1 } } })).toBe(
       'context argument "a" must be a string.',
     );

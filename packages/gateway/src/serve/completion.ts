@@ -74,7 +74,8 @@ export async function completePrompt(
 ): Promise<CompletionAnswer> {
   const entry = completedEntry(prompts, params.ref, deps.template);
   const parsed = completionArgs(params);
-  if (typeof parsed === 'string') throw new CallRefused('REFUSED', `ringfence refused the completion: ${parsed}`);
+  if (typeof parsed === 'string')
+    throw new CallRefused('REFUSED', `ringfence refused the completion: ${parsed}`);
   const target = deps.target(entry.server);
   // Nothing is sent to a server that does not complete; there is nothing to decide.
   if (target.upstream && !target.upstream.capabilities().completions) return NO_COMPLETION;

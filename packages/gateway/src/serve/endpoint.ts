@@ -268,7 +268,8 @@ export function createEndpointServer(
         refusals(async () => {
           const named = gateway.resources.named(request.params.uri);
           const known = named ? gateway.resources.clientUri(named.server, named.uri) : undefined;
-          if (known !== undefined && subscribed.delete(known)) await gateway.subscribe(known, false, identity);
+          if (known !== undefined && subscribed.delete(known))
+            await gateway.subscribe(known, false, identity);
           return {};
         }),
       );

@@ -503,7 +503,9 @@ export class Gateway extends EventEmitter<{
    * through the pipeline (see `Subscriptions`); every refusal is a `CallRefused`.
    */
   subscribe(uri: string, on: boolean, caller: Caller = {}): Promise<string> {
-    return this.subscriptions.set(uri, on, caller).catch(refusedLocally(on ? 'the subscription' : 'the unsubscription'));
+    return this.subscriptions
+      .set(uri, on, caller)
+      .catch(refusedLocally(on ? 'the subscription' : 'the unsubscription'));
   }
 
   /** `completion/complete`, for an exposed prompt or template only, through the pipeline (see `completePrompt`). */
@@ -545,7 +547,8 @@ export class Gateway extends EventEmitter<{
           protocolVersion: undefined,
         }).catch((error: unknown) => localFailureResult(error, 'logging/setLevel'));
         const refused = refusedText(reply);
-        if (refused !== undefined) this.options.log(`ringfence: ${name}: the log level was not set: ${refused}`);
+        if (refused !== undefined)
+          this.options.log(`ringfence: ${name}: the log level was not set: ${refused}`);
       }),
     );
   }

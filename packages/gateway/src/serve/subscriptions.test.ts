@@ -9,7 +9,8 @@ import {
   startGateway,
 } from './__fixtures__/methods-harness.js';
 
-const tags = (ascii: string) => Array.from(ascii, (c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join('');
+const tags = (ascii: string) =>
+  Array.from(ascii, (c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join('');
 const decisions = (lines: Line[]) => lines.filter((l) => l.type === 'mcp.decision');
 const verdicts = (lines: Line[]) =>
   decisions(lines).map((l) => [l.refs.method, l.refs.server, l.refs.tool, l.refs.allowed, l.refs.rule]);
@@ -30,7 +31,13 @@ async function setup(rules: Parameters<typeof policyOf>[0] = [], extra: Paramete
 describe('subscriptions are decided as reads of their URI, and audited', () => {
   it('refuses a subscription under a deny rule: audited, nothing sent, no update relayed', async () => {
     const { s, gateway, lines, verify } = await setup([
-      { id: 'no-secrets', match: { server: 's' }, when: [{ arg: '/uri', glob: 'secret://*' }], action: 'deny', reason: 'secrets stay put' },
+      {
+        id: 'no-secrets',
+        match: { server: 's' },
+        when: [{ arg: '/uri', glob: 'secret://*' }],
+        action: 'deny',
+        reason: 'secrets stay put',
+      },
     ]);
     const updates: string[] = [];
     gateway.on('resourceUpdated', (uri) => updates.push(uri));
@@ -71,7 +78,11 @@ describe('subscriptions are decided as reads of their URI, and audited', () => {
     await gateway.subscribe('ringfence:s/test://x', false, { agent: 'b' });
     s.updated?.('test://x');
     expect(updates).toEqual(['ringfence:s/test://x']);
-    expect(s.reached.map((r) => r.method)).toEqual(['resources/subscribe', 'resources/subscribe', 'resources/unsubscribe']);
+    expect(s.reached.map((r) => r.method)).toEqual([
+      'resources/subscribe',
+      'resources/subscribe',
+      'resources/unsubscribe',
+    ]);
     const written = await lines();
     expect(verdicts(written)).toEqual([
       ['resources/subscribe', 's', 'test://x', true, 'default_action'],
@@ -87,14 +98,20 @@ describe('subscriptions are decided as reads of their URI, and audited', () => {
 
   it('refuses a URI holding invisible characters under refuse_invisible_arguments (a template URI)', async () => {
     const { s, gateway, lines } = await setup([], { refuse_invisible_arguments: true });
-    for (const uri of [`ringfence:s/test://t/a\u200Bb`, `ringfence:s/test://t/${tags('x')}`, 'ringfence:s/test://t/1?page=\u0007'])
+    for (const uri of [
+      `ringfence:s/test://t/a\u200Bb`,
+      `ringfence:s/test://t/${tags('x')}`,
+      'ringfence:s/test://t/1?page=\u0007',
+    ])
       await expect(gateway.subscribe(uri, true), uri).rejects.toThrow(
         /hold \d+ invisible or control character\(s\).*refuse_invisible_arguments\) refuses such arguments; nothing was sent/,
       );
     expect(s.reached).toEqual([]);
     const written = await lines();
     expect(written).toHaveLength(3);
-    expect(written.every((l) => l.refs.allowed === false && l.refs.method === 'resources/subscribe')).toBe(true);
+    expect(written.every((l) => l.refs.allowed === false && l.refs.method === 'resources/subscribe')).toBe(
+      true,
+    );
   });
 
   it('asks a person under an ask rule to subscribe, and ends the subscription without asking again', async () => {
@@ -106,7 +123,9 @@ describe('subscriptions are decided as reads of their URI, and audited', () => {
         return answer;
       },
     });
-    await expect(gateway.subscribe('ringfence:s/test://x', true, person('decline'))).rejects.toThrow(/did not approve it \(decline\)/);
+    await expect(gateway.subscribe('ringfence:s/test://x', true, person('decline'))).rejects.toThrow(
+      /did not approve it \(decline\)/,
+    );
     await gateway.subscribe('ringfence:s/test://x', true, person('accept'));
     await gateway.subscribe('ringfence:s/test://x', false, person('decline'));
     expect(questions).toHaveLength(2);
@@ -118,7 +137,9 @@ describe('subscriptions are decided as reads of their URI, and audited', () => {
       ['resources/subscribe', true],
       ['resources/unsubscribe', true],
     ]);
-    expect(decisions(written)[2]?.refs.reason).toMatch(/not asked: it ends a subscription this session was allowed/);
+    expect(decisions(written)[2]?.refs.reason).toMatch(
+      /not asked: it ends a subscription this session was allowed/,
+    );
   });
 
   it('sends no unsubscribe for a URI nobody subscribed to, and writes nothing for it', async () => {

@@ -31,7 +31,8 @@ export function completionArguments(request: CompletionRequest, args: Record<str
   const { entry } = request;
   const declared =
     entry.kind === 'prompt' ? new Set(entry.arguments.map((a) => a.name)) : templateVariables(entry.template);
-  const what = entry.kind === 'prompt' ? 'the prompt does not declare an argument' : 'the template has no variable';
+  const what =
+    entry.kind === 'prompt' ? 'the prompt does not declare an argument' : 'the template has no variable';
   const undeclared = Object.keys(args).find((name) => !declared.has(name));
   if (undeclared === undefined) return PASS;
   const reason = `${what} ${JSON.stringify(undeclared)}${undeclared === request.argument ? '' : ' (in context.arguments)'}`;

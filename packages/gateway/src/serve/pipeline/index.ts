@@ -1,4 +1,3 @@
-export { checkPromptResult, promptArguments } from './prompts.js';
 export {
   COMPLETION_MAX_VALUES,
   COMPLETION_VALUE_MAX,
@@ -6,6 +5,7 @@ export {
   templateVariables,
 } from './completions.js';
 export { type AskHandling, FORWARDED_METHODS, requestLabel, requestName } from './methods.js';
+export { checkPromptResult, promptArguments } from './prompts.js';
 export { errorResult, recordDecision, recordResult, refuse } from './record.js';
 export { checkResult, sanitise, upstreamErrorText } from './results.js';
 export { runForward } from './run.js';
@@ -13,7 +13,10 @@ export { effectiveVersion, sanitiseResult } from './sanitise.js';
 export { availability, inputSchema, lookup, PREVIEW_CHARS, rulesAndAsk, shapeAndSize } from './steps.js';
 export {
   CallRefused,
+  type CompletionRequest,
+  type ForwardedMethod,
   type ForwardedRequest,
+  type LogLevelRequest,
   PASS,
   type PipelineDeps,
   type PromptGetRequest,
@@ -24,9 +27,6 @@ export {
   type ResourceReadRequest,
   type ResourceTarget,
   type StepOutcome,
-  type ToolCallRequest,
-  type CompletionRequest,
-  type ForwardedMethod,
-  type LogLevelRequest,
   type SubscriptionRequest,
+  type ToolCallRequest,
 } from './types.js';

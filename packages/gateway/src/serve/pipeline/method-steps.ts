@@ -15,11 +15,19 @@ import {
 /** The steps of one method that differ from the others' (see `runForward`). */
 interface MethodSteps<R extends ForwardedRequest> {
   /** The arguments check, after the rules. */
-  checkArguments(deps: PipelineDeps, request: R, args: Record<string, unknown>): StepOutcome | Promise<StepOutcome>;
+  checkArguments(
+    deps: PipelineDeps,
+    request: R,
+    args: Record<string, unknown>,
+  ): StepOutcome | Promise<StepOutcome>;
   /** The one request sent upstream. */
   forward(request: R, args: Record<string, unknown>, options: CallOptions): Promise<unknown>;
   /** What of the server's answer may go on; a refusal withholds it. */
-  checkResult(deps: PipelineDeps, request: R, result: unknown): ResultOutcome<unknown> | Promise<ResultOutcome<unknown>>;
+  checkResult(
+    deps: PipelineDeps,
+    request: R,
+    result: unknown,
+  ): ResultOutcome<unknown> | Promise<ResultOutcome<unknown>>;
   /** Whether the answer is then rebuilt for the client's protocol version (`sanitise`). */
   readonly sanitised: boolean;
 }

@@ -82,6 +82,8 @@ export function requestLabel(request: ForwardedRequest, render: (part: string) =
   const { server, kind } = request.entry;
   const name = render(requestName(request));
   const subject =
-    kind === 'log-level' ? `${render(server)}/log-level ${name}` : definitionLabel(render(server), kind, name);
+    kind === 'log-level'
+      ? `${render(server)}/log-level ${name}`
+      : definitionLabel(render(server), kind, name);
   return FORWARDED_METHODS[request.method].phrase(subject);
 }

@@ -92,7 +92,7 @@ export const CLIENT_METHODS: Readonly<Record<string, ClientMethod>> = {
     reaches: ['resources/subscribe'],
     route: 'through the pipeline, each time',
     checks:
-      'URI resolution as a read, rules (whole-server, `{uri}`) and ask, invisible arguments, availability, decision, result; updates go only to sessions whose subscribe was allowed; a session's repeat of its own subscribe is answered by the gateway',
+      "URI resolution as a read, rules (whole-server, `{uri}`) and ask, invisible arguments, availability, decision, result; updates go only to sessions whose subscribe was allowed; a session's repeat of its own subscribe is answered by the gateway",
   },
   'resources/unsubscribe': {
     kind: 'request',

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   EverythingUpstream,
@@ -109,5 +110,52 @@ describe('through the endpoint, under a policy denying the server', () => {
     ]);
     everyReachDecided(written, [s]);
     expect(await verify()).toMatchObject({ ok: true });
+  });
+
+  it('keeps updates from a session whose subscribe was refused, and its unsubscribe from ending another session’s', async () => {
+    const s = new EverythingUpstream('s');
+    const started = await startGateway(
+      [s],
+      policyOf([{ id: 'no-interns', match: { agent: 'intern' }, action: 'deny' }]),
+    );
+    cleanup = started.done;
+    const connect = async (agent: string) => {
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+      await createEndpointServer(started.gateway, { agent }).connect(serverSide);
+      const client = new Client({ name: agent, version: '1' });
+      const updates: string[] = [];
+      client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+        updates.push(n.params.uri);
+      });
+      await client.connect(clientSide);
+      return { client, updates };
+    };
+    const lead = await connect('lead');
+    const intern = await connect('intern');
+    await lead.client.subscribeResource({ uri: 'ringfence:s/test://x' });
+    await expect(intern.client.subscribeResource({ uri: 'ringfence:s/test://x' })).rejects.toThrow(
+      /no-interns/,
+    );
+    await intern.client.unsubscribeResource({ uri: 'ringfence:s/test://x' });
+    s.updated?.('test://x');
+    await lead.client.ping();
+    await intern.client.ping();
+    expect(lead.updates).toEqual(['ringfence:s/test://x']);
+    expect(intern.updates).toEqual([]);
+    expect(s.reached.map((r) => r.method)).toEqual(['resources/subscribe']);
+    // The lead's session closing ends the server's subscription, decided for the lead.
+    await lead.client.close();
+    for (let i = 0; i < 50 && s.reached.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    await intern.client.close();
+    expect(s.reached.map((r) => r.method)).toEqual(['resources/subscribe', 'resources/unsubscribe']);
+    const written = await started.lines();
+    expect(
+      written.filter((l) => l.type === 'mcp.decision').map((l) => [l.agent, l.refs.method, l.refs.allowed]),
+    ).toEqual([
+      ['lead', 'resources/subscribe', true],
+      ['intern', 'resources/subscribe', false],
+      ['lead', 'resources/unsubscribe', true],
+    ]);
+    everyReachDecided(written, [s]);
   });
 });

@@ -206,6 +206,36 @@ describe('completions go through the rules, the invisible-argument refusal and t
     ]);
   });
 
+  it('decides by the calling agent, and refuses odd names and oversized values before anything is sent', async () => {
+    const { s, gateway, lines } = await setup([
+      { id: 'no-interns', match: { server: 's', agent: 'intern' }, action: 'deny' },
+    ]);
+    await expect(gateway.complete(prompt('A'), { agent: 'intern' })).rejects.toThrow(/no-interns/);
+    await gateway.complete(prompt('A'), { agent: 'lead' });
+    for (const name of ['__proto__', 'constructor', 'toString'])
+      await expect(gateway.complete(prompt('A', undefined, name))).rejects.toThrow(
+        /does not declare an argument/,
+      );
+    await expect(
+      gateway.complete(prompt('A', JSON.parse('{"__proto__":"x"}') as Record<string, string>)),
+    ).rejects.toThrow(/does not declare/);
+    await expect(gateway.complete(prompt('A'.repeat(2 * 1024 * 1024)))).rejects.toThrow(
+      /over the \d+-byte cap/,
+    );
+    await expect(
+      gateway.complete({ ref: { type: 'ref/prompt', name: { toString: 's_greet' } } as never }),
+    ).rejects.toMatchObject({
+      code: 'UNKNOWN_PROMPT',
+    });
+    expect(s.reached).toHaveLength(1);
+    expect(decisions(await lines()).map((l) => [l.agent ?? '-', l.refs.allowed, l.refs.rule])).toEqual([
+      ['intern', false, 'no-interns'],
+      ['lead', true, 'default_action'],
+      ...Array(4).fill(['-', false, 'completion-arguments']),
+      ['-', false, 'arguments'],
+    ]);
+  });
+
   it('asks nothing of a server that does not complete, and writes nothing', async () => {
     const quiet = new EverythingUpstream('s', { completions: false });
     const started = await startGateway([quiet]);

@@ -102,7 +102,8 @@ function completedEntry(
 ): PromptEntry | TemplateEntry {
   const named = isPlainObject(ref) ? ref : {};
   if (named.type === 'ref/resource') {
-    const uri = String(named.uri);
+    // Only a string names anything; the SDK checks the shape, the gateway does not rely on it.
+    const uri = typeof named.uri === 'string' ? named.uri : '';
     const entry = template(uri);
     if (entry) return entry;
     throw new CallRefused(
@@ -111,7 +112,7 @@ function completedEntry(
     );
   }
   if (named.type === 'ref/prompt') {
-    const name = String(named.name);
+    const name = typeof named.name === 'string' ? named.name : '';
     const found = lookup(prompts, name, 'prompt');
     if (found.pass) return found.entry;
     throw new CallRefused(

@@ -236,6 +236,19 @@ describe('completions go through the rules, the invisible-argument refusal and t
     ]);
   });
 
+  it('records a completion the client cancelled as cancelled by the client', async () => {
+    const { gateway, lines, verify } = await setup();
+    const cancel = new AbortController();
+    const pending = gateway.complete(prompt('hold'), {}, { signal: cancel.signal });
+    setTimeout(() => cancel.abort(), 50);
+    await expect(pending).rejects.toThrow(/was cancelled by the client/);
+    expect(await lines()).toMatchObject([
+      { type: 'mcp.decision', refs: { allowed: true, method: 'completion/complete' } },
+      { type: 'mcp.result', refs: { is_error: true, cancelled: 'client', method: 'completion/complete' } },
+    ]);
+    expect(await verify()).toMatchObject({ ok: true, interrupted: [] });
+  });
+
   it('asks nothing of a server that does not complete, and writes nothing', async () => {
     const quiet = new EverythingUpstream('s', { completions: false });
     const started = await startGateway([quiet]);

@@ -74,8 +74,13 @@ export class EverythingUpstream implements Upstream {
   async getPrompt() {
     return { messages: [] };
   }
-  async complete(params: Record<string, unknown>) {
+  async complete(params: Record<string, unknown>, options: { signal?: AbortSignal } = {}) {
     this.reached.push({ method: 'completion/complete', params });
+    // "hold" is answered only by the client's cancel, as the SDK does: with an error.
+    if ((params.argument as { value?: string }).value === 'hold') {
+      await new Promise((resolve) => options.signal?.addEventListener('abort', resolve));
+      throw new Error('AbortError: This operation was aborted');
+    }
     return { completion: { values: ['Ada', 'Alan\u202E'], total: 2 } };
   }
   async setLoggingLevel(level: string) {

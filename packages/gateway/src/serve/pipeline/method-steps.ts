@@ -1,3 +1,4 @@
+import { UpstreamError } from '../../ports/errors.js';
 import type { CallOptions } from '../../ports/upstream.js';
 import { checkCompletionResult, completionArguments, upstreamCompletion } from './completions.js';
 import { checkPromptResult, promptArguments } from './prompts.js';
@@ -71,9 +72,16 @@ const STEPS: StepsTable = {
   'completion/complete': {
     checkArguments: (_deps, request, args) => completionArguments(request, args),
     forward: (request, args, options) =>
-      request.upstream!.complete(upstreamCompletion(request, args), {
-        ...(options.signal ? { signal: options.signal } : {}),
-      }),
+      request
+        .upstream!.complete(upstreamCompletion(request, args), {
+          ...(options.signal ? { signal: options.signal } : {}),
+        })
+        .catch((error: unknown) => {
+          // Named as a call's cancel is, so the result entry says the client cancelled it.
+          if (options.signal?.aborted)
+            throw new UpstreamError('CALL_CANCELLED', 'the client cancelled the request');
+          throw error;
+        }),
     checkResult: (_deps, request, result) => checkCompletionResult(request, result),
     sanitised: false,
   },

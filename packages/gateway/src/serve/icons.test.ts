@@ -55,7 +55,8 @@ describe('icons: only images a client draws without fetching anything', () => {
   });
 
   it(`drops each of ${HOSTILE_ICONS.length} hostile icons and counts it`, () => {
-    for (const src of HOSTILE_ICONS) expect(iconSrcProblem(src), JSON.stringify(src.slice(0, 120))).toBeDefined();
+    for (const src of HOSTILE_ICONS)
+      expect(iconSrcProblem(src), JSON.stringify(src.slice(0, 120))).toBeDefined();
     const checked = checkIcons(
       HOSTILE_ICONS.map((src) => ({ src, mimeType: 'image/png' })),
       'icons',
@@ -96,7 +97,10 @@ describe('icons: only images a client draws without fetching anything', () => {
   });
 
   it('gives a listed definition only its passable icons, and leaves the member out when none is', () => {
-    const definition = { name: 't', icons: [{ src: 'https://attacker.example/i.png' }, { src: DRAWABLE[2] }] };
+    const definition = {
+      name: 't',
+      icons: [{ src: 'https://attacker.example/i.png' }, { src: DRAWABLE[2] }],
+    };
     expect(withPassableIcons(definition)).toStrictEqual({
       definition: { name: 't', icons: [{ src: DRAWABLE[2] }] },
       dropped: 1,

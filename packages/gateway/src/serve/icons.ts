@@ -24,7 +24,8 @@ export const MAX_ICONS = 8;
 const MAX_SIZES = 8;
 
 /** Exactly `data:TYPE;base64,DATA`, lower-case, canonical base64 (no whitespace, no parameters). */
-const DATA_ICON = /^data:(image\/[a-z]+);base64,((?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)$/;
+const DATA_ICON =
+  /^data:(image\/[a-z]+);base64,((?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)$/;
 const SIZE = /^(?:any|[1-9]\d{0,3}x[1-9]\d{0,3})$/;
 
 /** Why an icon's `src` is not passed, or undefined when it is a data image the client can draw. */

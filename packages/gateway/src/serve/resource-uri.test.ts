@@ -73,7 +73,9 @@ describe('the resource namespace', () => {
           expect(shown, JSON.stringify(uri)).toBe(`ringfence:docs/${uri}`);
           expect(serverUri(shown, naming.prefixed ? undefined : 'docs')).toEqual({ server: 'docs', uri });
           const scheme = parsedScheme(shown);
-          expect(scheme === undefined || allowed.has(scheme), `${JSON.stringify(uri)} → ${scheme}`).toBe(true);
+          expect(scheme === undefined || allowed.has(scheme), `${JSON.stringify(uri)} → ${scheme}`).toBe(
+            true,
+          );
         }
       });
     }

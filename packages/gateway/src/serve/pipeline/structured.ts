@@ -18,9 +18,9 @@ export function agreesWithText(structured: Record<string, unknown>, content: rea
     return false;
   }
   for (const item of content) {
-    const text = (item as { type?: unknown; text?: unknown }).type === 'text' ? (item as { text: unknown }).text : undefined;
+    const { type, text } = (item ?? {}) as { type?: unknown; text?: unknown };
     // Only an object can be the same as structuredContent: skip other text unparsed.
-    if (typeof text !== 'string' || !text.trimStart().startsWith('{')) continue;
+    if (type !== 'text' || typeof text !== 'string' || !text.trimStart().startsWith('{')) continue;
     try {
       if (canonicalize(parseStrictJson(text)) === expected) return true;
     } catch {

@@ -52,8 +52,9 @@ async function serve(home: string, args: string[]): Promise<Served> {
 
 /** Every URI-bearing member and icon src in `value`, with the path it was found at. */
 function links(value: unknown, path = '$', found: { path: string; key: string; value: unknown }[] = []) {
-  if (Array.isArray(value)) value.forEach((item, index) => links(item, `${path}[${index}]`, found));
-  else if (typeof value === 'object' && value !== null) {
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) links(item, `${path}[${index}]`, found);
+  } else if (typeof value === 'object' && value !== null) {
     for (const [key, member] of Object.entries(value)) {
       if (key === 'uri' || key === 'uriTemplate' || key === 'src' || key === 'websiteUrl')
         found.push({ path: `${path}.${key}`, key, value: member });

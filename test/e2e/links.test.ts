@@ -18,7 +18,7 @@ import { freshHome } from '../helpers/mcp.js';
 
 const NAMESPACE = 'ringfence:hostile/';
 /** What --only may show bare (resource-uri.ts): a plain URI of a scheme nothing but a server resolves. */
-const PLAIN_BARE = /^(?:test|example):[A-Za-z0-9\-._~:/?#@%&=+,;{}]*$/;
+const PLAIN_BARE = /^(?:test|example):[A-Za-z0-9\-._~:/?#@%&=+,;*{}]*$/;
 const DRAWABLE_ICON = /^data:image\/(?:png|jpeg|gif|webp);base64,[A-Za-z0-9+/]*={0,2}$/;
 
 interface Served {

@@ -24,11 +24,11 @@ export const BARE_SCHEMES: ReadonlySet<string> = new Set(['example', 'test']);
 
 /**
  * A URI shown bare must also be plain: its scheme written in lower case at its very start, then
- * only letters, digits and `-._~:/?#@%&=+,;{}` (`{}` for a template), ASCII only. No whitespace,
+ * only letters, digits and `-._~:/?#@%&=+,;*{}` (`*` and `{}` for a template), ASCII only. No whitespace,
  * control, backslash, quote, bracket or parenthesis can make it read as something else (a second
  * link in text a client renders as markdown, a path on another host); such a URI is namespaced.
  */
-const PLAIN_URI = /^([a-z][a-z0-9+.-]{0,31}):[A-Za-z0-9\-._~:/?#@%&=+,;{}]*$/;
+const PLAIN_URI = /^([a-z][a-z0-9+.-]{0,31}):[A-Za-z0-9\-._~:/?#@%&=+,;*{}]*$/;
 
 /** A URI longer than this is refused before any matching: no listed URI or template is near it. */
 export const URI_MAX = 8192;

@@ -85,4 +85,5 @@ export const BARE_URIS: readonly string[] = [
   'test://x?q=1&r=2#frag',
   'test://a%20b',
   'example:resource/1',
+  'test://repo{/path*}{?q,page}',
 ];

@@ -105,6 +105,10 @@ export const eofIgnoringImage = () => fixtureImage('eof-ignoring-server.mjs', 'r
 export const resolverProbeImage = () =>
   fixtureImage('resolver-probe-server.mjs', 'ringfence-test/resolver-probe');
 
+/** A server whose answers and listings carry links and icons a client would open itself (test/fixtures). */
+export const hostileLinksImage = () =>
+  fixtureImage('hostile-links-server.mjs', 'ringfence-test/hostile-links');
+
 /**
  * Reaper processes (runtime/reaper-main.js) watching a gateway of `session`, found in /proc by
  * their command line (`--session SESSION`).

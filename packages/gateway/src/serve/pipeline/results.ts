@@ -104,6 +104,8 @@ export function sanitise(
     label: requestLabel(request),
     // Links and embedded resources may be followed; what a read returns is only named.
     linkUri: (uri: string) => deps.linkUri(server, uri, request.method !== 'resources/read'),
+    // The output schema checked structuredContent (`checkResult`); without one it must agree with the text.
+    structuredChecked: request.method === 'tools/call' && request.entry.outputSchema !== undefined,
   };
   const outcome =
     request.method === 'prompts/get'

@@ -25,21 +25,16 @@ const decision = (refs: Record<string, unknown>) =>
 
 describe('the method field of call decisions and results', () => {
   it('accepts each method this version writes, and a log-level subject, in the written order', () => {
-    for (const method of [
-      'completion/complete',
-      'resources/subscribe',
-      'resources/unsubscribe',
-      'logging/setLevel',
+    for (const [method, kind] of [
+      ['completion/complete', 'prompt'],
+      ['completion/complete', 'template'],
+      ['resources/subscribe', 'resource'],
+      ['resources/unsubscribe', 'resource'],
+      ['logging/setLevel', 'log-level'],
     ]) {
-      const entry = decision({
-        method,
-        ...(method === 'logging/setLevel' ? { kind: 'log-level', tool: 'debug' } : {}),
-      });
-      const line = serializeEntry(entry);
+      const line = serializeEntry(decision({ method, kind }));
       expect(checkEntryShape(JSON.parse(line)), method).toMatchObject({ ok: true });
-      expect(line).toContain(
-        `"kind":"${method === 'logging/setLevel' ? 'log-level' : 'prompt'}","method":"${method}","allowed"`,
-      );
+      expect(line).toContain(`"kind":"${kind}","method":"${method}","allowed"`);
       // The scanner's fast path accepts exactly what the reference path does.
       expect(scanLine(Buffer.from(line)), method).toMatchObject({ seq: 2 });
     }
@@ -50,6 +45,27 @@ describe('the method field of call decisions and results', () => {
       const line = serializeEntry(decision({ method }));
       expect(checkEntryShape(JSON.parse(line)), String(method)).toMatchObject({ ok: false });
       expect(scanLine(Buffer.from(line)), String(method)).toBeUndefined();
+    }
+  });
+
+  it('refuses a method on an expose decision, a method its kind does not fit, and a log level with no method', () => {
+    const bad: [Record<string, unknown>, RegExp][] = [
+      [
+        { phase: 'expose', arguments: undefined, digest: `sha256:${'b'.repeat(64)}` },
+        /an expose decision names no method/,
+      ],
+      [{ method: 'logging/setLevel' }, /a logging\/setLevel entry must be about a log-level/],
+      [{ method: 'resources/subscribe', kind: 'template' }, /must be about a resource/],
+      [{ method: 'completion/complete', kind: undefined }, /must be about a prompt or template/],
+      [{ method: undefined, kind: 'log-level' }, /a log-level entry must name its method/],
+    ];
+    for (const [refs, why] of bad) {
+      const line = serializeEntry(decision(refs));
+      expect(checkEntryShape(JSON.parse(line)), line).toMatchObject({
+        ok: false,
+        message: expect.stringMatching(why),
+      });
+      expect(scanLine(Buffer.from(line)), line).toBeUndefined();
     }
   });
 });

@@ -5,12 +5,14 @@
  */
 import { hash } from 'node:crypto';
 import {
+  AUDIT_METHOD_KINDS,
   AUDIT_METHODS,
   AUDIT_STRING_MAX,
   AUDIT_SUBJECT_KINDS,
   AUDIT_TYPES,
   type AuditDigest,
   type AuditEntry,
+  type AuditMethod,
   type AuditType,
 } from './types.js';
 
@@ -208,7 +210,12 @@ export interface FieldsAcross {
   readonly type: string;
   readonly seq: number;
   readonly parent_seq?: number;
-  readonly refs: { readonly phase?: unknown; readonly arguments?: unknown };
+  readonly refs: {
+    readonly phase?: unknown;
+    readonly arguments?: unknown;
+    readonly kind?: unknown;
+    readonly method?: unknown;
+  };
 }
 
 /** The rules that tie fields of an entry whose fields each passed their own check. */
@@ -218,6 +225,10 @@ export function crossFieldProblem(entry: FieldsAcross): string | undefined {
     if (entry.refs.phase === 'call' && !hasArguments) return 'a call decision must name its arguments digest';
     if (entry.refs.phase === 'expose' && hasArguments) return 'an expose decision has no arguments';
   }
+  if (entry.type === 'mcp.decision' || entry.type === 'mcp.result') {
+    const problem = methodProblem(entry.refs);
+    if (problem) return problem;
+  }
   if (
     (entry.type === 'mcp.result' || entry.type === 'mcp.server_answer') &&
     (entry.parent_seq as number) >= entry.seq
@@ -225,6 +236,17 @@ export function crossFieldProblem(entry: FieldsAcross): string | undefined {
     return `parent_seq ${entry.parent_seq} must come before seq ${entry.seq}`;
   }
   return undefined;
+}
+
+/** A call entry's `method` and `kind` agree: a completion is about a prompt or a template, and so on. */
+function methodProblem(refs: FieldsAcross['refs']): string | undefined {
+  if (refs.method === undefined)
+    return refs.kind === 'log-level' ? 'a log-level entry must name its method' : undefined;
+  if (refs.phase === 'expose') return 'an expose decision names no method';
+  const kinds = AUDIT_METHOD_KINDS[refs.method as AuditMethod];
+  return kinds.includes(refs.kind as never)
+    ? undefined
+    : `a ${refs.method as string} entry must be about a ${kinds.join(' or ')}`;
 }
 
 function ordered(value: Record<string, unknown>, spec: Spec): Record<string, unknown> {

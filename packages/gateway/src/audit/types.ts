@@ -67,6 +67,14 @@ export const AUDIT_METHODS = [
 ] as const;
 export type AuditMethod = (typeof AUDIT_METHODS)[number];
 
+/** What each method's entries are about: the `kind` an entry with that `method` must have. */
+export const AUDIT_METHOD_KINDS: Readonly<Record<AuditMethod, readonly AuditSubjectKind[]>> = {
+  'completion/complete': ['prompt', 'template'],
+  'resources/subscribe': ['resource'],
+  'resources/unsubscribe': ['resource'],
+  'logging/setLevel': ['log-level'],
+};
+
 export interface DecisionRefs {
   /**
    * `expose`: a tool or prompt was listed to the client or withheld; `call`: a call (or prompt

@@ -13,3 +13,5 @@ export {
   renderUntrusted,
   visiblePart,
 } from './render.js';
+export { REDACTED, redactArgs, redactText, redactUrl, redactValue } from './redact.js';
+export { isCredentialName, looksLikeSecretWord } from './secret-shapes.js';

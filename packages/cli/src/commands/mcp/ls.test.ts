@@ -84,3 +84,26 @@ describe('ringfence mcp ls', () => {
     ]);
   });
 });
+
+describe('ringfence mcp ls shows no secret of a remote URL (issue 21.6)', () => {
+  it('hides credential parameters, fragments and token-looking path segments, in text and --json', async () => {
+    await mkdir(home, { recursive: true, mode: 0o700 });
+    const secrets = ['apiKeySecret0001', 'sigSecret0002', 'fragSecret0003', 'Xy12Ab34Cd56Ef78Gh90Ij12Kl34'];
+    const servers = [
+      {
+        name: 'keyed',
+        transport: 'http',
+        url: `https://k.example/hooks/${secrets[3]}/mcp?region=eu&api_key=${secrets[0]}&SIG=${secrets[1]}#token=${secrets[2]}`,
+      },
+    ];
+    await writeFile(join(home, 'mcp-servers.json'), JSON.stringify({ version: 1, servers }), { mode: 0o600 });
+    const text = await runCommand(['mcp', 'ls'], { root });
+    expect(text.error).toBeUndefined();
+    const json = await runCommand(['mcp', 'ls', '--json'], { root });
+    for (const secret of secrets) {
+      expect(text.stdout).not.toContain(secret);
+      expect(json.stdout).not.toContain(secret);
+    }
+    expect(text.stdout).toContain('keyed  http  https://k.example/hooks/***/mcp?region=eu&api_key=***&SIG=***#token=***');
+  });
+});

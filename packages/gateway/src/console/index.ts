@@ -14,7 +14,7 @@ export type {
 export { AuditFeed, CONSOLE_ENTRY_LIMIT } from './audit-feed.js';
 export { readOverview } from './overview.js';
 export {
-  CONSOLE_COOKIE,
+  consoleCookieName,
   CONSOLE_CSP,
   type ConsoleOptions,
   type RunningConsole,

@@ -326,7 +326,15 @@ describe('ringfence console in a real browser', () => {
     expect(received.length).toBeGreaterThan(0);
     for (const cookies of received) expect(cookies).not.toContain(`ringfence_console_${consolePort}`);
     // Even given the cookie's value (the issue's premise), a replay from a script gets nothing.
-    for (const path of ['/', '/console.js', '/api/overview', '/api/entries?after=0', '/api/chain', '/api/events', '/s/x/api/overview']) {
+    for (const path of [
+      '/',
+      '/console.js',
+      '/api/overview',
+      '/api/entries?after=0',
+      '/api/chain',
+      '/api/events',
+      '/s/x/api/overview',
+    ]) {
       const replay = await raw(`${origin}${path}`, { headers: { cookie, origin: attackerOrigin } });
       expect(replay.status, path).toBe(403);
       const bare = await raw(`${origin}${path}`, { headers: { cookie } });
@@ -503,7 +511,14 @@ describe('ringfence console in a real browser', () => {
       await fresh.locator('table.decisions tbody tr').first().click();
       const freshCookie = (await context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
       const freshPage = new URL(fresh.url()).pathname;
-      for (const path of ['', 'console.js', 'console.css', 'api/overview', 'api/entries?after=0', 'api/chain'])
+      for (const path of [
+        '',
+        'console.js',
+        'console.css',
+        'api/overview',
+        'api/entries?after=0',
+        'api/chain',
+      ])
         expect(
           (await raw(`${coldOrigin}${freshPage}${path}`, { headers: { cookie: freshCookie } })).status,
           path,

@@ -145,7 +145,9 @@ describe('a failure shows no secret it quotes (issue 21.6)', () => {
     const system = Object.assign(new Error(`ENOENT: open '${url}'`), { syscall: 'open', code: 'ENOENT' });
     const unforeseen = new Error('sent Authorization: Bearer failBearer0003 and --token=failFlag0004');
     for (const thrown of [system, unforeseen])
-      expect((await outcome(thrown)).message).not.toMatch(/failPw0001|failKey0002|failBearer0003|failFlag0004/);
+      expect((await outcome(thrown)).message).not.toMatch(
+        /failPw0001|failKey0002|failBearer0003|failFlag0004/,
+      );
     // oclif's own parse error quotes the flag it did not know, value and all.
     const parse = await failing(new Error('unreached'))
       .run(['--client-secret=failParse0005'], root)

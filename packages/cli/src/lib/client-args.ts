@@ -30,5 +30,7 @@ export function launchOf(root: string): Launch {
 
 /** Said when the config is a symbolic link: the file it names is rewritten, the link stays. */
 export function throughLink(result: { path: string; target: string }): string {
-  return result.path === result.target ? '' : ` (a link: the file it names, ${result.target}, is rewritten; the link stays)`;
+  return result.path === result.target
+    ? ''
+    : ` (a link: the file it names, ${result.target}, is rewritten; the link stays)`;
 }

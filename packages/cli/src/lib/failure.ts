@@ -35,7 +35,11 @@ function isSystemError(error: unknown): error is NodeJS.ErrnoException {
 export function describeFailure(error: unknown): Failure {
   // A message may quote what failed (a URL with its token, an argument): never shown raw.
   if (isRingfenceError(error))
-    return { message: redactText(error.message), exit: USAGE_CODES.has(error.code) ? 2 : 1, code: error.code };
+    return {
+      message: redactText(error.message),
+      exit: USAGE_CODES.has(error.code) ? 2 : 1,
+      code: error.code,
+    };
   if (isSystemError(error)) return { message: redactText(error.message), exit: 1 };
   const message = error instanceof Error ? error.message : String(error);
   return { message: `${redactText(message)}\n${REPORT_LINE}`, exit: 1 };

@@ -1,7 +1,18 @@
 // A client config that is a symbolic link (a dotfiles folder, a profile shared between machines)
 // is written through to the file it names, with the backup beside that file; the link is never
 // replaced by a plain file. What cannot be written through is refused with the reason.
-import { link, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
+import {
+  link,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  rm,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -62,7 +73,13 @@ describe('a symbolic-linked client config', () => {
     // The file they name holds the new entries, with its mode and its other keys.
     const written = JSON.parse(await readFile(target, 'utf8'));
     expect(written.other).toBe('kept');
-    expect(written.mcpServers.docs.args).toEqual(['/opt/ringfence/bin/run.js', 'mcp', 'serve', '--only', 'docs']);
+    expect(written.mcpServers.docs.args).toEqual([
+      '/opt/ringfence/bin/run.js',
+      'mcp',
+      'serve',
+      '--only',
+      'docs',
+    ]);
     expect((await lstat(target)).mode & 0o777).toBe(0o640);
     // The backup is beside the file, holding it as it was; nothing new beside the links.
     expect(result.backup?.startsWith(`${target}.ringfence-backup-`)).toBe(true);
@@ -104,15 +121,21 @@ describe('a symbolic-linked client config', () => {
     const b = join(dir, 'b.json');
     await symlink(b, a);
     await symlink(a, b);
-    await expect(setupClient({ kind: 'claude-desktop', path: a, home: HOME, launch: LAUNCH })).rejects.toMatchObject(
-      { code: 'CLIENT_CONFIG_LINK', message: expect.stringContaining('loops back on itself') },
-    );
+    await expect(
+      setupClient({ kind: 'claude-desktop', path: a, home: HOME, launch: LAUNCH }),
+    ).rejects.toMatchObject({
+      code: 'CLIENT_CONFIG_LINK',
+      message: expect.stringContaining('loops back on itself'),
+    });
     const folder = join(dir, 'folder.json');
     await mkdir(join(dir, 'real-folder'));
     await symlink(join(dir, 'real-folder'), folder);
     await expect(
       setupClient({ kind: 'claude-desktop', path: folder, home: HOME, launch: LAUNCH }),
-    ).rejects.toMatchObject({ code: 'CLIENT_CONFIG_LINK', message: expect.stringContaining('is not a file') });
+    ).rejects.toMatchObject({
+      code: 'CLIENT_CONFIG_LINK',
+      message: expect.stringContaining('is not a file'),
+    });
     const file = join(dir, 'hard.json');
     await writeFile(file, JSON.stringify(ORIGINAL));
     await link(file, join(dir, 'hard-too.json'));

@@ -37,7 +37,16 @@ const CONFIG = {
     },
     gh: {
       command: 'npx',
-      args: ['-y', 'gh-mcp@1.0.0', '--pat', S.pat, `--github-pat=${S.patEq}`, S.positional, S.random, S.apiKeyArg],
+      args: [
+        '-y',
+        'gh-mcp@1.0.0',
+        '--pat',
+        S.pat,
+        `--github-pat=${S.patEq}`,
+        S.positional,
+        S.random,
+        S.apiKeyArg,
+      ],
       env: { GITHUB_TOKEN: S.env },
     },
     docker: {
@@ -56,7 +65,12 @@ const CONFIG = {
     },
     bridged: {
       command: 'npx',
-      args: ['mcp-remote', `https://r.example.com/mcp?token=${S.remoteQuery}`, '--header', `X-Api-Key:${S.remoteHeader}`],
+      args: [
+        'mcp-remote',
+        `https://r.example.com/mcp?token=${S.remoteQuery}`,
+        '--header',
+        `X-Api-Key:${S.remoteHeader}`,
+      ],
     },
     tarball: { command: 'npx', args: ['-y', `https://u:${S.npmUrl}@registry.example.com/pkg.tgz`] },
     refused: { url: `https://refused.example.com/mcp?key=${S.refusedQuery}` },

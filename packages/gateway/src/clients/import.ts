@@ -84,7 +84,13 @@ export async function importClient(options: ImportOptions): Promise<ImportResult
         await options.register({ name: server, ...translation.input });
       } catch (error) {
         // A refusal may quote what it refused (a URL, an argument): shown through the redactor.
-        rows.push({ entry, was, outcome: 'skipped', reason: redactText((error as Error).message), notes: [] });
+        rows.push({
+          entry,
+          was,
+          outcome: 'skipped',
+          reason: redactText((error as Error).message),
+          notes: [],
+        });
         continue;
       }
     }

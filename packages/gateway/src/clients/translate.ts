@@ -99,11 +99,15 @@ function translateNpx(args: string[], env: Record<string, string>): Translation 
   if (args[i] === '--') i++;
   const spec = args[i];
   if (!spec || spec.startsWith('-'))
-    return skip(`npx ${redactArgs(args).join(' ')}: only npx [-y] PACKAGE[@VERSION] ARGS… is understood; ${BY_HAND}`);
+    return skip(
+      `npx ${redactArgs(args).join(' ')}: only npx [-y] PACKAGE[@VERSION] ARGS… is understood; ${BY_HAND}`,
+    );
   try {
     parseNpmRequest(spec);
   } catch {
-    return skip(`"${redactValue(spec)}" is not a package from the npm registry (a path, URL or git spec); ${BY_HAND}`);
+    return skip(
+      `"${redactValue(spec)}" is not a package from the npm registry (a path, URL or git spec); ${BY_HAND}`,
+    );
   }
   const rest = args.slice(i + 1);
   if (parseNpmRequest(spec).name === 'mcp-remote') return translateMcpRemote(rest);

@@ -12,21 +12,23 @@ import { type RunningConsole, startConsole } from './server.js';
 const TOKEN = 'console-replay-token-0123456789';
 
 function get(url: string, headers: Record<string, string> = {}) {
-  return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }>(
-    (resolve, reject) => {
-      const req = request(url, { headers }, (res) => {
-        let body = '';
-        res.on('data', (chunk: Buffer) => {
-          body += chunk.toString();
-          // An event stream never ends: what it sent at once is enough.
-          if (res.headers['content-type'] === 'text/event-stream') res.destroy();
-        });
-        res.on('close', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+  return new Promise<{
+    status: number;
+    headers: Record<string, string | string[] | undefined>;
+    body: string;
+  }>((resolve, reject) => {
+    const req = request(url, { headers }, (res) => {
+      let body = '';
+      res.on('data', (chunk: Buffer) => {
+        body += chunk.toString();
+        // An event stream never ends: what it sent at once is enough.
+        if (res.headers['content-type'] === 'text/event-stream') res.destroy();
       });
-      req.on('error', reject);
-      req.end();
-    },
-  );
+      res.on('close', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 let dir: string;
@@ -42,7 +44,8 @@ beforeEach(async () => {
   await log.close();
   const assets = join(dir, 'assets');
   await mkdir(assets);
-  for (const file of ['index.html', 'console.js', 'console.css']) await writeFile(join(assets, file), `${file}-bytes`);
+  for (const file of ['index.html', 'console.js', 'console.css'])
+    await writeFile(join(assets, file), `${file}-bytes`);
   running = await startConsole({ home, address: '127.0.0.1:0', token: TOKEN, assetsDir: assets });
   port = new URL(running.origin).port;
 });
@@ -83,7 +86,13 @@ const guesses = (value: string) => [
 /** Nothing of the home may be in a refusal: not its path, the audit log, or the page. */
 function revealsNothing(answer: { status: number; body: string }, what: string) {
   expect(answer.status, what).toBe(401);
-  for (const secret of [home, 'replay-session-marker', 'gateway.start', 'index.html-bytes', 'console.js-bytes'])
+  for (const secret of [
+    home,
+    'replay-session-marker',
+    'gateway.start',
+    'index.html-bytes',
+    'console.js-bytes',
+  ])
     expect(answer.body, what).not.toContain(secret);
 }
 
@@ -111,7 +120,12 @@ describe('a console cookie replayed from elsewhere unlocks nothing', () => {
       await get(`${running.origin}${first.page}api/overview`, { cookie: second.pair }),
       "another session's cookie",
     );
-    const other = await startConsole({ home, address: '127.0.0.1:0', token: TOKEN, assetsDir: join(dir, 'assets') });
+    const other = await startConsole({
+      home,
+      address: '127.0.0.1:0',
+      token: TOKEN,
+      assetsDir: join(dir, 'assets'),
+    });
     try {
       const theirs = await get(`${other.origin}/?token=${TOKEN}`);
       const theirPair = (theirs.headers['set-cookie'] as string[])[0]!.split(';')[0]!;
@@ -133,14 +147,17 @@ describe('a console cookie replayed from elsewhere unlocks nothing', () => {
   it('the right pair, sent by a page of another port or site (Fetch Metadata), is refused', async () => {
     const { pair, page } = await exchange();
     for (const site of ['same-site', 'cross-site']) {
-      const answer = await get(`${running.origin}${page}api/overview`, { cookie: pair, 'sec-fetch-site': site });
+      const answer = await get(`${running.origin}${page}api/overview`, {
+        cookie: pair,
+        'sec-fetch-site': site,
+      });
       expect(answer.status, site).toBe(403);
       expect(answer.body).not.toContain(home);
     }
     for (const site of ['same-origin', 'none'])
-      expect((await get(`${running.origin}${page}api/overview`, { cookie: pair, 'sec-fetch-site': site })).status).toBe(
-        200,
-      );
+      expect(
+        (await get(`${running.origin}${page}api/overview`, { cookie: pair, 'sec-fetch-site': site })).status,
+      ).toBe(200);
   });
 
   it('a cookie of the same name planted by another port does not lock the page out', async () => {

@@ -131,8 +131,7 @@ describe('ringfence console: who may load it', () => {
     await log.append({ type: 'gateway.start', refs: { pid: 2 } });
     await log.close();
     await rename(other, join(home, 'audit.jsonl'));
-    const page = async () =>
-      JSON.parse((await get(`${address}api/entries?after=0`, { cookie })).body);
+    const page = async () => JSON.parse((await get(`${address}api/entries?after=0`, { cookie })).body);
     await expect
       .poll(async () => (await page()).notice, { timeout: 15_000 })
       .toMatch(/was replaced or cut short/);

@@ -200,7 +200,11 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       case 'api/events':
         return events(res);
       default:
-        return plain(res, 404, `Nothing at ${admitted.rest}. The console's page is at the address it opened.`);
+        return plain(
+          res,
+          404,
+          `Nothing at ${admitted.rest}. The console's page is at the address it opened.`,
+        );
     }
   }
 

@@ -88,7 +88,9 @@ describe('runDoctor', () => {
       }),
     );
     for (const report of [answered, failed]) expect(JSON.stringify(report)).not.toMatch(/dockerPw000/);
-    expect(answered.checks.find((c) => c.id === 'engine')?.summary).toContain('tcp://***@engine.example:2376');
+    expect(answered.checks.find((c) => c.id === 'engine')?.summary).toContain(
+      'tcp://***@engine.example:2376',
+    );
     expect(() => resolveEngineEndpoint({ DOCKER_HOST: 'tcp://u:dockerPw0003@[bad' })).toThrow(
       expect.objectContaining({ message: expect.not.stringContaining('dockerPw0003') }),
     );

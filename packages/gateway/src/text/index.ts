@@ -1,5 +1,6 @@
 export { stringifyForTerminal, terminalSafeJson } from './json.js';
 export { printable } from './printable.js';
+export { REDACTED, redactArgs, redactText, redactUrl, redactValue } from './redact.js';
 export {
   clip,
   escapedCharacterCount,
@@ -13,5 +14,4 @@ export {
   renderUntrusted,
   visiblePart,
 } from './render.js';
-export { REDACTED, redactArgs, redactText, redactUrl, redactValue } from './redact.js';
 export { isCredentialName, looksLikeSecretWord } from './secret-shapes.js';

@@ -61,7 +61,9 @@ describe('redactUrl', () => {
     ]) {
       const url = `https://mcp.example.com/mcp?mode=ro&${name}=s3cr3t-v4lue&x=1#${name}=fr4gm3nt-v4lue`;
       const shown = redactUrl(url);
-      expect(shown, name).toBe(`https://mcp.example.com/mcp?mode=ro&${name}=${REDACTED}&x=1#${name}=${REDACTED}`);
+      expect(shown, name).toBe(
+        `https://mcp.example.com/mcp?mode=ro&${name}=${REDACTED}&x=1#${name}=${REDACTED}`,
+      );
     }
   });
 
@@ -208,11 +210,13 @@ describe('redactText', () => {
     expect(redactText('Unexpected argument: --token=abc and password: hunter2, "secret": "x1"')).toBe(
       `Unexpected argument: --token=${REDACTED} and password: ${REDACTED}, "secret": ${REDACTED}`,
     );
-    expect(redactText('sent Authorization: Bearer abc.def.ghi')).toBe(`sent Authorization: Bearer ${REDACTED}`);
-    expect(redactText('key ghp_1234567890abcdefghijklmnopqrstuvwxyz leaked')).toBe(`key ${REDACTED} leaked`);
-    expect(redactText('-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNz\n-----END OPENSSH PRIVATE KEY-----')).toBe(
-      REDACTED,
+    expect(redactText('sent Authorization: Bearer abc.def.ghi')).toBe(
+      `sent Authorization: Bearer ${REDACTED}`,
     );
+    expect(redactText('key ghp_1234567890abcdefghijklmnopqrstuvwxyz leaked')).toBe(`key ${REDACTED} leaked`);
+    expect(
+      redactText('-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNz\n-----END OPENSSH PRIVATE KEY-----'),
+    ).toBe(REDACTED);
     const advice =
       'Run: ringfence mcp add NAME --url URL --header "Authorization=Bearer …" (or --token TOKEN, -e KEY=VALUE); exit code: 1; ./keys/signing.key';
     expect(redactText(advice)).toBe(advice);
@@ -221,7 +225,15 @@ describe('redactText', () => {
 
 describe('what counts as a credential name or a random word', () => {
   it('names', () => {
-    for (const name of ['GITHUB_TOKEN', 'apiKey', 'x-api-key', 'DB_PASSWORD', 'clientSecret', 'AUTH', 'accesstoken'])
+    for (const name of [
+      'GITHUB_TOKEN',
+      'apiKey',
+      'x-api-key',
+      'DB_PASSWORD',
+      'clientSecret',
+      'AUTH',
+      'accesstoken',
+    ])
       expect(isCredentialName(name), name).toBe(true);
     for (const name of ['monkey', 'author', 'HOME', 'PATH', 'port', 'keyboard', 'token-file', 'mode'])
       expect(isCredentialName(name), name).toBe(false);
@@ -265,7 +277,11 @@ describe('no secret survives, wherever it is put (seeded property test)', () => 
         ];
         for (const url of named) expect(redactUrl(url), url).not.toContain(s);
         if (s.length >= 32) {
-          for (const url of [`https://h.example/hooks/${s}/x`, `https://h.example/?q=${s}`, `https://h.example/#${s}`])
+          for (const url of [
+            `https://h.example/hooks/${s}/x`,
+            `https://h.example/?q=${s}`,
+            `https://h.example/#${s}`,
+          ])
             expect(redactUrl(url), url).not.toContain(s);
         }
       }

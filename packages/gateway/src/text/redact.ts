@@ -5,7 +5,12 @@
  * hides is replaced whole by `***`, never shortened. What counts as a secret is in
  * secret-shapes.ts; the rules are documented in docs/untrusted-text.md ("Secrets are not shown").
  */
-import { isCredentialName, isCredentialParameter, looksLikeSecretWord, TOKEN_SHAPES } from './secret-shapes.js';
+import {
+  isCredentialName,
+  isCredentialParameter,
+  looksLikeSecretWord,
+  TOKEN_SHAPES,
+} from './secret-shapes.js';
 
 export const REDACTED = '***';
 

@@ -9,9 +9,9 @@ import {
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { UpstreamError } from '../ports/errors.js';
+import { redactText, redactUrl } from '../text/redact.js';
 import { readBoundedBody } from '../util/bounded-body.js';
 import { describeNetworkError, type EventStreamParser, tooLarge } from './answer-stream.js';
-import { redactText, redactUrl } from '../text/redact.js';
 
 // The HTTP side of HttpClientTransport: one server's connections (keep-alive, TLS, no redirects),
 // its answers read under a cap, event streams fed to the parser, and network failures as people

@@ -40,8 +40,12 @@ describe('a remote server that cannot be reached shows no token of its URL', () 
   it('a refused connection', async () => {
     const port = await answering(500);
     servers[0]!.close();
-    const message = await failureOf(`http://127.0.0.1:${port}/mcp?api_key=remoteKey0001#token=remoteFrag0002`);
-    expect(message).toMatch(/^cannot connect to http:\/\/127\.0\.0\.1:\d+\/mcp\?api_key=\*\*\*#token=\*\*\*: /);
+    const message = await failureOf(
+      `http://127.0.0.1:${port}/mcp?api_key=remoteKey0001#token=remoteFrag0002`,
+    );
+    expect(message).toMatch(
+      /^cannot connect to http:\/\/127\.0\.0\.1:\d+\/mcp\?api_key=\*\*\*#token=\*\*\*: /,
+    );
     expect(message).not.toMatch(/remoteKey0001|remoteFrag0002/);
   });
 

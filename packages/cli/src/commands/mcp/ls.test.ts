@@ -104,6 +104,8 @@ describe('ringfence mcp ls shows no secret of a remote URL (issue 21.6)', () => 
       expect(text.stdout).not.toContain(secret);
       expect(json.stdout).not.toContain(secret);
     }
-    expect(text.stdout).toContain('keyed  http  https://k.example/hooks/***/mcp?region=eu&api_key=***&SIG=***#token=***');
+    expect(text.stdout).toContain(
+      'keyed  http  https://k.example/hooks/***/mcp?region=eu&api_key=***&SIG=***#token=***',
+    );
   });
 });

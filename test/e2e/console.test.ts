@@ -256,7 +256,7 @@ describe('ringfence console in a real browser', () => {
       name: `ringfence_console_${new URL(origin).port}`,
       httpOnly: true,
       sameSite: 'Strict',
-      path: pagePath.replace(/\/$/, ''),
+      path: pagePath,
     });
     expect(set!.value).not.toContain(new URL(consoleUrl).searchParams.get('token'));
     const response = await raw(`${origin}${pagePath}`, { headers: { cookie } });

@@ -30,6 +30,21 @@ describe('redactUrl', () => {
     );
     // WHATWG URL reads up to the last @: a password with an @ in it is hidden whole.
     expect(redactUrl('https://u:p@ss@w0rd@host.example/')).toBe('https://***@host.example/');
+    // Forms a client still connects to with the userinfo, and forms that do not parse at all.
+    for (const url of [
+      'https:\\\\u:pw0001@host.example/mcp',
+      'https:/u:pw0001@host.example/mcp',
+      'https:u:pw0001@host.example/mcp',
+      'HTTPS://U:pw0001@HOST.EXAMPLE/mcp',
+      'https://user:p?pw0001#x@host.example/mcp',
+      'https://user:pw0001@[bad/mcp',
+      'postgres://user:pw0001@db.example:5432/app',
+      'admin:pw0001@engine.example:2375',
+    ]) {
+      const shown = redactUrl(url);
+      expect(shown, url).not.toContain('pw0001');
+      expect(shown, url).toContain('***@');
+    }
   });
 
   it('hides credential-like query and fragment parameters by name, in any case', () => {

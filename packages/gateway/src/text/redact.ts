@@ -82,33 +82,66 @@ function redactWord(word: string): string {
  * not a URL is redacted as text.
  */
 export function redactUrl(url: string): string {
-  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*:)(\/\/)?/.exec(url);
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*:)([/\\]*)/.exec(url);
   if (!scheme) return redactText(url);
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {}
+  // A URL that parses is shown as WHATWG URL parsing reads it (what a client would connect to):
+  // `https:\\u:p@h`, `https:/u:p@h` and `https://u:p@ss@h` all have userinfo there.
+  if (parsed && (scheme[2]!.length >= 2 || SPECIAL_SCHEMES.test(parsed.protocol))) {
+    const userinfo = parsed.username !== '' || parsed.password !== '' ? `${REDACTED}@` : '';
+    return `${parsed.protocol}//${userinfo}${parsed.host}${shownRest(parsed.pathname, parsed.search, parsed.hash)}`;
+  }
   const head = scheme[0];
   let rest = url.slice(head.length);
-  const hashAt = rest.indexOf('#');
-  const fragment = hashAt === -1 ? undefined : rest.slice(hashAt + 1);
-  if (hashAt !== -1) rest = rest.slice(0, hashAt);
-  const queryAt = rest.indexOf('?');
-  const query = queryAt === -1 ? undefined : rest.slice(queryAt + 1);
-  if (queryAt !== -1) rest = rest.slice(0, queryAt);
   let authority = '';
-  let path = rest;
-  if (scheme[2]) {
+  if (scheme[2]!.length >= 2 || SPECIAL_SCHEMES.test(scheme[1]!)) {
+    // Not a URL that parses: the authority is taken up to the first slash, past any `?` or `#`,
+    // so a password holding one is still hidden whole.
     const slash = rest.search(/[/\\]/);
     authority = slash === -1 ? rest : rest.slice(0, slash);
-    path = slash === -1 ? '' : rest.slice(slash);
-    // The last `@` ends the userinfo, as WHATWG URL parsing reads it: a password may hold an `@`.
+    rest = slash === -1 ? '' : rest.slice(slash);
     const at = authority.lastIndexOf('@');
     if (at !== -1) authority = `${REDACTED}@${authority.slice(at + 1)}`;
+    const end = authority.search(/[?#]/);
+    if (end !== -1) {
+      rest = `${authority.slice(end)}${rest}`;
+      authority = authority.slice(0, end);
+    }
+  } else {
+    // No authority (`user:pass@host`, `mailto:x@y`): what comes before an `@` in the first
+    // segment is read as userinfo.
+    const first = rest.search(/[/\\?#]/);
+    const segment = first === -1 ? rest : rest.slice(0, first);
+    const at = segment.lastIndexOf('@');
+    if (at !== -1) {
+      authority = `${REDACTED}@${segment.slice(at + 1)}`;
+      rest = first === -1 ? '' : rest.slice(first);
+    }
   }
+  const hashAt = rest.indexOf('#');
+  const fragment = hashAt === -1 ? '' : rest.slice(hashAt);
+  if (hashAt !== -1) rest = rest.slice(0, hashAt);
+  const queryAt = rest.indexOf('?');
+  const query = queryAt === -1 ? '' : rest.slice(queryAt);
+  if (queryAt !== -1) rest = rest.slice(0, queryAt);
+  return `${head}${authority}${shownRest(rest, query, fragment)}`;
+}
+
+/** Schemes WHATWG URL parsing gives an authority whatever follows their colon. */
+const SPECIAL_SCHEMES = /^(?:https?|wss?|ftp|file):$/i;
+
+/** Path, `?query` and `#fragment` (each with its leading character, or empty), redacted. */
+function shownRest(path: string, query: string, fragment: string): string {
   const shownPath = path
     .split(/([/\\;])/)
     .map((part, index) => (index % 2 === 1 ? part : redactPathSegment(part)))
     .join('');
-  const shownQuery = query === undefined ? '' : `?${redactParameters(query, /([&;])/)}`;
-  const shownFragment = fragment === undefined ? '' : `#${redactParameters(fragment, /([&;])/)}`;
-  return `${head}${authority}${shownPath}${shownQuery}${shownFragment}`;
+  const shownQuery = query === '' ? '' : `?${redactParameters(query.slice(1), /([&;])/)}`;
+  const shownFragment = fragment === '' ? '' : `#${redactParameters(fragment.slice(1), /([&;])/)}`;
+  return `${shownPath}${shownQuery}${shownFragment}`;
 }
 
 /** A path segment: `name=value` (matrix parameters) by name, anything else by its look. */

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { constants, existsSync } from 'node:fs';
 import { copyFile, lstat, readFile, readlink, realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -176,7 +176,8 @@ export async function configTarget(path: string): Promise<string> {
 /** A copy of the file beside it (beside the file a link names), as it was, under a name that says when and why. */
 export async function backupClientConfig(config: ClientConfig, now: Date = new Date()): Promise<string> {
   const backup = `${config.target}.ringfence-backup-${now.toISOString().replace(/[:.]/g, '-')}`;
-  await copyFile(config.target, backup);
+  // Never over something already there (a file or a link planted under that name).
+  await copyFile(config.target, backup, constants.COPYFILE_EXCL);
   return backup;
 }
 

@@ -228,6 +228,11 @@ describe('redactText', () => {
     expect(redactText('sent Authorization: Bearer abc.def.ghi')).toBe(
       `sent Authorization: Bearer ${REDACTED}`,
     );
+    expect(redactText('no engine at admin:pw0001@engine.example:2375 (refused)')).toBe(
+      `no engine at ${REDACTED}@engine.example:2375 (refused)`,
+    );
+    for (const kept of ['clone git@github.com:org/repo.git', 'mail me@example.com', 'at 10:30 today'])
+      expect(redactText(kept)).toBe(kept);
     expect(redactText('key ghp_1234567890abcdefghijklmnopqrstuvwxyz leaked')).toBe(`key ${REDACTED} leaked`);
     expect(
       redactText('-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNz\n-----END OPENSSH PRIVATE KEY-----'),
@@ -337,6 +342,7 @@ describe('no secret survives, wherever it is put (seeded property test)', () => 
           `request failed (Authorization: Bearer ${s})`,
           `{"api_key": "${s}"}`,
           `GITHUB_TOKEN=${s} is not valid`,
+          `no engine answers at admin:${s}@engine.example:2375`,
         ])
           expect(redactText(message), message).not.toContain(s);
         if (s.length > 16 && !/^[0-9a-f]+$|^[A-Za-z0-9_-]+$/.test(s))

@@ -26,6 +26,9 @@ const AUTH_SCHEME = /\b(Bearer|Basic|Digest)(\s+)[A-Za-z0-9._~+/=-]{6,}/gi;
 /** `scheme://…` in running text, up to a space or a quote. */
 const URL_IN_TEXT = /\b[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s"'<>`]+/g;
 
+/** `user:password@host` in running text, with no scheme before it (a URL is handled whole). */
+const USERINFO_IN_TEXT = /(?<![\w/.:%~-])[A-Za-z0-9._~%-]+:[^\s@/'"<>`]+@(?=[A-Za-z0-9[])/g;
+
 /** `name=value`, `name: value` or `"name": "value"` in running text (`value` up to a space or a separator). */
 const PAIR_IN_TEXT = /([A-Za-z_][A-Za-z0-9_.-]*)(["']?[ \t]*(?:=|:)[ \t]*)("[^"]*"|'[^']*'|[^\s&;,'"]+)/g;
 
@@ -247,6 +250,7 @@ export function redactText(text: string): string {
     const trail = /[.,;:!?)\]}]+$/.exec(match)?.[0] ?? '';
     return `${redactUrl(match.slice(0, match.length - trail.length))}${trail}`;
   });
+  out = out.replace(USERINFO_IN_TEXT, `${REDACTED}@`);
   out = out.replace(AUTH_SCHEME, (_match, scheme: string, space: string) => `${scheme}${space}${REDACTED}`);
   const kept = (value: string) =>
     value === REDACTED || PLACEHOLDER.test(value) || /^(?:Bearer|Basic|Digest)$/i.test(value);

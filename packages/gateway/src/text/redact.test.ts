@@ -92,6 +92,15 @@ describe('redactUrl', () => {
     );
   });
 
+  it('hides a parameter whose value carries a credential of its own', () => {
+    expect(redactUrl('https://h.example/?dsn=postgres%3A%2F%2Fu%3Apw0001%40db%2Fapp&x=1')).toBe(
+      `https://h.example/?dsn=${REDACTED}&x=1`,
+    );
+    expect(redactUrl('https://h.example/?h=Authorization%3A%20Bearer%20abcdef0001')).toBe(
+      `https://h.example/?h=${REDACTED}`,
+    );
+  });
+
   it('keeps what carries no secret', () => {
     for (const url of [
       'https://mcp.example.com/mcp',

@@ -60,7 +60,15 @@ function redactParameters(query: string, separator: RegExp): string {
         decoded = decodeURIComponent(name.replace(/\+/g, ' '));
       } catch {}
       if (isCredentialParameter(decoded)) return `${name}=${REDACTED}`;
-      return `${name}=${redactWord(pair.slice(eq + 1))}`;
+      const value = pair.slice(eq + 1);
+      const word = redactWord(value);
+      if (word !== value) return `${name}=${word}`;
+      // A value that is itself a URL with credentials, a header, `Bearer X`…: hidden whole.
+      let text = value;
+      try {
+        text = decodeURIComponent(value.replace(/\+/g, ' '));
+      } catch {}
+      return redactText(text) === text ? pair : `${name}=${REDACTED}`;
     })
     .join('');
 }

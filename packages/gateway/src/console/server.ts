@@ -140,7 +140,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       return plain(
         res,
         403,
-        `The browser says this request comes from another site or port (Sec-Fetch-Site: ${site}); the console answers only its own page. ${OPEN_PRINTED}`,
+        `The browser says this request comes from another site or port (Sec-Fetch-Site: ${site.slice(0, 40)}); the console answers only its own page. ${OPEN_PRINTED}`,
       );
     if (req.method !== 'GET' && req.method !== 'HEAD')
       return plain(

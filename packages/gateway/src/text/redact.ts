@@ -27,7 +27,7 @@ const AUTH_SCHEME = /\b(Bearer|Basic|Digest)(\s+)[A-Za-z0-9._~+/=-]{6,}/gi;
 const URL_IN_TEXT = /\b[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s"'<>`]+/g;
 
 /** `user:password@host` in running text, with no scheme before it (a URL is handled whole). */
-const USERINFO_IN_TEXT = /(?<![\w/.:%~-])[A-Za-z0-9._~%-]+:[^\s@/'"<>`]+@(?=[A-Za-z0-9[])/g;
+const USERINFO_IN_TEXT = /(?<![\w/.:%~-])[A-Za-z0-9._~%-]+:(?!\/\/)[^\s@'"<>`]+@(?=[A-Za-z0-9[])/g;
 
 /** `name=value`, `name: value` or `"name": "value"` in running text (`value` up to a space or a separator). */
 const PAIR_IN_TEXT = /([A-Za-z_][A-Za-z0-9_.-]*)(["']?[ \t]*(?:=|:)[ \t]*)("[^"]*"|'[^']*'|[^\s&;,'"]+)/g;
@@ -55,6 +55,8 @@ function redactParameters(query: string, separator: RegExp): string {
       const eq = pair.indexOf('=');
       if (eq === -1) return redactWord(pair);
       const name = pair.slice(0, eq);
+      // `#<token>=` (base64 padding) is a value, not a name: judged whole.
+      if (redactWord(name) !== name) return REDACTED;
       let decoded = name;
       try {
         decoded = decodeURIComponent(name.replace(/\+/g, ' '));
@@ -92,9 +94,10 @@ function redactWord(word: string): string {
  * fragment that is a known token or looks random (secret-shapes.ts) is hidden too. Text that is
  * not a URL is redacted as text.
  */
-export function redactUrl(url: string): string {
-  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*:)([/\\]*)/.exec(url);
-  if (!scheme) return redactText(url);
+export function redactUrl(raw: string): string {
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*:)([/\\]*)/.exec(raw);
+  if (!scheme) return redactText(raw);
+  const url = withoutMalformedUserinfo(raw, scheme[0]);
   let parsed: URL | undefined;
   try {
     parsed = new URL(url);
@@ -139,6 +142,28 @@ export function redactUrl(url: string): string {
   const query = queryAt === -1 ? '' : rest.slice(queryAt);
   if (queryAt !== -1) rest = rest.slice(0, queryAt);
   return `${head}${authority}${shownRest(rest, query, fragment)}`;
+}
+
+/**
+ * A password written with a `/` in it (`https://user:pa/ss@host`) makes URL parsing end the
+ * authority early and read the rest as a path, password included. `NAME:VALUE@` before the last
+ * `@` ahead of any `?` or `#`, where VALUE up to the first slash is not a port, is userinfo
+ * whatever the parser says: it is replaced by `***@` before anything else reads the URL.
+ */
+function withoutMalformedUserinfo(url: string, head: string): string {
+  const rest = url.slice(head.length);
+  const end = rest.search(/[?#]/);
+  const at = (end === -1 ? rest : rest.slice(0, end)).lastIndexOf('@');
+  if (at === -1) return url;
+  const candidate = rest.slice(0, at);
+  const hidden = `${head}${REDACTED}@${rest.slice(at + 1)}`;
+  // A token as the user name, slashes and all.
+  if (redactWord(candidate) !== candidate) return hidden;
+  const colon = candidate.indexOf(':');
+  const slash = candidate.search(/[/\\]/);
+  if (colon === -1 || (slash !== -1 && slash < colon)) return url;
+  const afterColon = candidate.slice(colon + 1, slash === -1 ? undefined : slash);
+  return /^\d+$/.test(afterColon) ? url : hidden;
 }
 
 /** Schemes WHATWG URL parsing gives an authority whatever follows their colon. */
@@ -187,8 +212,19 @@ export function redactValue(arg: string): string {
     const word = redactWord(value);
     if (word !== value) return `${name}${sep}${word}`;
   }
-  if (redactWord(arg) !== arg) return REDACTED;
+  if (redactWord(arg) !== arg) return isFilePath(arg) ? arg.split('/').map(redactWord).join('/') : REDACTED;
   return redactText(arg);
+}
+
+/**
+ * A path people write (`/nix/store/<hash>-node/bin/node`): absolute, relative or from home, in
+ * three segments or more, one of them a plain word. A random token that starts with `/` almost
+ * never has a segment of letters only; a path is redacted segment by segment instead of whole.
+ */
+function isFilePath(arg: string): boolean {
+  if (!/^(?:\/|\.{1,2}\/|~\/)/.test(arg)) return false;
+  const segments = arg.split('/');
+  return segments.length >= 3 && segments.some((segment) => /^[A-Za-z]{3,}$/.test(segment));
 }
 
 /**

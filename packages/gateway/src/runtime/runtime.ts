@@ -98,11 +98,14 @@ export async function createContainerRuntime(options: {
     );
   }
   startupMark('runtime: swept');
-  for (const problem of swept.errors) options.log(`ringfence: sweeping leftovers: ${rendered(problem, 'line')}`);
+  for (const problem of swept.errors)
+    options.log(`ringfence: sweeping leftovers: ${rendered(problem, 'line')}`);
   const egress = new EgressAuditor((input) => {
     options.audit
       .append(input)
-      .catch((error: unknown) => options.log(`ringfence: audit: ${rendered((error as Error).message, 'line')}`));
+      .catch((error: unknown) =>
+        options.log(`ringfence: audit: ${rendered((error as Error).message, 'line')}`),
+      );
   });
   const onEgressLine = (server: string, line: string) => egress.line(server, line);
   // No container before the reaper watches (or is known not to).

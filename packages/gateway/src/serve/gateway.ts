@@ -25,7 +25,6 @@ import {
   catalogReport,
   type Exposed,
   exposureDecisions,
-  nameOf,
   outcomeKeys,
   shownLabel,
   withheldKey,

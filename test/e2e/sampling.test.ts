@@ -226,7 +226,7 @@ describe('sampling and elicitation over --http, several sessions', () => {
         requestedSchema: { type: 'object', properties: { 'token\u202e': { type: 'string' } } },
       }),
     ).toMatch(
-      /^error: ringfence refused elicitation\/create from writer: its elicitation has the field token\\u\{202E\}/,
+      /^error: ringfence refused elicitation\/create from writer: its elicitation has the field "token\u202e" holding U\+202E,/,
     );
     expect(seen).toEqual([]);
     const refused = (await serverRequests(home, 'writer')).slice(before);

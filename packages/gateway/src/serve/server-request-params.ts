@@ -2,7 +2,7 @@ import {
   CreateMessageRequestParamsSchema,
   ElicitRequestFormParamsSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { isShownEscaped, rendered } from '../text/render.js';
+import { clip, isShownEscaped, rendered } from '../text/render.js';
 
 /**
  * What a server's sampling or elicitation request becomes before a client sees it: rebuilt from
@@ -71,7 +71,7 @@ function contentBlock(server: string, block: SamplingContent): Record<string, un
     default:
       throw new ServerRequestRefused(
         'malformed',
-        `its sampling request holds content of type ${rendered(String(block.type), 'name').slice(0, 40)}, which ringfence does not pass on (only text, image and audio)`,
+        `its sampling request holds content of type "${clip(String(block.type), 40)}", which ringfence does not pass on (only text, image and audio)`,
       );
   }
 }
@@ -137,16 +137,23 @@ export function samplingParams(server: string, params: unknown): Record<string, 
 /** Keys of a field's schema whose strings come back as the answer: passed on only unchanged. */
 const ANSWER_KEYS = new Set(['enum', 'const']);
 
-/** The first character of `text` that `mode` shows escaped, as its escape. */
+/** The first character of `text` that `mode` shows escaped, as `U+HEX`. */
 function firstEscaped(text: string, mode: 'line' | 'name'): string | undefined {
-  for (const ch of text) if (isShownEscaped(ch.codePointAt(0)!, mode)) return rendered(ch, mode);
+  for (const ch of text) {
+    const cp = ch.codePointAt(0)!;
+    if (isShownEscaped(cp, mode)) return `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
+  }
   return undefined;
 }
 
-const refusedName = (what: string, shown: string, hidden: string) =>
+/**
+ * The refusal of a name or value that would change when shown. The message holds the server's
+ * text as it came (cut), like every reason: whoever shows it (`audit tail`) renders it, once.
+ */
+const refusedName = (what: string, text: string, hidden: string) =>
   new ServerRequestRefused(
     'hidden-characters',
-    `its elicitation has ${what} ${shown} holding ${hidden}, a character that would be shown escaped. Answers come back keyed by it or as it, so it can only be passed on as it is, and is refused; the server's author can use plain text`,
+    `its elicitation has ${what} "${clip(text, 80)}" holding ${hidden}, a character that would be shown escaped. Answers come back keyed by it or as it, so it can only be passed on as it is, and is refused; the server's author can use plain text`,
   );
 
 /**
@@ -159,8 +166,7 @@ function fieldSchema(field: string, value: unknown, key = ''): unknown {
   if (typeof value === 'string') {
     if (!ANSWER_KEYS.has(key)) return rendered(value, 'line');
     const hidden = firstEscaped(value, 'line');
-    if (hidden)
-      throw refusedName(`an option of field ${field}:`, rendered(value, 'line').slice(0, 80), hidden);
+    if (hidden) throw refusedName(`an option of field "${field}":`, value, hidden);
     return value;
   }
   if (Array.isArray(value)) return value.map((item) => fieldSchema(field, item, key));
@@ -186,7 +192,7 @@ export function elicitationParams(server: string, params: unknown): Record<strin
   const properties: Record<string, unknown> = Object.fromEntries(
     Object.entries(requestedSchema.properties).map(([field, schema]) => {
       const hidden = firstEscaped(field, 'name');
-      if (hidden) throw refusedName('the field', rendered(field, 'name').slice(0, 80), hidden);
+      if (hidden) throw refusedName('the field', field, hidden);
       return [field, fieldSchema(field, schema)];
     }),
   );

@@ -387,7 +387,7 @@ describe('sampling and elicitation from servers', () => {
         message: 'Token?',
         requestedSchema: { type: 'object', properties: { 'token\u202e': { type: 'string' } } },
       }),
-    ).toMatch(/^error -32600: .*its elicitation has the field token\\u\{202E\} holding \\u\{202E\}/);
+    ).toMatch(/^error -32600: .*its elicitation has the field "token\u202e" holding U\+202E,/);
     expect(person.seen).toEqual([]);
     const refused = requests().map((e) => e.refs);
     expect(refused.map((r) => [r.allowed, r.rule])).toEqual([
@@ -395,6 +395,9 @@ describe('sampling and elicitation from servers', () => {
       [false, 'hidden-characters'],
     ]);
     expect(refused[0]!.reason).toMatch(/tool_use content/);
+    // Stored as it came, so `audit tail` renders it once (not an already-rendered \u{202E} again).
+    expect(refused[1]!.reason).toContain('"token\u202e" holding U+202E');
+    expect(refused[1]!.reason).not.toContain('\\u{');
 
     // Forged labels behind every kind of line break: every line the person sees begins with the real one.
     for (const lineBreak of ['\n\n', '\r', '\u2028', '\u0085', '\u000b']) {

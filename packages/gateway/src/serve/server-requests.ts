@@ -2,7 +2,7 @@ import type { ServerConfig } from '../config/servers.js';
 import type { AuditSink } from '../ports/audit.js';
 import type { PolicyView } from '../ports/policy.js';
 import type { ServerRequest, ServerRequestMethod } from '../ports/upstream.js';
-import { rendered } from '../text/render.js';
+import { clip } from '../text/render.js';
 import { elicitationParams, ServerRequestRefused, samplingParams } from './server-request-params.js';
 
 export { ServerRequestRefused };
@@ -162,7 +162,8 @@ export class ServerRequests {
     try {
       answer = await sink.forward(server, method, forwarded, request.signal);
     } catch (error) {
-      const reason = `the client answered with an error: ${rendered(String((error as Error).message ?? error), 'line').slice(0, 300)}`;
+      // As it came, cut: the audit log keeps reasons unrendered, and `audit tail` renders them once.
+      const reason = `the client answered with an error: ${clip(String((error as Error).message ?? error), 300)}`;
       await answered(undefined, reason);
       throw new ServerRequestRefused('client-error', `${method} failed: ${reason}`);
     }

@@ -313,7 +313,7 @@ describe('elicitationParams', () => {
       const refused = refusal(() => elicitationParams('writer', ask({ [name]: { type: 'string' } })));
       expect(refused.rule).toBe('hidden-characters');
       // The reason holds the name as it came: whoever shows it (audit tail) renders it, once.
-      expect(refused.message).toMatch(/^its elicitation has the field "[^]+" holding U\+[0-9A-F]{4,}, /);
+      expect(refused.message).toMatch(/^its elicitation has the field "[\s\S]+" holding U\+[0-9A-F]{4,}, /);
       expect(refused.message).toContain(`"${name}"`);
     }
     const values = ['yes\u202e', 'no\u{e0041}', 'a\nb', 'x\u001b[2K', 'z\u200b'];

@@ -25,6 +25,7 @@ class SayingUpstream implements Upstream {
   readonly destination = 'remote fake';
   readonly limits = DEFAULT_CALL_LIMITS;
   closed: ((reason: string) => void) | undefined;
+  listingFails = false;
   constructor(
     readonly name: string,
     private readonly text: string,
@@ -37,6 +38,7 @@ class SayingUpstream implements Upstream {
     return { prompts: true, completions: false, logging: true };
   }
   async listTools(): Promise<ToolListing> {
+    if (this.listingFails) throw new Error(this.text);
     const tool = (name: string) => ({ name, description: 'd', inputSchema: { type: 'object' } });
     return { tools: [tool('plain'), tool(this.text)], problems: [] };
   }
@@ -92,7 +94,13 @@ async function printedLines(text: string): Promise<string[]> {
     servers: [remote('broken'), remote('partial'), remote('fine')],
     pins: new PinStore(home),
     guard,
-    audit: { append: async () => 1 },
+    // The result of a call cannot be recorded, for a reason as odd as the server's text.
+    audit: {
+      append: async (input) => {
+        if (input.type === 'mcp.result') throw new Error(text);
+        return 1;
+      },
+    },
     createUpstream: (config) => {
       const upstream = new SayingUpstream(config.name, text, fails[config.name as keyof typeof fails]);
       upstreams.set(config.name, upstream);
@@ -104,6 +112,10 @@ async function printedLines(text: string): Promise<string[]> {
   });
   await gateway.start();
   await gateway.setLoggingLevel('info');
+  await gateway.callTool('fine_plain', {}, {}, undefined);
+  await expect.poll(() => printed.some((line) => line.startsWith('ringfence: audit: '))).toBe(true);
+  upstreams.get('partial')!.listingFails = true;
+  await gateway.refresh('partial');
   upstreams.get('fine')!.closed!(text);
   await gateway.close();
   await rm(home, { recursive: true, force: true });
@@ -118,6 +130,8 @@ function sourceLines(text: string): string[] {
     `ringfence: partial: setting its log level failed: ${text}`,
     `ringfence: fine: setting its log level failed: ${text}`,
     `ringfence: fine stopped: ${text}. Its tools and prompts fail until the gateway restarts.`,
+    `ringfence: audit: the result of fine/plain could not be recorded: ${text}`,
+    `ringfence: partial: re-listing its tools and prompts failed, all are withheld: ${text}`,
   ];
 }
 

@@ -357,8 +357,22 @@ describe('sampling and elicitation from servers', () => {
       }),
     ).toMatch(/elicitation by URL is not passed on/);
     expect(await person.ask('writer_ask', 'sampling/createMessage', { messages: 'no' })).toMatch(/malformed/);
+    // Small as sent, large as shown: every line break gains a label.
+    const lines = {
+      ...SAMPLE,
+      messages: [{ role: 'user', content: { type: 'text', text: '\n'.repeat(100_000) } }],
+    };
+    expect(await person.ask('writer_ask', 'sampling/createMessage', lines)).toMatch(
+      /with its labels and escapes the request would reach the client as \d+ bytes, more than the 1048576 passed on/,
+    );
     expect(person.seen).toEqual([]);
-    expect(requests().map((e) => e.refs.rule)).toEqual(['too-large', 'malformed', 'malformed', 'malformed']);
+    expect(requests().map((e) => e.refs.rule)).toEqual([
+      'too-large',
+      'malformed',
+      'malformed',
+      'malformed',
+      'too-large',
+    ]);
   });
 
   it("a server's fabricated tool history, forged labels and hidden field names never reach the person as sent, and refusals are audited with the reason", async () => {

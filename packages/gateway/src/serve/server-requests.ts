@@ -16,6 +16,11 @@ const KIND: Record<ServerRequestMethod, ServerRequestKind> = {
 
 /** Largest request a server may send to the client, as JSON (its params). */
 export const SERVER_REQUEST_MAX_BYTES = 256 * 1024;
+/**
+ * Largest request as the client would receive it: labels on every line and escapes make a
+ * request larger (a line break gains a label of ~40 bytes), so what is passed on is capped too.
+ */
+export const SERVER_REQUEST_SHOWN_MAX_BYTES = 1024 * 1024;
 /** Largest answer passed back to the server, as JSON. */
 export const SERVER_ANSWER_MAX_BYTES = 256 * 1024;
 
@@ -203,6 +208,12 @@ export class ServerRequests {
       );
     const forwarded =
       kind === 'sampling' ? samplingParams(server, params) : elicitationParams(server, params);
+    const shown = jsonSize(forwarded);
+    if (shown > SERVER_REQUEST_SHOWN_MAX_BYTES)
+      throw new ServerRequestRefused(
+        'too-large',
+        `with its labels and escapes the request would reach the client as ${shown} bytes, more than the ${SERVER_REQUEST_SHOWN_MAX_BYTES} passed on; the server can send fewer lines or fewer hidden characters`,
+      );
     if (sinks.length === 0)
       throw new ServerRequestRefused(
         'no-caller',

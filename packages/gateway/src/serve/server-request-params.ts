@@ -188,7 +188,7 @@ export function elicitationParams(server: string, params: unknown): Record<strin
   const parsed = ElicitRequestFormParamsSchema.safeParse(params);
   if (!parsed.success) throw new ServerRequestRefused('malformed', 'its elicitation request is malformed');
   const { message, requestedSchema } = parsed.data;
-  // fromEntries defines own members, so a field called `__proto__` stays a field.
+  // fromEntries defines own members: no field name can reach a prototype.
   const properties: Record<string, unknown> = Object.fromEntries(
     Object.entries(requestedSchema.properties).map(([field, schema]) => {
       const hidden = firstEscaped(field, 'name');

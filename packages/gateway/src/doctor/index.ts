@@ -13,3 +13,10 @@ export {
   systemDoctorEnvironment,
 } from './doctor.js';
 export { CVE_2024_29018_FIXED, type InternalDnsVerdict, internalDnsVerdict } from './engine-dns.js';
+export {
+  boundingSetAllowsRaise,
+  checkEngineLimits,
+  engineDefaultsVerdict,
+  type HostLimitFacts,
+  readHostLimitFacts,
+} from './engine-limits.js';

@@ -47,6 +47,7 @@ function environment(overrides: Partial<DoctorEnvironment> = {}): DoctorEnvironm
     inspectHome: (path) => inspectHome(path),
     loadPolicy: async () => ({ ok: true, present: false, dir: join(dir, 'policy') }),
     hostLimits: () => ({ hard: { nofile: 20000, nproc: 96363 }, mayRaise: false }),
+    engineDefaultLimits: async () => ({}),
     ...overrides,
   };
 }

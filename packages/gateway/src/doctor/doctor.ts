@@ -15,7 +15,13 @@ import {
   resolveEngineEndpoint,
 } from '../runtime/engine.js';
 import { CVE_2024_29018_FIXED, internalDnsVerdict } from './engine-dns.js';
-import { checkEngineLimits, type HostLimitFacts, readHostLimitFacts } from './engine-limits.js';
+import {
+  checkEngineLimits,
+  type EngineDefaultLimits,
+  type HostLimitFacts,
+  probeEngineDefaultLimits,
+  readHostLimitFacts,
+} from './engine-limits.js';
 
 export { describePolicy };
 
@@ -54,6 +60,8 @@ export interface DoctorEnvironment {
   readonly loadPolicy: () => Promise<InstalledPolicyResult>;
   /** This host's hard process limits and whether they may be raised. */
   readonly hostLimits: () => HostLimitFacts;
+  /** The limits the engine gives a container that names none (it creates and removes one). */
+  readonly engineDefaultLimits: (docker: Docker) => Promise<EngineDefaultLimits>;
 }
 
 export const MIN_NODE = [20, 19] as const;
@@ -72,6 +80,7 @@ export function systemDoctorEnvironment(env: NodeJS.ProcessEnv = process.env): D
     loadPolicy: () =>
       loadInstalledPolicy({ dir: installedPolicyDir(env), home: resolveHome(env), recordState: false }),
     hostLimits: readHostLimitFacts,
+    engineDefaultLimits: probeEngineDefaultLimits,
   };
 }
 
@@ -214,7 +223,10 @@ export async function runDoctor(env: DoctorEnvironment = systemDoctorEnvironment
     });
     checks.push(checkEngineDns(engine.info));
     checks.push(checkEngineContract(engine.info));
-    checks.push(checkEngineLimits(engine.info, engine.endpoint, env.hostLimits()));
+    const engineDefaults = await env
+      .engineDefaultLimits(engine.docker)
+      .catch((error: Error) => ({ unknown: `the engine would not say (${error.message})` }));
+    checks.push(checkEngineLimits(engine.info, engine.endpoint, env.hostLimits(), engineDefaults));
   } catch (error) {
     checks.push({
       id: 'engine',

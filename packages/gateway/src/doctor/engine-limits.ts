@@ -1,11 +1,16 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type Docker from 'dockerode';
+import { repoTags } from '../images/build.js';
+import { NODE_BASE_REPOSITORY } from '../images/node-base.js';
 import { describeEngine, type EngineEndpoint, type EngineInfo } from '../runtime/engine.js';
+import { removeContainer } from '../runtime/engine-races.js';
+import { ownerLabels } from '../runtime/labels.js';
 import {
   containerProcessLimits,
   describeProcessLimits,
   type HostHardLimits,
   hostHardLimitsFor,
-  PODMAN_ROOTFUL_DEFAULT_LIMIT,
   readHostHardLimits,
 } from '../runtime/process-limits.js';
 
@@ -20,6 +25,13 @@ export interface HostLimitFacts {
    */
   readonly mayRaise: boolean | undefined;
 }
+
+/**
+ * The hard limits an engine gives a container that names none, as it records them (`{}`: it names
+ * none either, and the container inherits the engine's own, which always fit), or why they could
+ * not be learnt.
+ */
+export type EngineDefaultLimits = HostHardLimits | { readonly unknown: string };
 
 const CAP_SYS_RESOURCE = 24n;
 
@@ -39,23 +51,58 @@ export function readHostLimitFacts(): HostLimitFacts {
   return { hard: readHostHardLimits(), mayRaise };
 }
 
+/** `HostConfig.Ulimits` as an engine reports it: Docker names `nofile`, Podman `RLIMIT_NOFILE`. */
+export function recordedLimits(ulimits: readonly { Name?: string; Hard?: number }[] | null | undefined) {
+  const limits: { nofile?: number; nproc?: number } = {};
+  for (const { Name, Hard } of ulimits ?? []) {
+    const name = Name?.toLowerCase().replace(/^rlimit_/, '');
+    if ((name === 'nofile' || name === 'nproc') && typeof Hard === 'number') limits[name] = Hard;
+  }
+  return limits;
+}
+
 /**
- * Whether the limits this engine gives a container that names none fit what the host grants:
- * `fail` where they exceed the host's hard limits and nothing may raise them, `may-fail` where
- * they exceed them and only the engine's own privileges could. Docker passes on its own limits
- * and rootless Podman takes no more than its own, so neither asks for more than it has; rootful
- * Podman asks for 1048576 open files and processes (unless its containers.conf names others).
+ * Ask the engine what it gives a container that names no limits: create one (never started) from
+ * the Node base image, read what the engine recorded, remove it. Rootful Podman records 1048576
+ * open files and 32768 processes, or names none, depending on its version and its own limits;
+ * Docker names none. Owner-labelled, so a doctor killed in between leaves it to the sweep.
+ */
+export async function probeEngineDefaultLimits(docker: Docker): Promise<EngineDefaultLimits> {
+  const images = await docker.listImages({ filters: { label: ['ringfence.image=node-base'] } });
+  const image = images.find((i) => repoTags(i).some((tag) => tag.startsWith(`${NODE_BASE_REPOSITORY}:`)));
+  if (!image) return { unknown: 'the Node base image is not built. Run: ringfence images build' };
+  const session = `doctor-${randomBytes(4).toString('hex')}`;
+  const container = await docker.createContainer({
+    name: `ringfence-doctor-${session}`,
+    Image: image.Id,
+    Cmd: ['node', '--version'],
+    Labels: ownerLabels('doctor', session, 'probe'),
+    HostConfig: { NetworkMode: 'none' },
+  });
+  try {
+    return recordedLimits((await container.inspect()).HostConfig.Ulimits);
+  } finally {
+    await removeContainer(container).catch(() => {});
+  }
+}
+
+/**
+ * Whether the limits an engine gives a container that names none fit what the host grants:
+ * `fail` where they exceed its hard limits and CAP_SYS_RESOURCE is withheld, `may-fail` where
+ * only the engine's own privileges could raise them.
  */
 export function engineDefaultsVerdict(
-  info: Pick<EngineInfo, 'kind' | 'mode'>,
+  engine: HostHardLimits,
   host: HostHardLimits | undefined,
   mayRaise: boolean | undefined,
 ): { verdict: 'fit' | 'fail' | 'may-fail' | 'unknown'; over: string[] } {
-  if (info.kind === 'docker' || info.mode === 'rootless') return { verdict: 'fit', over: [] };
   if (!host) return { verdict: 'unknown', over: [] };
   const over = (['nofile', 'nproc'] as const)
-    .filter((name) => typeof host[name] === 'number' && (host[name] as number) < PODMAN_ROOTFUL_DEFAULT_LIMIT)
-    .map((name) => `${name} ${host[name]}`);
+    .filter((name) => {
+      const [asked, granted] = [engine[name], host[name]];
+      return typeof asked === 'number' && typeof granted === 'number' && asked > granted;
+    })
+    .map((name) => `${name} ${engine[name]} (this host: ${host[name]})`);
   if (over.length === 0) return { verdict: 'fit', over };
   return { verdict: mayRaise === false ? 'fail' : 'may-fail', over };
 }
@@ -65,22 +112,16 @@ function describeHost(host: HostHardLimits): string {
 }
 
 /**
- * The limits ringfence names on every container, and whether the engine's own would have failed
- * here (docs/runtimes.md, "Process limits"). Never a warning: ringfence's containers do not use
- * the engine's defaults, so there is nothing to fix for them; it says so for the engine's other
- * containers.
+ * The limits ringfence names on every container, and whether the engine's own would fail here
+ * (docs/runtimes.md, "Process limits"). Never a warning: ringfence's containers do not use the
+ * engine's defaults, so there is nothing to fix for them; it says so for the engine's others.
  */
 export function checkEngineLimits(
   info: EngineInfo,
   endpoint: Pick<EngineEndpoint, 'options'>,
   facts: HostLimitFacts,
-): {
-  readonly id: 'engine-limits';
-  readonly title: string;
-  readonly status: 'ok';
-  readonly required: false;
-  readonly summary: string;
-} {
+  engineDefaults: EngineDefaultLimits,
+) {
   const host = hostHardLimitsFor(endpoint, () => facts.hard);
   const given = describeProcessLimits(containerProcessLimits(host));
   const base = { id: 'engine-limits', title: 'Process limits', status: 'ok', required: false } as const;
@@ -91,20 +132,23 @@ export function checkEngineLimits(
     };
   }
   const ours = `every container ringfence creates gets ${given}, within this host's hard limits (${describeHost(host)})`;
-  const { verdict, over } = engineDefaultsVerdict(info, host, facts.mayRaise);
-  if (verdict === 'fail' || verdict === 'may-fail') {
-    const where =
-      verdict === 'fail'
-        ? 'here, since this host withholds CAP_SYS_RESOURCE, which raising them needs'
-        : 'wherever the engine may not raise them (it needs CAP_SYS_RESOURCE, which many sandboxes and CI runners withhold)';
+  if ('unknown' in engineDefaults) {
     return {
       ...base,
-      summary:
-        `${ours}. ${describeEngine(info)} itself asks for ${PODMAN_ROOTFUL_DEFAULT_LIMIT} open files and processes ` +
-        `in a container that names none, above this host's ${over.join(', ')}: such a container fails to start ` +
-        `("setrlimit …: operation not permitted") ${where}. ringfence's containers are not affected; for ` +
-        'your own, name limits (podman run --ulimit) or set default_ulimits in containers.conf.',
+      summary: `${ours}; whether the engine's own defaults fit is unknown: ${engineDefaults.unknown}`,
     };
   }
-  return { ...base, summary: ours };
+  const { verdict, over } = engineDefaultsVerdict(engineDefaults, host, facts.mayRaise);
+  if (verdict !== 'fail' && verdict !== 'may-fail') return { ...base, summary: ours };
+  const where =
+    verdict === 'fail'
+      ? 'here, since this host withholds CAP_SYS_RESOURCE, which raising them needs'
+      : 'wherever the engine may not raise them (it needs CAP_SYS_RESOURCE, which many sandboxes and CI runners withhold)';
+  return {
+    ...base,
+    summary:
+      `${ours}. ${describeEngine(info)} itself gives a container that names none ${over.join(', ')}: such a ` +
+      `container fails to start ("setrlimit …: operation not permitted") ${where}. ringfence's containers ` +
+      'are not affected; for your own, name limits (--ulimit) or set default_ulimits in containers.conf.',
+  };
 }

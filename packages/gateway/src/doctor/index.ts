@@ -16,7 +16,10 @@ export { CVE_2024_29018_FIXED, type InternalDnsVerdict, internalDnsVerdict } fro
 export {
   boundingSetAllowsRaise,
   checkEngineLimits,
+  type EngineDefaultLimits,
   engineDefaultsVerdict,
   type HostLimitFacts,
+  probeEngineDefaultLimits,
   readHostLimitFacts,
+  recordedLimits,
 } from './engine-limits.js';

@@ -14,7 +14,7 @@ import { removeContainer } from './engine-races.js';
 import { checkImage } from './image-check.js';
 import { resolveMounts, verifyMounts, type WorkspaceRoot } from './mounts.js';
 import { createServerNetworks, removeNetworks } from './networks.js';
-import type { ContainerProcessLimits } from './process-limits.js';
+import { type ContainerProcessLimits, limitsRefusal } from './process-limits.js';
 import { type RunningSidecar, startSidecar } from './sidecar.js';
 import { StderrTail } from './stderr-tail.js';
 
@@ -69,6 +69,16 @@ export class DockerContainedServer implements ContainedServer {
   }
 
   async start(): Promise<ContainedStdio> {
+    try {
+      return await this.startContainers();
+    } catch (error) {
+      // The engine's raw OCI error is the cause; say what it means and what to do.
+      const refusal = limitsRefusal(error, this.deps.processLimits);
+      throw refusal ? new UpstreamError('ENGINE_LIMITS', refusal, { cause: error }) : error;
+    }
+  }
+
+  private async startContainers(): Promise<ContainedStdio> {
     const { docker, session } = this.deps;
     const refusal = this.deps.engine && engineRefusal(this.deps.engine, this.config.egress.mode);
     if (refusal) throw new UpstreamError('ENGINE_CANNOT_CONTAIN', refusal);

@@ -6,6 +6,7 @@ import {
   containerProcessLimits,
   describeProcessLimits,
   hostHardLimitsFor,
+  limitsRefusal,
   PROCESS_LIMIT_DEFAULTS,
   parseHardLimits,
   readHostHardLimits,
@@ -94,5 +95,23 @@ describe('ulimits', () => {
       { Name: 'nproc', Soft: 512, Hard: 512 },
     ]);
     expect(describeProcessLimits(limits)).toBe('nofile 1024:2048, nproc 512:512');
+  });
+});
+
+describe('limitsRefusal', () => {
+  const limits = containerProcessLimits(undefined);
+  it("explains runc's and crun's refusal, with what to do, keeping what the engine said", () => {
+    const runc = new Error(
+      '(HTTP code 409) unexpected - preparing container 1a2b for attach: runc: runc create failed: unable to start container process: error during container init: error setting rlimits for ready process: error setting rlimit type 7: operation not permitted: OCI permission denied ',
+    );
+    expect(limitsRefusal(runc, limits)).toMatch(
+      /^the engine may not give its container the process limits ringfence names \(nofile 1024:4096, nproc 4096:4096\): its own hard limits are lower\. Start the engine with hard limits at least that high .*then run: ringfence doctor\. The engine said: \(HTTP code 409\).*rlimit type 7: operation not permitted: OCI permission denied$/,
+    );
+    const crun = 'crun: setrlimit `RLIMIT_NOFILE`: Operation not permitted: OCI permission denied';
+    expect(limitsRefusal(new Error(crun), limits)).toContain(crun);
+  });
+
+  it('leaves every other failure alone', () => {
+    expect(limitsRefusal(new Error('no such image'), limits)).toBeUndefined();
   });
 });

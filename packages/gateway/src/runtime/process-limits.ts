@@ -120,3 +120,25 @@ export function ulimits(limits: ContainerProcessLimits): Docker.HostConfig['Ulim
 export function describeProcessLimits(limits: ContainerProcessLimits): string {
   return `nofile ${limits.nofile.soft}:${limits.nofile.hard}, nproc ${limits.nproc.soft}:${limits.nproc.hard}`;
 }
+
+/**
+ * The OCI runtime's words when it may not apply a limit: crun says
+ * "setrlimit `RLIMIT_NOFILE`: Operation not permitted", runc "error setting rlimit type 7".
+ */
+const LIMIT_REFUSED = /setrlimit|setting rlimit/i;
+
+/**
+ * What to tell people when the engine could not apply the limits ringfence named, or undefined
+ * for any other failure. It happens only where the engine's own hard limits are below this
+ * process's (a remote engine, or one started with lower limits than the gateway).
+ */
+export function limitsRefusal(error: unknown, limits: ContainerProcessLimits): string | undefined {
+  const said = error instanceof Error ? error.message : String(error);
+  if (!LIMIT_REFUSED.test(said)) return undefined;
+  return (
+    `the engine may not give its container the process limits ringfence names (${describeProcessLimits(limits)}): ` +
+    'its own hard limits are lower. Start the engine with hard limits at least that high (LimitNOFILE= and ' +
+    'LimitNPROC= in its systemd unit, or ulimit -Hn and -Hu where it is started), then run: ringfence doctor. ' +
+    `The engine said: ${said.trim()}`
+  );
+}

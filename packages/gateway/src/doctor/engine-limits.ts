@@ -63,9 +63,11 @@ export function recordedLimits(ulimits: readonly { Name?: string; Hard?: number 
 
 /**
  * Ask the engine what it gives a container that names no limits: create one (never started) from
- * the Node base image, read what the engine recorded, remove it. Rootful Podman records 1048576
- * open files and 32768 processes, or names none, depending on its version and its own limits;
- * Docker names none. Owner-labelled, so a doctor killed in between leaves it to the sweep.
+ * the Node base image, read what the engine recorded, remove it. Docker names none (the container
+ * inherits its own). Rootful Podman 4.3 records 1048576 open files and, for processes, the
+ * kernel's pid_max, unless its own hard nproc is below pid_max (then it names none); later
+ * versions lower both to their own limits where they may not raise them. Asking beats knowing
+ * each version's rule. Owner-labelled, so a doctor killed in between leaves it to the sweep.
  */
 export async function probeEngineDefaultLimits(docker: Docker): Promise<EngineDefaultLimits> {
   const images = await docker.listImages({ filters: { label: ['ringfence.image=node-base'] } });

@@ -10,6 +10,7 @@ import { EgressAuditor } from './egress-audit.js';
 import { createDockerClient, type EngineInfo, probeEngine, resolveEngineEndpoint } from './engine.js';
 import { currentOwner } from './labels.js';
 import type { WorkspaceRoot } from './mounts.js';
+import { type ContainerProcessLimits, containerProcessLimits, hostHardLimitsFor } from './process-limits.js';
 import { reaperLogPath, startReaper } from './reaper.js';
 import { sweepDeadGateways } from './sweep.js';
 
@@ -71,9 +72,11 @@ export async function createContainerRuntime(options: {
   };
   let docker: Docker;
   let engine: EngineInfo;
+  let processLimits: ContainerProcessLimits;
   try {
     const endpoint = resolveEngineEndpoint(options.env);
     docker = createDockerClient(endpoint);
+    processLimits = containerProcessLimits(hostHardLimitsFor(endpoint));
     engine = await probeEngine(docker, endpoint);
     startupMark('runtime: engine probed');
   } catch (error) {
@@ -128,6 +131,7 @@ export async function createContainerRuntime(options: {
         workspaceRoots: options.workspaceRoots,
         sidecarImage,
         engine,
+        processLimits,
         onEgressLine,
         ...(options.policy ? { policy: options.policy } : {}),
         ...(options.testHooks ? { hooks: options.testHooks } : {}),

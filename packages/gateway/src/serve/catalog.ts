@@ -13,6 +13,8 @@ import { type OrgPins, reconcileAndRecord } from '../pins/reconcile.js';
 import type { PinStore } from '../pins/store.js';
 import type { PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
+import { rendered } from '../text/render.js';
+import { iconsNote, withPassableIcons } from './icons.js';
 import { clientUri, compileTemplate, uriProblem } from './resource-uri.js';
 
 /** A tool the client may call, with what its checks need. */
@@ -309,8 +311,13 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
         : { item, name, args };
     }),
   );
+  let iconsDropped = 0;
   for (const check of checked) {
     const { item, name } = check;
+    // What the client is shown: the pinned definition with only icons it can draw without a fetch.
+    const shown = check.problem ? undefined : withPassableIcons(item.definition);
+    iconsDropped += shown?.dropped ?? 0;
+    const definition = shown?.definition ?? item.definition;
     if (check.problem) {
       withheld.push({
         server,
@@ -329,7 +336,7 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
         presented: presentTool(
           server,
           inputs.destination,
-          item.definition,
+          definition,
           inputs.policy.isReadOnly(server, item.name),
           naming,
         ),
@@ -337,7 +344,7 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
         outputSchema: item.definition.outputSchema,
       });
     } else if (item.kind === 'resource' || item.kind === 'template') {
-      const presented = presentResource(server, inputs.destination, item.definition, item.kind, name, naming);
+      const presented = presentResource(server, inputs.destination, definition, item.kind, name, naming);
       if (item.kind === 'resource')
         resources.push({
           kind: 'resource',
@@ -364,7 +371,7 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
         server,
         prompt: item.name,
         digest: item.digest,
-        presented: presentPrompt(server, inputs.destination, item.definition, naming),
+        presented: presentPrompt(server, inputs.destination, definition, naming),
         arguments: check.args ?? [],
       });
     }
@@ -377,11 +384,14 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
     templates,
     withheld,
     firstSight: reconciliation.firstSight,
-    problems: inputs.problems,
+    problems: iconsDropped > 0 ? [...inputs.problems, iconsNote(iconsDropped)] : inputs.problems,
   };
 }
 
-/** The stderr line for a withheld tool or prompt: what happened and the command to run. */
+/**
+ * The stderr line for a withheld tool or prompt: what happened and the command to run. The
+ * server's words are rendered here, once: names as names, the reason as one line.
+ */
 export function withheldLine(entry: WithheldEntry): string {
   // Org-pinned definitions say "ask your policy admin" in their reason; only local pins can be reviewed here.
   const next =
@@ -390,5 +400,5 @@ export function withheldLine(entry: WithheldEntry): string {
       : entry.kind === 'org' || entry.kind === 'filtered'
         ? ''
         : ` The server's other ${entry.definition}s are unaffected; report this one to the server's author.`;
-  return `ringfence: withheld ${definitionLabel(entry.server, entry.definition, entry.tool)}: ${entry.reason}.${next}`;
+  return `ringfence: withheld ${definitionLabel(rendered(entry.server, 'name'), entry.definition, rendered(entry.tool, 'name'))}: ${rendered(entry.reason, 'line')}.${next}`;
 }

@@ -1,3 +1,4 @@
+export { decodeRendered, NotRenderedText } from './decode.js';
 export { stringifyForTerminal, terminalSafeJson } from './json.js';
 export { printable } from './printable.js';
 export { REDACTED, redactArgs, redactText, redactUrl, redactValue } from './redact.js';
@@ -5,6 +6,7 @@ export {
   clip,
   escapedCharacterCount,
   escapeOf,
+  guardedLine,
   isShownEscaped,
   type Rendered,
   type RenderMode,

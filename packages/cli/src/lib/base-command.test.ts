@@ -137,6 +137,29 @@ async function captured(run: () => Promise<unknown>): Promise<{ stdout: string; 
 const HOSTILE = 'name\u001b[2K\r\u001b]52;c;ZXZpbA==\u0007\u202e\u{e0041}\u200b\u0085';
 const RAW = /[\u001b\r\u0007\u202e\u200b\u0085\u{e0000}-\u{e007f}]/u;
 
+describe('a failure shows no secret it quotes (issue 21.6)', () => {
+  it('coded, system and unforeseen errors, and oclif parse errors, pass the one redactor', async () => {
+    const url = 'https://me:failPw0001@h.example/mcp?api_key=failKey0002';
+    const coded = await outcome(new StoreError('STORE_CORRUPT', `cannot connect to ${url}: refused`));
+    expect(coded.message).toBe('cannot connect to https://***@h.example/mcp?api_key=***: refused');
+    const system = Object.assign(new Error(`ENOENT: open '${url}'`), { syscall: 'open', code: 'ENOENT' });
+    const unforeseen = new Error('sent Authorization: Bearer failBearer0003 and --token=failFlag0004');
+    for (const thrown of [system, unforeseen])
+      expect((await outcome(thrown)).message).not.toMatch(
+        /failPw0001|failKey0002|failBearer0003|failFlag0004/,
+      );
+    // oclif's own parse error quotes the flag it did not know, value and all.
+    const parse = await failing(new Error('unreached'))
+      .run(['--client-secret=failParse0005'], root)
+      .then(
+        () => '',
+        (error: Error) => error.message,
+      );
+    expect(parse).toContain('--client-secret=***');
+    expect(parse).not.toContain('failParse0005');
+  });
+});
+
 describe('what a command prints cannot carry raw escapes or invisible characters', () => {
   it('log and logToStderr show them escaped, keep newlines, and leave rendered text as it is', async () => {
     class Printing extends RingfenceCommand {

@@ -14,6 +14,7 @@ import {
   probeEngine,
   resolveEngineEndpoint,
 } from '../runtime/engine.js';
+import { redactText } from '../text/redact.js';
 import { CVE_2024_29018_FIXED, internalDnsVerdict } from './engine-dns.js';
 import {
   checkEngineLimits,
@@ -240,7 +241,19 @@ export async function runDoctor(env: DoctorEnvironment = systemDoctorEnvironment
   checks.push(await checkHome(env));
   checks.push(await checkPolicyInstalled(env));
   if (docker) checks.push(await checkImages(docker));
-  return { ok: checks.every((c) => c.status !== 'fail' || !c.required), checks };
+  return { ok: checks.every((c) => c.status !== 'fail' || !c.required), checks: checks.map(redacted) };
+}
+
+/**
+ * A check as it is shown: its words through the one redactor, since they quote what they found
+ * (DOCKER_HOST with a user:password@, an engine's or the file system's own error messages).
+ */
+function redacted(check: DoctorCheck): DoctorCheck {
+  return {
+    ...check,
+    summary: redactText(check.summary),
+    ...(check.fix !== undefined ? { fix: redactText(check.fix) } : {}),
+  };
 }
 
 async function checkImages(docker: Docker): Promise<DoctorCheck> {

@@ -1,6 +1,7 @@
 export { decodeRendered, NotRenderedText } from './decode.js';
 export { stringifyForTerminal, terminalSafeJson } from './json.js';
 export { printable } from './printable.js';
+export { REDACTED, redactArgs, redactText, redactUrl, redactValue } from './redact.js';
 export {
   clip,
   escapedCharacterCount,
@@ -15,3 +16,4 @@ export {
   renderUntrusted,
   visiblePart,
 } from './render.js';
+export { isCredentialName, looksLikeSecretWord } from './secret-shapes.js';

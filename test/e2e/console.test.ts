@@ -8,7 +8,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, type FSWatcher, watch } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { type Browser, chromium, type Page } from 'playwright-core';
@@ -26,7 +27,8 @@ import { connectHttp, firstText, freshHome, serveHttp, startToolServer } from '.
 import { install, makeOrg, policyDocument, signPolicy } from '../helpers/policy.js';
 import { stopAll, track } from '../helpers/processes.js';
 
-const CHROMIUM = '/usr/bin/chromium';
+// Debian's, which scripts/ensure-browser installs (npm run demo and .ci/run call it).
+const CHROMIUM = process.env.RINGFENCE_TEST_CHROMIUM || '/usr/bin/chromium';
 const ARTIFACTS = join(repoRoot, 'test', 'artifacts', 'console');
 
 const tags = (ascii: string) =>
@@ -117,6 +119,8 @@ describe('ringfence console in a real browser', () => {
   const originName = uniqueName('rf-console-origin');
   const env = () => ({ RINGFENCE_HOME: home, RINGFENCE_POLICY_DIR: policyDir });
 
+  /** The console page's own address (`/s/<page key>/`), where the token sent the browser. */
+  const pageAddress = () => new URL(page.url()).pathname;
   const view = async (name: string) => {
     await page.click(`#tabs a[data-view="${name}"]`);
     await page.waitForSelector(`#view-${name}:not([hidden])`);
@@ -144,7 +148,10 @@ describe('ringfence console in a real browser', () => {
   };
 
   beforeAll(async () => {
-    expect(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium`).toBe(true);
+    expect(
+      existsSync(CHROMIUM),
+      `${CHROMIUM} is missing. Run scripts/ensure-browser (as root on Debian it installs Debian's chromium; elsewhere it says what to do), then npm test again.`,
+    ).toBe(true);
     await mkdir(ARTIFACTS, { recursive: true });
     home = await freshHome();
     const dir = join(home, '..');
@@ -245,12 +252,18 @@ describe('ringfence console in a real browser', () => {
     await removeTestContainers();
   });
 
-  it('takes the token once and keeps only an HttpOnly, SameSite=Strict cookie; sends a strict CSP', async () => {
-    expect(page.url()).toBe(`${origin}/`);
+  it('takes the token once and keeps only an HttpOnly, SameSite=Strict cookie bound to its page; sends a strict CSP', async () => {
+    expect(page.url()).toMatch(new RegExp(`^${origin}/s/[A-Za-z0-9_-]{43}/(#.*)?$`));
+    const pagePath = new URL(page.url()).pathname;
     const [set] = await page.context().cookies();
-    expect(set).toMatchObject({ name: 'ringfence_console', httpOnly: true, sameSite: 'Strict' });
+    expect(set).toMatchObject({
+      name: `ringfence_console_${new URL(origin).port}`,
+      httpOnly: true,
+      sameSite: 'Strict',
+      path: pagePath,
+    });
     expect(set!.value).not.toContain(new URL(consoleUrl).searchParams.get('token'));
-    const response = await raw(`${origin}/`, { headers: { cookie } });
+    const response = await raw(`${origin}${pagePath}`, { headers: { cookie } });
     expect(response.status).toBe(200);
     expect(response.headers['content-security-policy']).toBe(
       "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
@@ -288,6 +301,52 @@ describe('ringfence console in a real browser', () => {
       const write = await raw(`${origin}/api/overview`, { method, headers: { cookie } });
       expect(write.status, method).toBe(405);
     }
+  });
+
+  it('a page on another port of 127.0.0.1 is not sent the cookie, and the cookie replayed from there unlocks nothing', async () => {
+    // A server of the person's own machine on another port, which the person visits in the same
+    // browser: it records every cookie it is sent, and serves a page that tries the console.
+    const received: string[] = [];
+    const consolePort = new URL(origin).port;
+    const attacker = createServer((req, res) => {
+      received.push(req.headers.cookie ?? '');
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(
+        `<script>fetch('${origin}/api/overview',{credentials:'include'}).then(r=>r.text()).then(t=>{document.title='read:'+t.length}).catch(e=>{document.title='refused'})</script>`,
+      );
+    });
+    await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', resolve));
+    const attackerOrigin = `http://127.0.0.1:${(attacker.address() as AddressInfo).port}`;
+    const visit = await page.context().newPage();
+    try {
+      for (const path of ['/', pageAddress().replace(/^\/s\/[^/]+/, '/s/guess'), '/s/']) {
+        await visit.goto(`${attackerOrigin}${path}`);
+        await expect.poll(() => visit.title()).toBe('refused');
+      }
+    } finally {
+      await visit.close();
+      attacker.close();
+    }
+    expect(received.length).toBeGreaterThan(0);
+    for (const cookies of received) expect(cookies).not.toContain(`ringfence_console_${consolePort}`);
+    // Even given the cookie's value (the issue's premise), a replay from a script gets nothing.
+    for (const path of [
+      '/',
+      '/console.js',
+      '/api/overview',
+      '/api/entries?after=0',
+      '/api/chain',
+      '/api/events',
+      '/s/x/api/overview',
+    ]) {
+      const replay = await raw(`${origin}${path}`, { headers: { cookie, origin: attackerOrigin } });
+      expect(replay.status, path).toBe(403);
+      const bare = await raw(`${origin}${path}`, { headers: { cookie } });
+      expect(bare.status, path).toBe(401);
+      expect(bare.body).not.toContain(home);
+    }
+    // The console's own page still works.
+    expect((await raw(`${origin}${pageAddress()}api/overview`, { headers: { cookie } })).status).toBe(200);
   });
 
   it('refuses a non-loopback address unless told otherwise', async () => {
@@ -455,17 +514,19 @@ describe('ringfence console in a real browser', () => {
       await fresh.click('#tabs a[data-view="decisions"]');
       await fresh.locator('table.decisions tbody tr').first().click();
       const freshCookie = (await context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
+      const freshPage = new URL(fresh.url()).pathname;
       for (const path of [
-        '/',
-        '/console.js',
-        '/console.css',
-        '/api/overview',
-        '/api/entries?after=0',
-        '/api/chain',
+        '',
+        'console.js',
+        'console.css',
+        'api/overview',
+        'api/entries?after=0',
+        'api/chain',
       ])
-        expect((await raw(`${coldOrigin}${path}`, { headers: { cookie: freshCookie } })).status, path).toBe(
-          200,
-        );
+        expect(
+          (await raw(`${coldOrigin}${freshPage}${path}`, { headers: { cookie: freshCookie } })).status,
+          path,
+        ).toBe(200);
       await expect.poll(() => fresh.textContent('#gateway')).toContain('No gateway is running now');
     } finally {
       await context.close();

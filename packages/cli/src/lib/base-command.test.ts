@@ -137,6 +137,29 @@ async function captured(run: () => Promise<unknown>): Promise<{ stdout: string; 
 const HOSTILE = 'name\u001b[2K\r\u001b]52;c;ZXZpbA==\u0007\u202e\u{e0041}\u200b\u0085';
 const RAW = /[\u001b\r\u0007\u202e\u200b\u0085\u{e0000}-\u{e007f}]/u;
 
+describe('a failure shows no secret it quotes (issue 21.6)', () => {
+  it('coded, system and unforeseen errors, and oclif parse errors, pass the one redactor', async () => {
+    const url = 'https://me:failPw0001@h.example/mcp?api_key=failKey0002';
+    const coded = await outcome(new StoreError('STORE_CORRUPT', `cannot connect to ${url}: refused`));
+    expect(coded.message).toBe('cannot connect to https://***@h.example/mcp?api_key=***: refused');
+    const system = Object.assign(new Error(`ENOENT: open '${url}'`), { syscall: 'open', code: 'ENOENT' });
+    const unforeseen = new Error('sent Authorization: Bearer failBearer0003 and --token=failFlag0004');
+    for (const thrown of [system, unforeseen])
+      expect((await outcome(thrown)).message).not.toMatch(
+        /failPw0001|failKey0002|failBearer0003|failFlag0004/,
+      );
+    // oclif's own parse error quotes the flag it did not know, value and all.
+    const parse = await failing(new Error('unreached'))
+      .run(['--client-secret=failParse0005'], root)
+      .then(
+        () => '',
+        (error: Error) => error.message,
+      );
+    expect(parse).toContain('--client-secret=***');
+    expect(parse).not.toContain('failParse0005');
+  });
+});
+
 describe('what a command prints cannot carry raw escapes or invisible characters', () => {
   it('log and logToStderr show them escaped, keep newlines, and leave rendered text as it is', async () => {
     class Printing extends RingfenceCommand {
@@ -179,6 +202,19 @@ describe('what a command prints cannot carry raw escapes or invisible characters
     );
     expect(stderr).toBe(
       'ringfence: withheld s/name\\u{1B}[2K\\u{D}\\u{1B}]52;c;ZXZpbA==\\u{7}\\u{202E}\\u{E0041}\\u{200B}\\u{85}\\u{A}ringfence: fake line\n',
+    );
+  });
+
+  it("mcp serve's report lines: what the gateway rendered is printed as it is, never rendered twice", async () => {
+    // The gateway renders a server's words where it builds the line: a real ESC as \u{1B}, the
+    // six characters \u{1B} a server typed as \\u{1B}. Rendering the line again would print both
+    // as \\u{1B} (or \\\\u{1B}), which the reading rule calls literal text.
+    const { stderr } = await captured(async () => {
+      reportLine('ringfence: x failed: a\\u{1B}[2K and b\\\\u{1B}[2K');
+      reportLine('ringfence: withheld s/two\\u{20}words: reason');
+    });
+    expect(stderr).toBe(
+      'ringfence: x failed: a\\u{1B}[2K and b\\\\u{1B}[2K\nringfence: withheld s/two\\u{20}words: reason\n',
     );
   });
 });

@@ -1,6 +1,6 @@
 import { format } from 'node:util';
 import { Command, Errors, ux } from '@oclif/core';
-import { renderUntrusted, stringifyForTerminal } from '@ringfence/gateway/text';
+import { redactText, renderUntrusted, stringifyForTerminal } from '@ringfence/gateway/text';
 import { describeFailure, type Failure } from './failure.js';
 
 export { describeFailure, type Failure, REPORT_LINE } from './failure.js';
@@ -43,7 +43,11 @@ export abstract class RingfenceCommand extends Command {
   }
 
   protected override async catch(error: Error & { exitCode?: number }): Promise<unknown> {
-    if (isOclifError(error)) return super.catch(error);
+    // oclif's parse errors quote the command line (`Nonexistent flag: --token=…`): redacted too.
+    if (isOclifError(error)) {
+      error.message = redactText(error.message);
+      return super.catch(error);
+    }
     const failure = describeFailure(error);
     this.debug('%O', error);
     process.exitCode ??= failure.exit;

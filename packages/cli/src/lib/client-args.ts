@@ -27,3 +27,10 @@ export function clientConfigPath(kind: ClientKind, config: string | undefined): 
 export function launchOf(root: string): Launch {
   return { command: process.execPath, args: [join(root, 'bin', 'run.js')] };
 }
+
+/** Said when the config is a symbolic link: the file it names is rewritten, the link stays. */
+export function throughLink(result: { path: string; target: string }): string {
+  return result.path === result.target
+    ? ''
+    : ` (a link: the file it names, ${result.target}, is rewritten; the link stays)`;
+}

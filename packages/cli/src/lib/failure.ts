@@ -1,3 +1,4 @@
+import { redactText } from '@ringfence/gateway/text';
 import { isRingfenceError } from '@ringfence/policy';
 
 // Apart from oclif (base-command.ts) so that `mcp serve`'s bundled fast path (serve-main.ts)
@@ -27,13 +28,19 @@ function isSystemError(error: unknown): error is NodeJS.ErrnoException {
 
 /**
  * Coded errors already say what happened and what to do next: their message is the whole story.
+ * Every message passes the one redactor (gateway text/redact.ts) first.
  * A system error names the path and the operating system's reason. Anything else was not
  * foreseen, so the person is also told how to report it.
  */
 export function describeFailure(error: unknown): Failure {
+  // A message may quote what failed (a URL with its token, an argument): never shown raw.
   if (isRingfenceError(error))
-    return { message: error.message, exit: USAGE_CODES.has(error.code) ? 2 : 1, code: error.code };
-  if (isSystemError(error)) return { message: error.message, exit: 1 };
+    return {
+      message: redactText(error.message),
+      exit: USAGE_CODES.has(error.code) ? 2 : 1,
+      code: error.code,
+    };
+  if (isSystemError(error)) return { message: redactText(error.message), exit: 1 };
   const message = error instanceof Error ? error.message : String(error);
-  return { message: `${message}\n${REPORT_LINE}`, exit: 1 };
+  return { message: `${redactText(message)}\n${REPORT_LINE}`, exit: 1 };
 }

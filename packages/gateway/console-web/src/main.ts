@@ -1,5 +1,6 @@
 /**
- * The console page: fetches the read-only JSON of the console server (same origin, its cookie),
+ * The console page: fetches the read-only JSON of the console server (same origin, its cookie, by
+ * URLs relative to the page's own address, which carries the session's page key: console/session.ts),
  * draws each view, and redraws when the server says the audit log or a home file changed.
  */
 import type { ChainStatus, EntriesPage, Overview, ShownEntry } from '../../src/console/api.js';
@@ -36,7 +37,7 @@ function show(): void {
 }
 
 async function loadOverview(): Promise<void> {
-  overview = await get<Overview>('/api/overview');
+  overview = await get<Overview>('api/overview');
   $('gateway').textContent = overview.gateway.text;
   $('review-count').textContent = overview.reviews.length > 0 ? `(${overview.reviews.length})` : '';
   drawServers($('view-servers'), overview);
@@ -46,7 +47,7 @@ async function loadOverview(): Promise<void> {
 
 async function loadEntries(): Promise<void> {
   for (;;) {
-    const page = await get<EntriesPage>(`/api/entries?after=${last}`);
+    const page = await get<EntriesPage>(`api/entries?after=${last}`);
     if (page.notice) $('live').textContent = `read-only · ${page.notice}`;
     entries.push(...page.entries);
     if (page.entries.length > 0) last = page.entries[page.entries.length - 1]!.n;
@@ -57,7 +58,7 @@ async function loadEntries(): Promise<void> {
 }
 
 async function loadChain(): Promise<void> {
-  const chain = await get<ChainStatus>('/api/chain');
+  const chain = await get<ChainStatus>('api/chain');
   const element = $('chain');
   element.textContent = `audit chain: ${chain.ok ? chain.message : `BROKEN at line ${chain.line} (${chain.code}): ${chain.message}`}`;
   element.className = `chain ${chain.ok ? 'ok' : 'bad'}`;
@@ -68,7 +69,7 @@ function failed(error: unknown): void {
 }
 
 function listen(): void {
-  const events = new EventSource('/api/events');
+  const events = new EventSource('api/events');
   events.addEventListener('audit', () => {
     // A new gateway start or expose decision changes the Servers view too.
     Promise.all([loadEntries(), loadChain(), loadOverview()]).catch(failed);

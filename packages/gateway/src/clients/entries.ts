@@ -1,3 +1,4 @@
+import { redactArgs, redactUrl } from '../text/redact.js';
 import { type ClientEntry, type ClientKind, FORMATS } from './formats.js';
 
 /** How this ringfence is started: the node binary and the CLI's entry script, both absolute. */
@@ -37,34 +38,17 @@ export function ringfenceEntryOf(entry: ClientEntry): { home: string; only?: str
   return { home: env.RINGFENCE_HOME, ...(only !== -1 && args[only + 1] ? { only: args[only + 1] } : {}) };
 }
 
-const SECRETISH = /key|token|secret|passw|auth|cred|bearer|cookie|session/i;
-/** Flags whose value is NAME=VALUE or "Name: value" (docker -e, mcp-remote --header): the name is shown, never the value. */
-const VALUE_FLAGS = new Set(['-e', '--env', '--header', '-H']);
-const nameOnly = (pair: string) => {
-  const at = pair.search(/[=:]/);
-  return at > 0 ? `${pair.slice(0, at + 1)}…` : pair;
-};
-
 /**
- * An entry as a person may see it: the command and arguments (a value after or inside a flag
- * that names a secret is hidden), env and header names without their values.
+ * An entry as a person may see it: the command and its arguments and the URL through the one
+ * redactor (text/redact.ts: credentials, credential-like flags and parameters, known token
+ * formats and long random arguments hidden), env and header names without their values.
  */
 export function describeEntry(entry: ClientEntry): string {
   const parts: string[] = [];
-  if (typeof entry.url === 'string') parts.push(`${String(entry.type ?? 'http')} ${safeUrl(entry.url)}`);
+  if (typeof entry.url === 'string') parts.push(`${String(entry.type ?? 'http')} ${redactUrl(entry.url)}`);
   if (typeof entry.command === 'string') {
     const args = Array.isArray(entry.args) ? entry.args.map(String) : [];
-    const shown = args.map((arg, i) => {
-      const previous = args[i - 1];
-      if (previous !== undefined && VALUE_FLAGS.has(previous)) return nameOnly(arg);
-      const flag = /^(--env|--header|-e|-H)=(.*)$/.exec(arg);
-      if (flag) return `${flag[1]}=${nameOnly(flag[2]!)}`;
-      const at = arg.search(/[=:]/);
-      if (at > 0 && SECRETISH.test(arg.slice(0, at))) return `${arg.slice(0, at + 1)}…`;
-      if (previous?.startsWith('-') && SECRETISH.test(previous)) return '…';
-      return arg;
-    });
-    parts.push([entry.command, ...shown].join(' '));
+    parts.push(redactArgs([entry.command, ...args]).join(' '));
   }
   const names = (value: unknown) =>
     value && typeof value === 'object' ? Object.keys(value as Record<string, unknown>) : [];
@@ -72,14 +56,4 @@ export function describeEntry(entry: ClientEntry): string {
   if (names(entry.headers).length > 0)
     parts.push(`headers ${names(entry.headers).join(', ')} (values not shown)`);
   return parts.join('; ') || '(empty entry)';
-}
-
-/** A URL without its query or credentials, which may carry tokens. */
-function safeUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.protocol}//${parsed.host}${parsed.pathname}${parsed.search ? '?…' : ''}`;
-  } catch {
-    return '(not a URL)';
-  }
 }

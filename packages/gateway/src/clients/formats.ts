@@ -1,10 +1,10 @@
-import { existsSync } from 'node:fs';
-import { copyFile, readFile, stat } from 'node:fs/promises';
+import { constants, existsSync } from 'node:fs';
+import { copyFile, lstat, readFile, readlink, realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { RingfenceError, writeFileAtomic } from '@ringfence/policy';
 
-export type ClientErrorCode = 'CLIENT_UNKNOWN' | 'CLIENT_CONFIG';
+export type ClientErrorCode = 'CLIENT_UNKNOWN' | 'CLIENT_CONFIG' | 'CLIENT_CONFIG_LINK';
 
 /** A client's config file could not be found, read or understood; nothing was changed. */
 export class ClientError extends RingfenceError<ClientErrorCode> {}
@@ -71,6 +71,11 @@ export type ClientEntry = Record<string, unknown>;
 export interface ClientConfig {
   readonly kind: ClientKind;
   readonly path: string;
+  /**
+   * The file that is read, copied and rewritten: `path` itself, or, when `path` is a symbolic
+   * link (or a chain of them), the file it names. The link is never replaced.
+   */
+  readonly target: string;
   /** The whole document; only its server map is ever changed. */
   readonly document: Record<string, unknown>;
   readonly servers: Record<string, ClientEntry>;
@@ -82,12 +87,13 @@ export async function readClientConfig(
   path: string,
   options: { mustExist: boolean },
 ): Promise<ClientConfig> {
+  const target = await configTarget(path);
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = await readFile(target, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !options.mustExist) {
-      return { kind, path, document: {}, servers: {}, exists: false };
+      return { kind, path, target, document: {}, servers: {}, exists: false };
     }
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
       throw new ClientError(
@@ -120,28 +126,77 @@ export async function readClientConfig(
   return {
     kind,
     path,
+    target,
     document: document as Record<string, unknown>,
     servers: servers as Record<string, ClientEntry>,
     exists: true,
   };
 }
 
-/** A copy of the file beside it, as it was, under a name that says when and why. */
-export async function backupClientConfig(path: string, now: Date = new Date()): Promise<string> {
-  const backup = `${path}.ringfence-backup-${now.toISOString().replace(/[:.]/g, '-')}`;
-  await copyFile(path, backup);
+/**
+ * The file a config path stands for. A client config is often a symbolic link into a dotfiles
+ * folder: writing a new file over the link would leave the folder's file (which other machines
+ * or profiles read) with its old, uncontained entries. So a link, or a chain of them, is
+ * followed to the file it names, which is what is copied and rewritten. A link to nothing, a
+ * loop, a link to something other than a file, and a file with other hard links (replacing it
+ * would leave them with the old entries) are refused with the reason.
+ */
+export async function configTarget(path: string): Promise<string> {
+  const link = await lstat(path).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
+  });
+  if (!link) return path;
+  let target = path;
+  if (link.isSymbolicLink()) {
+    try {
+      target = await realpath(path);
+    } catch (error) {
+      const names = await readlink(path).catch(() => '?');
+      throw new ClientError(
+        'CLIENT_CONFIG_LINK',
+        `${path} is a symbolic link to ${names}, which ${(error as NodeJS.ErrnoException).code === 'ELOOP' ? 'loops back on itself' : 'does not exist'}. ringfence writes a linked config through to the file it names and never replaces the link; nothing was changed. Create that file (or fix the link), or give the file itself with --config PATH.`,
+      );
+    }
+  }
+  const info = await stat(target);
+  if (!info.isFile())
+    throw new ClientError(
+      'CLIENT_CONFIG_LINK',
+      `${path}${target === path ? '' : ` (a link to ${target})`} is not a file; nothing was changed. Give the client's config file with --config PATH.`,
+    );
+  if (info.nlink > 1)
+    throw new ClientError(
+      'CLIENT_CONFIG_LINK',
+      `${target} has ${info.nlink} names (hard links): rewriting it would leave the others with the old entries; nothing was changed. Make it one file (or a symbolic link), or edit it by hand with the entry ringfence client setup --dry-run shows.`,
+    );
+  return target;
+}
+
+/** A copy of the file beside it (beside the file a link names), as it was, under a name that says when and why. */
+export async function backupClientConfig(config: ClientConfig, now: Date = new Date()): Promise<string> {
+  const backup = `${config.target}.ringfence-backup-${now.toISOString().replace(/[:.]/g, '-')}`;
+  // Never over something already there (a file or a link planted under that name).
+  await copyFile(config.target, backup, constants.COPYFILE_EXCL);
   return backup;
 }
 
 /**
- * Write the document with a new server map, atomically. An existing file keeps its mode (a
- * client config often holds tokens); a new one is 0600.
+ * Write the document with a new server map, atomically, to the file itself (through a link,
+ * never over it). An existing file keeps its mode (a client config often holds tokens); a new
+ * one is 0600. The target is checked once more just before: a link made or changed since the
+ * file was read is refused rather than replaced.
  */
 export async function writeClientConfig(
   config: ClientConfig,
   servers: Record<string, ClientEntry>,
 ): Promise<void> {
-  const mode = config.exists ? (await stat(config.path)).mode & 0o777 : 0o600;
+  if ((await configTarget(config.path)) !== config.target)
+    throw new ClientError(
+      'CLIENT_CONFIG_LINK',
+      `${config.path} changed into another file while ringfence was reading it; nothing was changed. Run the command again.`,
+    );
+  const mode = config.exists ? (await stat(config.target)).mode & 0o777 : 0o600;
   const document = { ...config.document, [FORMATS[config.kind].key]: servers };
-  await writeFileAtomic(config.path, `${JSON.stringify(document, null, 2)}\n`, { mode, dirMode: 0o700 });
+  await writeFileAtomic(config.target, `${JSON.stringify(document, null, 2)}\n`, { mode, dirMode: 0o700 });
 }

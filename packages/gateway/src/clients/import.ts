@@ -1,5 +1,6 @@
 import type { ServerConfig } from '../config/servers.js';
 import type { RegistrationInput } from '../registration/plan.js';
+import { redactText } from '../text/redact.js';
 import { describeEntry, type Launch, ringfenceEntry } from './entries.js';
 import {
   backupClientConfig,
@@ -24,6 +25,8 @@ export interface ImportRow {
 
 export interface ImportResult {
   readonly path: string;
+  /** The file rewritten: `path`, or the file it links to (the link itself is never replaced). */
+  readonly target: string;
   readonly rows: readonly ImportRow[];
   /** Entries that change in the client's config: name, before and after, as a person may see them. */
   readonly changes: readonly { entry: string; before: string; after: string }[];
@@ -71,7 +74,7 @@ export async function importClient(options: ImportOptions): Promise<ImportResult
       continue;
     }
     if (translation.kind === 'skip') {
-      rows.push({ entry, was, outcome: 'skipped', reason: translation.reason, notes: [] });
+      rows.push({ entry, was, outcome: 'skipped', reason: redactText(translation.reason), notes: [] });
       continue;
     }
     const server = serverNameFor(entry, taken);
@@ -80,7 +83,14 @@ export async function importClient(options: ImportOptions): Promise<ImportResult
       try {
         await options.register({ name: server, ...translation.input });
       } catch (error) {
-        rows.push({ entry, was, outcome: 'skipped', reason: (error as Error).message, notes: [] });
+        // A refusal may quote what it refused (a URL, an argument): shown through the redactor.
+        rows.push({
+          entry,
+          was,
+          outcome: 'skipped',
+          reason: redactText((error as Error).message),
+          notes: [],
+        });
         continue;
       }
     }
@@ -93,12 +103,13 @@ export async function importClient(options: ImportOptions): Promise<ImportResult
       was,
       outcome: options.dryRun ? 'would import' : 'imported',
       server,
-      notes: translation.notes,
+      notes: translation.notes.map(redactText),
     });
   }
-  if (options.dryRun || changes.length === 0) return { path: config.path, rows, changes };
-  options.beforeWrite?.({ path: config.path, rows, changes });
-  const backup = await backupClientConfig(config.path);
+  const shown = { path: config.path, target: config.target, rows, changes };
+  if (options.dryRun || changes.length === 0) return shown;
+  options.beforeWrite?.(shown);
+  const backup = await backupClientConfig(config);
   await writeClientConfig(config, servers);
-  return { path: config.path, rows, changes, backup };
+  return { ...shown, backup };
 }

@@ -20,6 +20,8 @@ export interface SetupOptions {
 
 export interface SetupResult {
   readonly path: string;
+  /** The file rewritten: `path`, or the file it links to (the link itself is never replaced). */
+  readonly target: string;
   readonly changes: readonly { entry: string; before?: string; after?: string }[];
   readonly backup?: string;
 }
@@ -62,8 +64,8 @@ export async function setupClient(options: SetupOptions): Promise<SetupResult> {
     }
     servers[entry] = value;
   }
-  if (options.dryRun || changes.length === 0) return { path: config.path, changes };
-  const backup = config.exists ? await backupClientConfig(config.path) : undefined;
+  if (options.dryRun || changes.length === 0) return { path: config.path, target: config.target, changes };
+  const backup = config.exists ? await backupClientConfig(config) : undefined;
   await writeClientConfig(config, servers);
-  return { path: config.path, changes, ...(backup ? { backup } : {}) };
+  return { path: config.path, target: config.target, changes, ...(backup ? { backup } : {}) };
 }

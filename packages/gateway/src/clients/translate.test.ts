@@ -74,7 +74,36 @@ describe('describeEntry never shows a secret value', () => {
       headers: { B: 'S7' },
     });
     for (const secret of ['S1', 'S2', 'S3', 'S4', 'S5', 'S6', 'S7']) expect(text).not.toContain(secret);
-    expect(describeEntry({ url: 'https://u:S8@h.example/mcp?key=S9' })).toBe('http https://h.example/mcp?…');
+    expect(describeEntry({ url: 'https://u:S8@h.example/mcp?key=S9' })).toBe(
+      'http https://***@h.example/mcp?key=***',
+    );
+  });
+
+  it('hides --pat-style values, positional tokens and tokens in URLs among the arguments (issue 21.6)', () => {
+    const secrets = {
+      pat: 'patValue0001',
+      positional: 'ghp_0123456789abcdefghijABCDEFGHIJ012345',
+      random: 'q8Zr2LmV9xTb4NcW7yKd3HsF6gJp1',
+      query: 'queryValue0002',
+      userinfo: 'userinfoValue0003',
+      fragment: 'fragmentValue0004',
+    };
+    const text = describeEntry({
+      command: 'npx',
+      args: [
+        '-y',
+        'some-mcp@1.0.0',
+        '--pat',
+        secrets.pat,
+        secrets.positional,
+        secrets.random,
+        `https://me:${secrets.userinfo}@h.example/sse?token=${secrets.query}#access_token=${secrets.fragment}`,
+      ],
+    });
+    for (const [where, secret] of Object.entries(secrets)) expect(text, where).not.toContain(secret);
+    expect(text).toBe(
+      'npx -y some-mcp@1.0.0 --pat *** *** *** https://***@h.example/sse?token=***#access_token=***',
+    );
   });
 });
 

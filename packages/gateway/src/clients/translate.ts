@@ -2,6 +2,7 @@ import { basename } from 'node:path';
 import { RESERVED_SERVER_NAMES, SERVER_NAME } from '../config/servers.js';
 import { parseNpmRequest } from '../images/npm-fetch.js';
 import type { RegistrationInput } from '../registration/plan.js';
+import { redactArgs, redactValue } from '../text/redact.js';
 import { ringfenceEntryOf } from './entries.js';
 import type { ClientEntry } from './formats.js';
 
@@ -98,11 +99,15 @@ function translateNpx(args: string[], env: Record<string, string>): Translation 
   if (args[i] === '--') i++;
   const spec = args[i];
   if (!spec || spec.startsWith('-'))
-    return skip(`npx ${args.join(' ')}: only npx [-y] PACKAGE[@VERSION] ARGS… is understood; ${BY_HAND}`);
+    return skip(
+      `npx ${redactArgs(args).join(' ')}: only npx [-y] PACKAGE[@VERSION] ARGS… is understood; ${BY_HAND}`,
+    );
   try {
     parseNpmRequest(spec);
   } catch {
-    return skip(`"${spec}" is not a package from the npm registry (a path, URL or git spec); ${BY_HAND}`);
+    return skip(
+      `"${redactValue(spec)}" is not a package from the npm registry (a path, URL or git spec); ${BY_HAND}`,
+    );
   }
   const rest = args.slice(i + 1);
   if (parseNpmRequest(spec).name === 'mcp-remote') return translateMcpRemote(rest);
@@ -201,21 +206,23 @@ function translateDockerRun(args: string[], clientEnv: Record<string, string>): 
     } else if (flag === '--entrypoint') {
       return skip(`it replaces the image's entrypoint (--entrypoint); ${BY_HAND}`);
     } else if (flag === '--env-file') {
-      return skip(`its environment comes from a file (--env-file ${value(flag)}); ${BY_HAND} -e KEY=VALUE`);
+      return skip(
+        `its environment comes from a file (--env-file ${redactValue(value(flag) ?? '')}); ${BY_HAND} -e KEY=VALUE`,
+      );
     } else if (flag === '-v' || flag === '--volume' || flag === '--mount') {
       const spec = value(flag) ?? '';
       const mount = workspaceMount(flag, spec);
       if (mount) mounts.push(mount);
       else
         notes.push(
-          `mount ${spec} not carried: ringfence mounts only workspace subfolders (PATH → /workspace/PATH, the workspace being the folder mcp serve runs in); register it again with --mount PATH[:rw] if the server needs it`,
+          `mount ${redactValue(spec)} not carried: ringfence mounts only workspace subfolders (PATH → /workspace/PATH, the workspace being the folder mcp serve runs in); register it again with --mount PATH[:rw] if the server needs it`,
         );
     } else if (DOCKER_VALUE_FLAGS.has(flag)) {
       notes.push(
-        `${flag} ${value(flag)} not carried: ringfence sets the container's network, user and limits itself`,
+        `${redactArgs([flag, value(flag) ?? '']).join(' ')} not carried: ringfence sets the container's network, user and limits itself`,
       );
     } else {
-      notes.push(`${arg} not carried: not a docker run flag ringfence maps`);
+      notes.push(`${redactArgs([arg]).join(' ')} not carried: not a docker run flag ringfence maps`);
     }
   }
   const image = args[i];

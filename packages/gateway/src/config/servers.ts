@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { parseAllowEntry, parseCidr } from '@ringfence/egress-proxy/contract';
 import { RingfenceError } from '@ringfence/policy';
 import { expectObject, expectOnlyKeys, JsonStore } from '../store/json-store.js';
+import { redactText } from '../text/redact.js';
 import { type CallTimeouts, limitsProblem } from './limits.js';
 
 export type ConfigErrorCode =
@@ -102,7 +103,7 @@ export function validateRemoteUrl(raw: string): URL {
   } catch {
     throw new ConfigError(
       'SERVER_URL',
-      `"${raw}" is not a URL. Give the server's MCP endpoint, e.g. https://mcp.example.com/mcp.`,
+      `"${redactText(raw)}" is not a URL. Give the server's MCP endpoint, e.g. https://mcp.example.com/mcp.`,
     );
   }
   if (url.username || url.password) {

@@ -13,7 +13,7 @@ export interface ShownText {
 export interface ServerView {
   readonly name: ShownText;
   readonly kind: 'container' | 'remote';
-  /** The image, or the URL without credentials or query (headers and env values are never shown). */
+  /** The image, or the URL through text/redact.ts (headers and env values are never shown). */
   readonly target: ShownText;
   readonly egress: ShownText;
   readonly mounts: readonly ShownText[];

@@ -9,6 +9,7 @@ import { stat } from 'node:fs/promises';
 import { type AuditLogLine, followAuditLog, readAuditTail } from '../audit/tail.js';
 import type { AuditEntry } from '../audit/types.js';
 import { type AuditVerifyResult, verifyAuditLog } from '../audit/verify.js';
+import { redactText } from '../text/redact.js';
 import { renderJsonText, renderUntrusted } from '../text/render.js';
 import type { ChainStatus, EntriesPage, ExposedByServer, GatewayRun, ShownEntry } from './api.js';
 
@@ -16,7 +17,8 @@ import type { ChainStatus, EntriesPage, ExposedByServer, GatewayRun, ShownEntry 
 export const CONSOLE_ENTRY_LIMIT = 20_000;
 
 const name = (text: string) => renderUntrusted(text, { mode: 'name' }).text;
-const line = (text: string) => renderUntrusted(text, { mode: 'line' }).text;
+/** A reason or a line: an older log may hold a reason quoting a URL with its token, so it is redacted. */
+const line = (text: string) => renderUntrusted(redactText(text), { mode: 'line' }).text;
 /** `prompt greet`, and the request when not the one the kind implies (`prompt greet completion/complete`). */
 const subjectOf = (refs: { tool: string; kind?: string; method?: string }) =>
   `${refs.kind ? `${name(refs.kind)} ` : ''}${name(refs.tool)}${refs.method ? ` ${name(refs.method)}` : ''}`;

@@ -14,9 +14,9 @@ export type {
 export { AuditFeed, CONSOLE_ENTRY_LIMIT } from './audit-feed.js';
 export { readOverview } from './overview.js';
 export {
-  CONSOLE_COOKIE,
   CONSOLE_CSP,
   type ConsoleOptions,
+  consoleCookieName,
   type RunningConsole,
   startConsole,
 } from './server.js';

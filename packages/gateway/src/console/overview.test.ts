@@ -22,7 +22,7 @@ beforeEach(async () => {
         {
           name: 'docs',
           transport: 'http',
-          url: 'https://mcp.example.com/mcp?key=hunter2',
+          url: 'https://mcp.example.com/hooks/Xy12Ab34Cd56Ef78Gh90Ij12/mcp?region=eu&key=hunter2&SIGNATURE=hunter4#access_token=hunter5',
           headers: { Authorization: 'Bearer hunter3' },
         },
       ],
@@ -78,8 +78,10 @@ describe('console overview', () => {
   it('renders server text before it leaves the server, and never sends credentials', async () => {
     const overview = await readOverview(home, undefined);
     const sent = JSON.stringify(overview);
-    expect(sent).not.toMatch(/hunter2|hunter3/);
-    expect(overview.servers[0]!.target.text).toBe('https://mcp.example.com/mcp');
+    expect(sent).not.toMatch(/hunter[2-5]|Xy12Ab34Cd56Ef78Gh90Ij12/);
+    expect(overview.servers[0]!.target.text).toBe(
+      'https://mcp.example.com/hooks/***/mcp?region=eu&key=***&SIGNATURE=***#access_token=***',
+    );
     const search = overview.reviews.find((r) => r.name.text === 'search')!;
     expect(search.after.description).toEqual({ text: 'Search.\\u{202E}\\u{200B}', escaped: 2 });
     expect(search.before?.description.text).toBe('Search.');

@@ -13,6 +13,7 @@ import { DEFINITION_KINDS } from '../pins/kinds.js';
 import { type DefinitionDiff, diffPending } from '../pins/reconcile.js';
 import { PinStore, pendingOf, pinnedOf } from '../pins/store.js';
 import { describePolicy } from '../policy-view/describe.js';
+import { redactUrl } from '../text/redact.js';
 import { escapedCharacterCount, type RenderMode, renderJsonText, renderUntrusted } from '../text/render.js';
 import type {
   GatewayRun,
@@ -26,14 +27,9 @@ import type {
 
 const show = (text: string, mode: RenderMode = 'block'): ShownText => renderUntrusted(text, { mode });
 
+/** The image, or the URL through the one redactor (credentials and token parameters hidden). */
 function targetOf(server: ServerConfig): string {
-  if (server.transport === 'container') return server.image;
-  try {
-    const url = new URL(server.url);
-    return `${url.protocol}//${url.host}${url.pathname}`;
-  } catch {
-    return '(an URL that does not parse)';
-  }
+  return server.transport === 'container' ? server.image : redactUrl(server.url);
 }
 
 function egressOf(server: ServerConfig): string {

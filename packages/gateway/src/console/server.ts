@@ -1,8 +1,9 @@
 /**
  * `ringfence console`: a read-only page over the files of a home. It has `mcp serve --http`'s
  * protections (local-http/guard.ts: loopback only, a token, Host and Origin checks), takes the
- * token once from the address and gives back an HttpOnly, SameSite=Strict cookie, answers only
- * GET and HEAD, and sends a Content-Security-Policy that allows no inline script or style and no
+ * token once from the address and gives back a session bound to the console's own page
+ * (session.ts: a cookie and a page address, each useless without the other), answers only GET
+ * and HEAD, and sends a Content-Security-Policy that allows no inline script or style and no
  * other origin. It has no endpoint that writes: approving stays at the terminal.
  */
 import { readFile, stat } from 'node:fs/promises';
@@ -21,8 +22,9 @@ import {
 } from '../local-http/guard.js';
 import { AuditFeed } from './audit-feed.js';
 import { readOverview } from './overview.js';
+import { ConsoleSessions, consoleCookieName } from './session.js';
 
-export const CONSOLE_COOKIE = 'ringfence_console';
+export { consoleCookieName };
 
 export const CONSOLE_CSP = [
   "default-src 'none'",
@@ -45,12 +47,26 @@ const SECURITY_HEADERS = {
   'cache-control': 'no-store',
 } as const;
 
-/** The page and its two bundled files (built by scripts/build-console.mjs); nothing else is served. */
+/**
+ * The page and its two bundled files (built by scripts/build-console.mjs), by their path under
+ * the session's page address; nothing else is served.
+ */
 const ASSETS: Record<string, { file: string; type: string }> = {
-  '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
-  '/console.js': { file: 'console.js', type: 'text/javascript; charset=utf-8' },
-  '/console.css': { file: 'console.css', type: 'text/css; charset=utf-8' },
+  '': { file: 'index.html', type: 'text/html; charset=utf-8' },
+  'console.js': { file: 'console.js', type: 'text/javascript; charset=utf-8' },
+  'console.css': { file: 'console.css', type: 'text/css; charset=utf-8' },
 };
+
+const OPEN_PRINTED =
+  'Open the address "ringfence console" printed when it started (it carries the token); restart it for a new one.';
+
+/**
+ * What the browser says about where a request comes from (Fetch Metadata). The console's page
+ * fetches its own origin (`same-origin`) and is opened by the person (`none`); a page on
+ * another port of 127.0.0.1 is `same-site` (ports do not make sites), which is refused even
+ * with the right cookie.
+ */
+const SITES_ALLOWED = new Set(['same-origin', 'none']);
 
 /** At most this many pages may listen for live updates at once. */
 const MAX_EVENT_STREAMS = 16;
@@ -91,20 +107,10 @@ function json(res: ServerResponse, value: unknown): void {
   res.end(JSON.stringify(value));
 }
 
-function cookieOf(req: IncomingMessage): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const [key, ...value] = part.trim().split('=');
-    if (key === CONSOLE_COOKIE) return value.join('=');
-  }
-  return undefined;
-}
-
 export async function startConsole(options: ConsoleOptions): Promise<RunningConsole> {
   const { host, port } = parseListenAddress(options.address);
   assertLoopbackListen(host, options.insecureListen);
   const token = options.token ?? generateToken();
-  // What the browser holds is not the token: the address it came in can leak (history), the cookie cannot be read by scripts.
-  const cookieSecret = generateToken();
   const assetsDir = options.assetsDir ?? fileURLToPath(new URL('../console-web/', import.meta.url));
   const feed = new AuditFeed(join(options.home, AUDIT_FILE_NAME));
   await feed.open();
@@ -122,10 +128,20 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     });
   });
 
+  let sessions: ConsoleSessions | undefined;
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const actualPort = (server.address() as { port: number }).port;
+    sessions ??= new ConsoleSessions(actualPort);
     const refused = checkHostAndOrigin(req, allowedHosts(host, actualPort), 'console');
     if (refused) return plain(res, refused.status, refused.message);
+    const site = req.headers['sec-fetch-site'];
+    if (typeof site === 'string' && !SITES_ALLOWED.has(site))
+      return plain(
+        res,
+        403,
+        `The browser says this request comes from another site or port (Sec-Fetch-Site: ${site.slice(0, 40)}); the console answers only its own page. ${OPEN_PRINTED}`,
+      );
     if (req.method !== 'GET' && req.method !== 'HEAD')
       return plain(
         res,
@@ -144,23 +160,26 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
           401,
           'This token is not the console\'s. Open the address "ringfence console" printed when it started.',
         );
-      // The token leaves the address bar at once; the browser keeps only the cookie.
+      // The token leaves the address bar at once; the browser keeps a cookie and the page's
+      // address, which unlock the console only together (session.ts).
+      const minted = sessions.mint();
       res.writeHead(303, {
         ...SECURITY_HEADERS,
-        location: '/',
-        'set-cookie': `${CONSOLE_COOKIE}=${cookieSecret}; HttpOnly; SameSite=Strict; Path=/`,
+        location: minted.pagePath,
+        'set-cookie': sessions.setCookie(minted),
       });
       res.end();
       return;
     }
-    const cookie = cookieOf(req);
-    if (cookie === undefined || !tokensEqual(cookie, cookieSecret))
-      return plain(
-        res,
-        401,
-        'Open the address "ringfence console" printed when it started (it carries the token); restart it for a new one.',
-      );
-    const asset = ASSETS[url.pathname];
+    const admitted = sessions.admit(req, url.pathname);
+    if (!admitted) return plain(res, 401, OPEN_PRINTED);
+    // The page's relative URLs resolve under its address only with the trailing slash.
+    if (!admitted.slash) {
+      res.writeHead(308, { ...SECURITY_HEADERS, location: `${url.pathname}/` });
+      res.end();
+      return;
+    }
+    const asset = ASSETS[admitted.rest];
     if (asset) {
       const body = await readFile(join(assetsDir, asset.file)).catch(() => undefined);
       if (!body)
@@ -169,19 +188,23 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       res.end(req.method === 'HEAD' ? undefined : body);
       return;
     }
-    switch (url.pathname) {
-      case '/api/overview':
+    switch (admitted.rest) {
+      case 'api/overview':
         return json(res, await readOverview(options.home, feed.run));
-      case '/api/entries': {
+      case 'api/entries': {
         const after = Number(url.searchParams.get('after') ?? '0');
         return json(res, feed.since(Number.isSafeInteger(after) ? after : 0));
       }
-      case '/api/chain':
+      case 'api/chain':
         return json(res, await feed.chain());
-      case '/api/events':
+      case 'api/events':
         return events(res);
       default:
-        return plain(res, 404, `Nothing at ${url.pathname}. The console's page is at /.`);
+        return plain(
+          res,
+          404,
+          `Nothing at ${admitted.rest}. The console's page is at the address it opened.`,
+        );
     }
   }
 

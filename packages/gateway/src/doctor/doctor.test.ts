@@ -5,7 +5,7 @@ import type Docker from 'dockerode';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GatewayError } from '../errors.js';
 import { inspectHome } from '../home/home.js';
-import type { EngineInfo } from '../runtime/engine.js';
+import { type EngineInfo, resolveEngineEndpoint } from '../runtime/engine.js';
 import { checkEngineDns, checkNode, type DoctorEnvironment, runDoctor } from './doctor.js';
 import { internalDnsVerdict } from './engine-dns.js';
 
@@ -46,6 +46,8 @@ function environment(overrides: Partial<DoctorEnvironment> = {}): DoctorEnvironm
     }),
     inspectHome: (path) => inspectHome(path),
     loadPolicy: async () => ({ ok: true, present: false, dir: join(dir, 'policy') }),
+    hostLimits: () => ({ hard: { nofile: 20000, nproc: 96363 }, mayRaise: false }),
+    engineDefaultLimits: async () => ({}),
     ...overrides,
   };
 }
@@ -59,11 +61,42 @@ describe('runDoctor', () => {
       ['engine', 'ok'],
       ['engine-dns', 'ok'],
       ['engine-contract', 'ok'],
+      ['engine-limits', 'ok'],
       ['home', 'ok'],
       ['policy', 'ok'],
       ['images', 'ok'],
     ]);
     expect(report.checks.find((c) => c.id === 'engine')?.summary).toContain('docker 28.0.0');
+  });
+
+  it('shows no password of DOCKER_HOST, whether the engine answers or not (issue 21.6)', async () => {
+    const endpoint = resolveEngineEndpoint({ DOCKER_HOST: 'tcp://admin:dockerPw0001@engine.example:2376' });
+    const answered = await runDoctor(
+      environment({
+        engine: async () => ({
+          endpoint,
+          info: { kind: 'docker', version: '28.0.0', apiVersion: '1.47' },
+          docker: fakeDocker,
+        }),
+      }),
+    );
+    const failed = await runDoctor(
+      environment({
+        engine: async () => {
+          throw new GatewayError(
+            'ENGINE_UNREACHABLE',
+            'No container engine answers at tcp://admin:dockerPw0002@engine.example:2376 (ECONNREFUSED). Run …',
+          );
+        },
+      }),
+    );
+    for (const report of [answered, failed]) expect(JSON.stringify(report)).not.toMatch(/dockerPw000/);
+    expect(answered.checks.find((c) => c.id === 'engine')?.summary).toContain(
+      'tcp://***@engine.example:2376',
+    );
+    expect(() => resolveEngineEndpoint({ DOCKER_HOST: 'tcp://u:dockerPw0003@[bad' })).toThrow(
+      expect.objectContaining({ message: expect.not.stringContaining('dockerPw0003') }),
+    );
   });
 
   it('fails, with a fix, when no engine answers, and skips the image check', async () => {

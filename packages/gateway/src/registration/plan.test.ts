@@ -108,6 +108,12 @@ describe('planRegistration', () => {
       '--egress-allow-address needs at least one --egress-allow host.',
     ],
     [{ image: 'i', env: ['NOVALUE'] }, '--env expects KEY=VALUE, got "NOVALUE"'],
+    // `-e $TOKEN` expanded by the shell: the value given instead of KEY=VALUE is not shown (issue 21.6).
+    [{ image: 'i', env: ['Zq7Lm2Xv9Tb4Nc8Wy3Kd6Hs1Fg5Jp0R'] }, '--env expects KEY=VALUE, got "***"'],
+    [
+      { url: 'https://a.example/mcp', headers: ['Authorization: Bearer abc.def'] },
+      '--header expects KEY=VALUE, got "Authorization: ***"',
+    ],
     [
       { image: 'i', mounts: ['../up'] },
       '--mount "../up" must be a relative path inside the workspace (e.g. docs or out:rw).',

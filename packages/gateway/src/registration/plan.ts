@@ -15,6 +15,7 @@ import {
   validateServerName,
 } from '../config/servers.js';
 import { type NpmRequest, parseNpmRequest } from '../images/npm-fetch.js';
+import { redactValue } from '../text/redact.js';
 import { RegistrationError } from './errors.js';
 
 /** The flags of `mcp add`, as given (repeatable flags as lists). */
@@ -97,7 +98,8 @@ export function parseKeyValues(values: readonly string[] | undefined, flag: stri
   const record: Record<string, string> = {};
   for (const value of values ?? []) {
     const index = value.indexOf('=');
-    if (index <= 0) throw usage(`${flag} expects KEY=VALUE, got "${value}"`);
+    // What was given instead is often the secret itself (`-e $TOKEN` expanded): shown redacted.
+    if (index <= 0) throw usage(`${flag} expects KEY=VALUE, got "${redactValue(value)}"`);
     record[value.slice(0, index)] = value.slice(index + 1);
   }
   return record;

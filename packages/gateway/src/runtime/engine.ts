@@ -3,11 +3,15 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import Docker from 'dockerode';
 import { GatewayError } from '../errors.js';
+import { redactText, redactUrl } from '../text/redact.js';
 import { withTimeout } from '../util/timeout.js';
 
 /** Where the container engine was found, and how we found it. */
 export interface EngineEndpoint {
-  /** `DOCKER_HOST` as given, or `unix://<socket>` when a default socket was found. */
+  /**
+   * `DOCKER_HOST` as given (through the redactor: it is only ever shown), or `unix://<socket>`
+   * when a default socket was found.
+   */
   readonly host: string;
   readonly source: 'DOCKER_HOST' | 'default-socket' | 'none';
   /** Options to hand to dockerode. */
@@ -69,7 +73,7 @@ export function resolveEngineEndpoint(
     if (dockerHost.startsWith('unix://')) {
       const socketPath = dockerHost.slice('unix://'.length);
       if (!socketPath) throw new GatewayError('ENGINE_CONFIG', 'DOCKER_HOST=unix:// names no socket path.');
-      return { host: dockerHost, source: 'DOCKER_HOST', options: { socketPath } };
+      return { host: redactUrl(dockerHost), source: 'DOCKER_HOST', options: { socketPath } };
     }
     let url: URL;
     try {
@@ -77,7 +81,7 @@ export function resolveEngineEndpoint(
     } catch {
       throw new GatewayError(
         'ENGINE_CONFIG',
-        `DOCKER_HOST=${dockerHost} is not a valid address. Use unix:///path/to/socket or tcp://host:port.`,
+        `DOCKER_HOST=${redactText(dockerHost)} is not a valid address. Use unix:///path/to/socket or tcp://host:port.`,
       );
     }
     if (url.protocol !== 'tcp:' && url.protocol !== 'http:' && url.protocol !== 'https:') {
@@ -88,7 +92,10 @@ export function resolveEngineEndpoint(
     }
     const tls = url.protocol === 'https:' || env.DOCKER_TLS_VERIFY === '1' || url.port === '2376';
     return {
-      host: dockerHost,
+      // Shown by doctor and in engine errors: a tcp:// address may carry user:password@.
+      host: dockerHost.includes('//')
+        ? redactUrl(dockerHost)
+        : redactUrl(`tcp://${dockerHost}`).slice('tcp://'.length),
       source: 'DOCKER_HOST',
       options: {
         host: url.hostname,

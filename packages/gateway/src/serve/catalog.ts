@@ -13,6 +13,7 @@ import { type OrgPins, reconcileAndRecord } from '../pins/reconcile.js';
 import type { PinStore } from '../pins/store.js';
 import type { PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
+import { rendered } from '../text/render.js';
 import { iconsNote, withPassableIcons } from './icons.js';
 import { clientUri, compileTemplate, uriProblem } from './resource-uri.js';
 
@@ -387,7 +388,10 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
   };
 }
 
-/** The stderr line for a withheld tool or prompt: what happened and the command to run. */
+/**
+ * The stderr line for a withheld tool or prompt: what happened and the command to run. The
+ * server's words are rendered here, once: names as names, the reason as one line.
+ */
 export function withheldLine(entry: WithheldEntry): string {
   // Org-pinned definitions say "ask your policy admin" in their reason; only local pins can be reviewed here.
   const next =
@@ -396,5 +400,5 @@ export function withheldLine(entry: WithheldEntry): string {
       : entry.kind === 'org' || entry.kind === 'filtered'
         ? ''
         : ` The server's other ${entry.definition}s are unaffected; report this one to the server's author.`;
-  return `ringfence: withheld ${definitionLabel(entry.server, entry.definition, entry.tool)}: ${entry.reason}.${next}`;
+  return `ringfence: withheld ${definitionLabel(rendered(entry.server, 'name'), entry.definition, rendered(entry.tool, 'name'))}: ${rendered(entry.reason, 'line')}.${next}`;
 }

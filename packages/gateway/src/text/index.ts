@@ -1,9 +1,12 @@
+export { decodeRendered, NotRenderedText } from './decode.js';
 export { stringifyForTerminal, terminalSafeJson } from './json.js';
 export { printable } from './printable.js';
+export { REDACTED, redactArgs, redactText, redactUrl, redactValue } from './redact.js';
 export {
   clip,
   escapedCharacterCount,
   escapeOf,
+  guardedLine,
   isShownEscaped,
   type Rendered,
   type RenderMode,
@@ -13,3 +16,4 @@ export {
   renderUntrusted,
   visiblePart,
 } from './render.js';
+export { isCredentialName, looksLikeSecretWord } from './secret-shapes.js';

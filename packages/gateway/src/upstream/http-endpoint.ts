@@ -9,6 +9,7 @@ import {
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { UpstreamError } from '../ports/errors.js';
+import { redactText, redactUrl } from '../text/redact.js';
 import { readBoundedBody } from '../util/bounded-body.js';
 import { describeNetworkError, type EventStreamParser, tooLarge } from './answer-stream.js';
 
@@ -196,13 +197,14 @@ export class HttpEndpoint {
    * refusal names where it pointed and, when that is a URL, how to register the server there.
    */
   private redirectRefusal(status: number, location: string | undefined): string {
-    const said = `the server answered ${status} (redirect to ${(location ?? 'no location').slice(0, 200)}); redirects are not followed`;
+    // A redirect may carry a token (an SSO code, a signed URL): shown through the redactor.
+    const said = `the server answered ${status} (redirect to ${redactText((location ?? 'no location').slice(0, 200))}); redirects are not followed`;
     let target: URL | undefined;
     try {
       target = location === undefined ? undefined : new URL(location, this.url);
     } catch {}
     if (!target || (target.protocol !== 'https:' && target.protocol !== 'http:')) return said;
-    const shown = target.href.slice(0, 200);
+    const shown = redactUrl(target.href).slice(0, 200);
     return `${said}. If the server has moved there, register it at that address: ringfence mcp rm ${this.server}, then ringfence mcp add ${this.server} --url ${shown} (with the same --header options)`;
   }
 

@@ -15,6 +15,7 @@ import {
   type UpstreamCapabilities,
   type UpstreamTimeouts,
 } from '../ports/upstream.js';
+import { redactText, redactUrl } from '../text/redact.js';
 import { withTimeout } from '../util/timeout.js';
 import { HttpStatusError } from './http-endpoint.js';
 import { HttpClientTransport } from './http-transport.js';
@@ -73,14 +74,15 @@ export class RemoteUpstream implements Upstream {
         () =>
           new UpstreamError(
             'UPSTREAM_CONNECT',
-            `connecting to ${this.config.url} timed out after ${this.timeouts.connectMs} ms`,
+            `connecting to ${redactUrl(this.config.url)} timed out after ${this.timeouts.connectMs} ms`,
           ),
       );
     } catch (error) {
       await transport.close().catch(() => {});
       throw new UpstreamError(
         'UPSTREAM_CONNECT',
-        `cannot connect to ${this.config.url}: ${(error as Error).message}`,
+        // The URL may carry a token in its query, and the cause may quote it: both redacted.
+        redactText(`cannot connect to ${redactUrl(this.config.url)}: ${(error as Error).message}`),
         { cause: error },
       );
     }

@@ -1,4 +1,15 @@
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import {
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCommand } from '@oclif/test';
@@ -87,5 +98,40 @@ describe('ringfence client setup', () => {
       },
     );
     expect(error?.message).toContain('ringfence client import cursor');
+  });
+});
+
+describe('ringfence client import, as printed (issue 21.6 and the symlinked config)', () => {
+  it('prints no token of a URL, a --pat value or a positional token, and writes a linked config through', async () => {
+    const secrets = ['cliUserinfo01', 'cliQuery02', 'cliPat03', 'ghp_cliPositional0123456789abcdefABCDEF'];
+    const target = join(dir, 'dotfiles', 'mcp.json');
+    await mkdir(join(dir, 'dotfiles'));
+    await writeFile(
+      target,
+      JSON.stringify({
+        mcpServers: {
+          remote: { url: `https://me:${secrets[0]}@r.example.com/mcp?token=${secrets[1]}`, type: 'sse' },
+          local: { command: 'npx', args: ['-y', 'some-mcp@1.0.0', '--pat', secrets[2], secrets[3]] },
+          docs: { url: 'https://docs.example.com/mcp' },
+        },
+      }),
+      { mode: 0o600 },
+    );
+    const config = join(dir, 'mcp.json');
+    await symlink(target, config);
+    const dry = await runCommand(['client', 'import', 'cursor', '--config', config, '--dry-run'], { root });
+    const result = await runCommand(['client', 'import', 'cursor', '--config', config], { root });
+    expect(result.error).toBeUndefined();
+    for (const secret of secrets)
+      for (const output of [dry.stdout, dry.stderr, result.stdout, result.stderr])
+        expect(output).not.toContain(secret);
+    expect(dry.stdout).toContain('- local: npx -y some-mcp@1.0.0 --pat *** ***');
+    expect(result.stdout).toContain(`(a link: the file it names, ${target}, is rewritten; the link stays)`);
+    expect((await lstat(config)).isSymbolicLink()).toBe(true);
+    expect(await readlink(config)).toBe(target);
+    expect(JSON.parse(await readFile(target, 'utf8')).mcpServers.docs.args).toContain('--only');
+    expect(
+      (await readdir(join(dir, 'dotfiles'))).some((f) => f.startsWith('mcp.json.ringfence-backup-')),
+    ).toBe(true);
   });
 });

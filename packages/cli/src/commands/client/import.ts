@@ -3,7 +3,14 @@ import { ServerStore } from '@ringfence/gateway/config';
 import { resolveHome } from '@ringfence/gateway/home';
 import { registerServer } from '@ringfence/gateway/registration';
 import { RingfenceCommand } from '../../lib/base-command.js';
-import { clientArg, clientConfigPath, configFlag, dryRunFlag, launchOf } from '../../lib/client-args.js';
+import {
+  clientArg,
+  clientConfigPath,
+  configFlag,
+  dryRunFlag,
+  launchOf,
+  throughLink,
+} from '../../lib/client-args.js';
 import { connectEngine } from '../../lib/engine.js';
 import { loadPolicyView } from '../../lib/serving.js';
 
@@ -45,7 +52,7 @@ export default class ClientImport extends RingfenceCommand {
         this.log(`\nNothing to change in ${result.path}.`);
         return;
       }
-      this.log(`\n${dryRun ? 'Would change' : 'Changing'} ${result.path}:`);
+      this.log(`\n${dryRun ? 'Would change' : 'Changing'} ${result.path}${throughLink(result)}:`);
       for (const change of result.changes) {
         this.log(`  - ${change.entry}: ${change.before}`);
         this.log(`  + ${change.entry}: ${change.after}`);

@@ -3,7 +3,14 @@ import { setupClient } from '@ringfence/gateway/clients';
 import { ServerStore } from '@ringfence/gateway/config';
 import { resolveHome } from '@ringfence/gateway/home';
 import { RingfenceCommand } from '../../lib/base-command.js';
-import { clientArg, clientConfigPath, configFlag, dryRunFlag, launchOf } from '../../lib/client-args.js';
+import {
+  clientArg,
+  clientConfigPath,
+  configFlag,
+  dryRunFlag,
+  launchOf,
+  throughLink,
+} from '../../lib/client-args.js';
 
 export default class ClientSetup extends RingfenceCommand {
   static override summary = "Write ringfence into an AI client's MCP config.";
@@ -52,7 +59,7 @@ export default class ClientSetup extends RingfenceCommand {
       this.log(`${result.path} already starts ringfence with home ${home}; nothing changed.`);
       return;
     }
-    this.log(`${flags['dry-run'] ? 'Would change' : 'Changed'} ${result.path}:`);
+    this.log(`${flags['dry-run'] ? 'Would change' : 'Changed'} ${result.path}${throughLink(result)}:`);
     for (const change of result.changes) {
       if (change.before) this.log(`  - ${change.entry}: ${change.before}`);
       if (change.after) this.log(`  + ${change.entry}: ${change.after}`);

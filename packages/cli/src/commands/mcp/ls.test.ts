@@ -84,3 +84,51 @@ describe('ringfence mcp ls', () => {
     ]);
   });
 });
+
+describe('ringfence mcp ls shows no secret of a remote URL (issue 21.6)', () => {
+  it("hides what a server's stderr prints of its credentials (--logs, text and --json)", async () => {
+    await mkdir(join(home, 'logs'), { recursive: true, mode: 0o700 });
+    const server = {
+      name: 'chatty',
+      transport: 'container',
+      image: 'chatty:1',
+      image_id: `sha256:${'b'.repeat(64)}`,
+      egress: { mode: 'deny' },
+    };
+    await writeFile(join(home, 'mcp-servers.json'), JSON.stringify({ version: 1, servers: [server] }), {
+      mode: 0o600,
+    });
+    await writeFile(
+      join(home, 'logs', 'chatty.stderr'),
+      'connecting to https://u:logPw0001@api.example/v1?api_key=logKey0002\nsent Authorization: Bearer logBearer0003\nready\n',
+    );
+    const text = await runCommand(['mcp', 'ls', '--logs'], { root });
+    const json = await runCommand(['mcp', 'ls', '--logs', '--json'], { root });
+    for (const output of [text.stdout, json.stdout])
+      expect(output).not.toMatch(/logPw0001|logKey0002|logBearer0003/);
+    expect(text.stdout).toContain('    | connecting to https://***@api.example/v1?api_key=***');
+  });
+
+  it('hides credential parameters, fragments and token-looking path segments, in text and --json', async () => {
+    await mkdir(home, { recursive: true, mode: 0o700 });
+    const secrets = ['apiKeySecret0001', 'sigSecret0002', 'fragSecret0003', 'Xy12Ab34Cd56Ef78Gh90Ij12Kl34'];
+    const servers = [
+      {
+        name: 'keyed',
+        transport: 'http',
+        url: `https://k.example/hooks/${secrets[3]}/mcp?region=eu&api_key=${secrets[0]}&SIG=${secrets[1]}#token=${secrets[2]}`,
+      },
+    ];
+    await writeFile(join(home, 'mcp-servers.json'), JSON.stringify({ version: 1, servers }), { mode: 0o600 });
+    const text = await runCommand(['mcp', 'ls'], { root });
+    expect(text.error).toBeUndefined();
+    const json = await runCommand(['mcp', 'ls', '--json'], { root });
+    for (const secret of secrets) {
+      expect(text.stdout).not.toContain(secret);
+      expect(json.stdout).not.toContain(secret);
+    }
+    expect(text.stdout).toContain(
+      'keyed  http  https://k.example/hooks/***/mcp?region=eu&api_key=***&SIG=***#token=***',
+    );
+  });
+});

@@ -6,7 +6,7 @@ import { resolveHome } from '@ringfence/gateway/home';
 import { DEFINITION_KINDS, PinStore, pendingOf, pinnedOf } from '@ringfence/gateway/pins';
 import { clientRequestsOf } from '@ringfence/gateway/registration';
 import { stderrLogPath } from '@ringfence/gateway/runtime';
-import { rendered } from '@ringfence/gateway/text';
+import { redactText, redactUrl, rendered } from '@ringfence/gateway/text';
 import { loadInstalledPolicy } from '@ringfence/policy';
 import { RingfenceCommand } from '../../lib/base-command.js';
 
@@ -24,7 +24,7 @@ interface Row {
   pinned: number;
   withheld: number;
   allow_tools: readonly string[];
-  /** Last 8 KiB of the server's stderr from its last session (env values redacted). */
+  /** Last 8 KiB of the server's stderr from its last session (env values and credentials redacted). */
   stderr?: string;
 }
 
@@ -50,7 +50,8 @@ export default class McpLs extends RingfenceCommand {
         return {
           name: server.name,
           transport: server.transport,
-          target: server.transport === 'http' ? server.url : server.image,
+          // A remote URL may carry a token in its query or path: shown (and in --json) redacted.
+          target: server.transport === 'http' ? redactUrl(server.url) : server.image,
           ...(server.transport === 'container'
             ? {
                 egress:
@@ -64,7 +65,11 @@ export default class McpLs extends RingfenceCommand {
           withheld: serverPins ? count((kind) => pendingOf(serverPins, kind)) : 0,
           allow_tools: server.allow_tools ?? [],
           ...(server.transport === 'container'
-            ? { stderr: await readFile(stderrLogPath(home, server.name), 'utf8').catch(() => '') }
+            ? {
+                // Env values are redacted when it is kept (stderr-tail.ts); what the server
+                // printed of its URLs, headers and tokens is redacted here, as every printer does.
+                stderr: redactText(await readFile(stderrLogPath(home, server.name), 'utf8').catch(() => '')),
+              }
             : {}),
         };
       }),

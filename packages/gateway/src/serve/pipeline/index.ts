@@ -4,10 +4,16 @@ export {
   type CompletionAnswer,
   templateVariables,
 } from './completions.js';
-export { type AskHandling, FORWARDED_METHODS, requestLabel, requestName } from './methods.js';
+export {
+  type AskHandling,
+  FORWARDED_METHODS,
+  requestLabel,
+  requestName,
+  shownRequestLabel,
+} from './methods.js';
 export { checkPromptResult, promptArguments } from './prompts.js';
 export { errorResult, recordDecision, recordResult, refuse } from './record.js';
-export { checkResult, sanitise, upstreamErrorText } from './results.js';
+export { checkResult, sanitise, upstreamErrorSource, upstreamErrorText } from './results.js';
 export { runForward } from './run.js';
 export { effectiveVersion, sanitiseResult } from './sanitise.js';
 export { availability, inputSchema, lookup, PREVIEW_CHARS, rulesAndAsk, shapeAndSize } from './steps.js';

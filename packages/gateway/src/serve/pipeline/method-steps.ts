@@ -99,7 +99,11 @@ const STEPS: StepsTable = {
   },
   'logging/setLevel': {
     checkArguments: NOTHING_MORE,
-    forward: (request, args) => request.upstream!.setLoggingLevel(String(args.level)),
+    forward: (request, args) =>
+      request.upstream!.setLoggingLevel(String(args.level)).catch((error: unknown) => {
+        request.failed?.(error);
+        throw error;
+      }),
     checkResult: () => EMPTY,
     sanitised: false,
   },

@@ -1,5 +1,6 @@
 import type { AuditMethod } from '../../audit/types.js';
 import { definitionLabel } from '../../pins/kinds.js';
+import { rendered } from '../../text/render.js';
 import type { ForwardedMethod, ForwardedRequest } from './types.js';
 
 /**
@@ -86,4 +87,9 @@ export function requestLabel(request: ForwardedRequest, render: (part: string) =
       ? `${render(server)}/log-level ${name}`
       : definitionLabel(render(server), kind, name);
   return FORWARDED_METHODS[request.method].phrase(subject);
+}
+
+/** The same label for a stderr report line: the names rendered once, as names. */
+export function shownRequestLabel(request: ForwardedRequest): string {
+  return requestLabel(request, (part) => rendered(part, 'name'));
 }

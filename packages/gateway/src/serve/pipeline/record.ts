@@ -1,8 +1,7 @@
 import type { PrecomputedDigest } from '../../audit/format.js';
 import { AUDIT_STRING_MAX, type AuditMethod } from '../../audit/types.js';
 import type { Caller, CallToolResult } from '../../ports/caller.js';
-import { rendered } from '../../text/render.js';
-import { FORWARDED_METHODS, requestLabel, requestName } from './methods.js';
+import { FORWARDED_METHODS, requestName, shownRequestLabel } from './methods.js';
 import type { ForwardedRequest, PipelineDeps, Refusal } from './types.js';
 
 export function errorResult(text: string): CallToolResult {
@@ -80,7 +79,7 @@ export async function refuse(
   return errorResult(
     // A URI (a read's, a subscription's) is partly the client's own text: shown rendered, so a
     // refusal for invisible characters shows where they are instead of carrying them on.
-    `ringfence ${refusal.verb ?? 'refused'} ${requestLabel(request, (part) => rendered(part, 'name'))}: ${refusal.what}${next}`,
+    `ringfence ${refusal.verb ?? 'refused'} ${shownRequestLabel(request)}: ${refusal.what}${next}`,
   );
 }
 

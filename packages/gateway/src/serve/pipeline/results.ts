@@ -1,6 +1,7 @@
 import type { PrecomputedDigest } from '../../audit/format.js';
 import type { CallToolResult } from '../../ports/caller.js';
 import { printable } from '../../text/printable.js';
+import { clip } from '../../text/render.js';
 import { validationSentence } from '../../text/validation-error.js';
 import { requestLabel } from './methods.js';
 import { errorResult } from './record.js';
@@ -11,14 +12,28 @@ import type { ForwardedRequest, PipelineDeps, PromptResult, ReadResult, ToolCall
 
 const ERROR_TEXT_MAX = 300;
 
+const errorCode = (error: unknown): string => {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'number' || typeof code === 'string' ? `[${code}] ` : '';
+};
+// The SDK's validation of a malformed answer would otherwise reach the model as a JSON dump.
+const errorMessage = (error: unknown): string =>
+  validationSentence(error) ?? String((error as Error)?.message ?? error);
+
 /** An upstream failure as the model may read it: its code, and at most 300 printable characters. */
 export function upstreamErrorText(error: unknown): string {
-  const code = (error as { code?: unknown }).code;
-  // The SDK's validation of a malformed answer would otherwise reach the model as a JSON dump.
-  const text = printable(validationSentence(error) ?? String((error as Error)?.message ?? error));
+  const text = printable(errorMessage(error));
   const clipped =
     text.length > ERROR_TEXT_MAX ? `${text.slice(0, ERROR_TEXT_MAX)}… (${text.length} characters)` : text;
-  return typeof code === 'number' || typeof code === 'string' ? `[${code}] ${clipped}` : clipped;
+  return errorCode(error) + clipped;
+}
+
+/**
+ * The same failure as it came (its code and at most 300 characters), not rendered: for a report
+ * line, which renders it once, as one line, where it is composed.
+ */
+export function upstreamErrorSource(error: unknown): string {
+  return errorCode(error) + clip(errorMessage(error), ERROR_TEXT_MAX);
 }
 
 /** What is left of a result after a check: the reply, why it was withheld, and what was dropped. */

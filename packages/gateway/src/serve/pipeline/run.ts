@@ -3,9 +3,10 @@ import type { CallToolResult } from '../../ports/caller.js';
 import { UpstreamError } from '../../ports/errors.js';
 import type { CallOptions } from '../../ports/upstream.js';
 import { printable } from '../../text/printable.js';
+import { rendered } from '../../text/render.js';
 import type { CompletionAnswer } from './completions.js';
 import { stepsOf } from './method-steps.js';
-import { requestLabel } from './methods.js';
+import { requestLabel, shownRequestLabel } from './methods.js';
 import { errorResult, recordDecision, recordResult, refuse } from './record.js';
 import { type ResultOutcome, sanitise, upstreamErrorText } from './results.js';
 import { availability, rulesAndAsk, shapeAndSize } from './steps.js';
@@ -116,7 +117,9 @@ export async function runForward(deps: PipelineDeps, request: ForwardedRequest):
     },
     { defer: true },
   ).catch((error: unknown) =>
-    deps.log(`ringfence: audit: the result of ${label} could not be recorded: ${(error as Error).message}`),
+    deps.log(
+      `ringfence: audit: the result of ${shownRequestLabel(request)} could not be recorded: ${rendered((error as Error).message, 'line')}`,
+    ),
   );
   return checked.reply;
 }

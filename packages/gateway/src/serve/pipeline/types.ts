@@ -87,6 +87,8 @@ export interface LogLevelTarget {
 export interface LogLevelRequest extends RequestBase {
   readonly method: 'logging/setLevel';
   readonly entry: LogLevelTarget;
+  /** Told the server's own error, when it failed: the gateway's report line quotes it as it came. */
+  readonly failed?: (error: unknown) => void;
 }
 
 export type ForwardedRequest =

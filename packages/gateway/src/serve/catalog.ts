@@ -8,12 +8,15 @@ import {
   presentTool,
 } from '../catalog/present.js';
 import { fingerprintDefinition, type PinnableDefinition } from '../pins/fingerprint.js';
-import { type DefinitionKind, definitionLabel } from '../pins/kinds.js';
+import type { DefinitionKind } from '../pins/kinds.js';
 import { type OrgPins, reconcileAndRecord } from '../pins/reconcile.js';
 import type { PinStore } from '../pins/store.js';
 import type { PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
 import { clientUri, compileTemplate, uriProblem } from './resource-uri.js';
+import { firstSightOf, type WithheldEntry } from './withheld.js';
+
+export { type WithheldEntry, withheldLine } from './withheld.js';
 
 /** A tool the client may call, with what its checks need. */
 export interface CatalogEntry {
@@ -68,17 +71,6 @@ export interface TemplateEntry {
   readonly matcher: RE2JS;
 }
 
-export interface WithheldEntry {
-  readonly server: string;
-  /** The name as the server lists it, whatever its kind (the field keeps its first name). */
-  readonly tool: string;
-  /** A tool or a prompt. */
-  readonly definition: DefinitionKind;
-  readonly reason: string;
-  readonly kind: 'changed' | 'new' | 'org' | 'unpinnable' | 'malformed' | 'schema' | 'name' | 'filtered';
-  readonly digest?: string;
-}
-
 export interface ServerCatalog {
   readonly server: string;
   readonly entries: readonly CatalogEntry[];
@@ -101,6 +93,8 @@ interface Inputs {
   readonly rawTemplates?: readonly unknown[];
   readonly problems: readonly string[];
   readonly localAllow: readonly string[] | undefined;
+  /** The registration's `review_first`: withhold on first sight even when the policy would pin. */
+  readonly reviewFirst?: boolean;
   readonly pins: PinStore;
   readonly guard: SchemaChecks;
   readonly policy: PolicyView;
@@ -253,7 +247,9 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
         template: inputs.policy.orgPins(server, 'template') ?? new Map(),
       }
     : undefined;
+  const firstSight = firstSightOf(inputs.policy, server, inputs.reviewFirst === true);
   const reconciliation = await reconcileAndRecord(inputs.pins, server, listed, {
+    firstSight: firstSight.mode,
     kinds: [
       'tool',
       ...(inputs.rawPrompts ? (['prompt'] as const) : []),
@@ -267,7 +263,9 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
         ? `the organisation policy "${inputs.policy.ref?.name}" does not pin this definition (${pinnable.digest}); ask your policy admin to pin it`
         : kind === 'changed'
           ? 'its definition changed since it was pinned'
-          : 'it is new since the server was pinned';
+          : kind === 'first-sight'
+            ? `${server} is new and ${firstSight.why} withholds a new server's definitions until a person approves them`
+            : 'it is new since the server was pinned';
     withheld.push({
       server,
       tool: pinnable.name,
@@ -379,16 +377,4 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
     firstSight: reconciliation.firstSight,
     problems: inputs.problems,
   };
-}
-
-/** The stderr line for a withheld tool or prompt: what happened and the command to run. */
-export function withheldLine(entry: WithheldEntry): string {
-  // Org-pinned definitions say "ask your policy admin" in their reason; only local pins can be reviewed here.
-  const next =
-    entry.kind === 'changed' || entry.kind === 'new'
-      ? ` Review it with: ringfence mcp pins diff ${entry.server}`
-      : entry.kind === 'org' || entry.kind === 'filtered'
-        ? ''
-        : ` The server's other ${entry.definition}s are unaffected; report this one to the server's author.`;
-  return `ringfence: withheld ${definitionLabel(entry.server, entry.definition, entry.tool)}: ${entry.reason}.${next}`;
 }

@@ -118,7 +118,7 @@ describe('servers', () => {
     expect(maxCallSeconds(policy, 'github')).toBeUndefined();
   });
 
-  it('gives what a never-pinned server gets: its entry\'s first_sight, else the policy\'s, else pin', () => {
+  it("gives what a never-pinned server gets: its entry's first_sight, else the policy's, else pin", () => {
     expect(firstSight(basePolicy(), 'github')).toBe('pin');
     const top = basePolicy({
       first_sight: 'withhold',

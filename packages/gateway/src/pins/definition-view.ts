@@ -70,11 +70,11 @@ export function wholeDefinitionLines(kind: DefinitionKind, definition: Definitio
     .filter((key) => key !== id && !(key === 'description' && typeof description === 'string'))
     .sort();
   for (const key of members) {
-    const value = renderJsonText(canonicalPretty(definition[key])).text;
-    const field = rendered(key, 'name');
-    if (!value.includes('\n')) lines.push(`${prefix}${field}: ${value}`);
-    else lines.push(`${prefix}${field}:`, indented(value, `${prefix}  `));
+    // Quoted as JSON, as the keys inside are: a member's name is the server's text too.
+    const field = renderJsonText(canonicalize(key)).text;
+    lines.push(`${prefix}${field}: ${renderJsonText(canonicalPretty(definition[key], prefix)).text}`);
   }
+  // Said outright, so a reviewer need not wonder whether a part was left out.
   if (!members.includes('inputSchema') && kind === 'tool') lines.push(`${prefix}inputSchema: (absent)`);
   if (!members.includes('outputSchema') && kind === 'tool') lines.push(`${prefix}outputSchema: (absent)`);
   if (!members.includes('annotations')) lines.push(`${prefix}annotations: (none)`);

@@ -15,7 +15,6 @@ import {
 import { resolveHome } from '../home/home.js';
 import {
   clip,
-  escapedCharacterCount,
   type Rendered,
   rendered,
   renderJsonText,
@@ -31,7 +30,7 @@ import {
   PinError,
   type ShownDefinition,
 } from './reconcile.js';
-import { type PinStore, pendingOf, pinnedOf } from './store.js';
+import { type PinStore, pinnedOf } from './store.js';
 
 type Definition = Readonly<Record<string, unknown>>;
 

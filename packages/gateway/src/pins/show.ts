@@ -137,7 +137,7 @@ export function formatShownPins(servers: readonly ShownPins[]): string[] {
 export function formatServerDefinitions(shown: ShownPins): string[] {
   const { server } = shown;
   const lines = [
-    `${rendered(server, 'name')}: ${shown.pinned.length} pinned, ${shown.pending.length} pending; each definition whole (what the AI client reads, before ringfence adds its prefix)`,
+    `${rendered(server, 'name')}: ${shown.pinned.length} pinned, ${shown.pending.length} pending; each definition whole, as the server listed it (the client gets it renamed, its description prefixed, readOnlyHint and destructiveHint set by ringfence)`,
     '',
   ];
   for (const p of shown.pinned)

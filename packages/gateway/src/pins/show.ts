@@ -46,7 +46,7 @@ export async function showPins(store: PinStore, server?: string): Promise<ShownP
   if (server !== undefined && !file.servers[server]) {
     throw new PinError(
       'PIN_NONE',
-      `No pins for "${server}": the gateway pins a server the first time it starts it (ringfence mcp tools).`,
+      `No pins for "${server}" yet: the gateway records what a server lists the first time it starts it (pinned, or withheld for review with --review-first or the policy's first_sight). Start it once with: ringfence mcp tools, then run this again to read each definition whole.`,
     );
   }
   const names = server !== undefined ? [server] : Object.keys(file.servers).sort();

@@ -96,13 +96,18 @@ function kindCounts(count: (kind: DefinitionKind) => number): string {
  * them, so the notice names the command that shows each one whole, and the opt-in that withholds
  * them instead; withheld, it names the review and the approval.
  */
-function firstSightLine(catalog: ServerCatalog): string {
+function firstSightLine(catalog: ServerCatalog): string | undefined {
   const { server } = catalog;
   const held = catalog.withheld.filter((w) => w.kind === 'first-sight');
   if (held.length > 0) {
+    // Said at every start until someone approves: the review is still owed.
     const listed = kindCounts((kind) => held.filter((w) => w.definition === kind).length);
-    return `ringfence: first sight of ${server}: withheld ${listed} until a person approves them (${held[0]!.reason}). Read each whole definition (description, schemas, annotations) with: ringfence mcp pins show ${server}, then approve at a terminal with: ringfence mcp pins approve ${server}`;
+    const lead = catalog.firstSight
+      ? `first sight of ${server}: withheld`
+      : `${server} has not been reviewed yet: still withheld`;
+    return `ringfence: ${lead} ${listed} until a person approves them (${held[0]!.reason}). Read each whole definition (description, schemas, annotations) with: ringfence mcp pins show ${server}, then approve at a terminal with: ringfence mcp pins approve ${server}`;
   }
+  if (!catalog.firstSight) return undefined;
   const listed = kindCounts(
     (kind) =>
       allExposed(catalog).filter((e) => e.kind === kind).length +
@@ -113,7 +118,8 @@ function firstSightLine(catalog: ServerCatalog): string {
 
 /** What a person is told about a server's catalog when it starts: first sight, problems, withheld. */
 export function catalogReport(catalog: ServerCatalog): string[] {
-  const lines: string[] = catalog.firstSight ? [firstSightLine(catalog)] : [];
+  const notice = firstSightLine(catalog);
+  const lines: string[] = notice ? [notice] : [];
   for (const problem of catalog.problems) lines.push(`ringfence: ${catalog.server}: ${problem}`);
   // Definitions withheld on first sight are counted in the notice above, which names the command.
   for (const entry of catalog.withheld)

@@ -256,6 +256,18 @@ describe('Gateway on first sight that withholds (no trust on first use)', () => 
     },
   );
 
+  it('says at every start, until someone approves, that the review is still owed', async () => {
+    const config = { ...server('calc'), review_first: true };
+    const first = await start(config);
+    await first.close();
+    lines = [];
+    const again = await start(config);
+    expect(again.listTools()).toEqual([]);
+    expect(lines[0]).toMatch(
+      /^ringfence: calc has not been reviewed yet: still withheld 2 tool\(s\) and 1 prompt\(s\) until a person approves them \(.*\)\. Read each whole definition .* ringfence mcp pins show calc, then approve at a terminal with: ringfence mcp pins approve calc$/,
+    );
+  });
+
   it('pins on first use when neither says so, and names the whole-definition review', async () => {
     const gateway = await start(server('calc'), withholding('other'));
     expect(gateway.listTools().map((t) => t.name)).toEqual(['calc_add', 'calc_sub']);

@@ -31,9 +31,22 @@ if (!existsSync(join(repo, 'node_modules/.package-lock.json')))
   step('Install dependencies', 'npm', ['ci', '--no-audit', '--no-fund']);
 step('Build every package', 'npm', ['run', 'build']);
 step('Make sure a container engine answers', join(repo, 'scripts/ensure-engine'), []);
+// Not needed by the demo itself, but by `npm test`, which the README runs next (its console test
+// drives a browser): preparing it here means nothing is installed by hand. A machine where it
+// cannot be installed still gets the demo, and is told at the end what npm test will need.
+const browser = step(
+  'Make sure the browser npm test drives is installed (Debian chromium)',
+  join(repo, 'scripts/ensure-browser'),
+  [],
+  { optional: true },
+);
 step('Build the offline images (no registry)', process.execPath, [cli, 'images', 'build']);
 step('Check this machine', process.execPath, [cli, 'doctor']);
 step('Run the scripted session: containers, pins, egress, audit', process.execPath, [
   join(repo, 'scripts/demo-session.mjs'),
 ]);
-process.stderr.write('\ndemo: done. Next: read README.md and docs/ for what each command does.\n');
+process.stderr.write('\ndemo: done. Next: npm test, and README.md and docs/ for what each command does.\n');
+if (browser !== 0)
+  process.stderr.write(
+    'demo: npm test needs a browser this demo could not install (see "ensure-browser" above): run scripts/ensure-browser as root, or do what it said, first.\n',
+  );

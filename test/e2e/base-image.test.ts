@@ -2,6 +2,7 @@ import { PassThrough } from 'node:stream';
 import { createDockerClient } from '@ringfence/gateway/runtime';
 import { describe, expect, it } from 'vitest';
 import { ringfence } from '../helpers/cli.js';
+import { testUlimits } from '../helpers/containers.js';
 
 const docker = createDockerClient();
 
@@ -14,7 +15,7 @@ async function runInImage(image: string, cmd: string[], hostConfig: Record<strin
   const container = await docker.createContainer({
     Image: image,
     Cmd: cmd,
-    HostConfig: hostConfig,
+    HostConfig: { Ulimits: testUlimits(), ...hostConfig },
     User: '65532:65532',
   });
   const stdout = new PassThrough();

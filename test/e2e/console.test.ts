@@ -26,7 +26,8 @@ import { connectHttp, firstText, freshHome, serveHttp, startToolServer } from '.
 import { install, makeOrg, policyDocument, signPolicy } from '../helpers/policy.js';
 import { stopAll, track } from '../helpers/processes.js';
 
-const CHROMIUM = '/usr/bin/chromium';
+// Debian's, which scripts/ensure-browser installs (npm run demo and .ci/run call it).
+const CHROMIUM = process.env.RINGFENCE_TEST_CHROMIUM || '/usr/bin/chromium';
 const ARTIFACTS = join(repoRoot, 'test', 'artifacts', 'console');
 
 const tags = (ascii: string) =>
@@ -144,7 +145,10 @@ describe('ringfence console in a real browser', () => {
   };
 
   beforeAll(async () => {
-    expect(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium`).toBe(true);
+    expect(
+      existsSync(CHROMIUM),
+      `${CHROMIUM} is missing. Run scripts/ensure-browser (as root on Debian it installs Debian's chromium; elsewhere it says what to do), then npm test again.`,
+    ).toBe(true);
     await mkdir(ARTIFACTS, { recursive: true });
     home = await freshHome();
     const dir = join(home, '..');

@@ -9,6 +9,7 @@ import {
   engineEnvironment,
   execIn,
   expectAllCapabilitiesDropped,
+  expectedProcessLimits,
   listContainers,
   managedObjects,
   probeImage,
@@ -35,6 +36,7 @@ interface Probe {
   noNewPrivs: string;
   env: Record<string, string>;
   interfaces: string[];
+  limits: Record<'nofile' | 'nproc', { soft: string; hard: string }>;
   connect?: string;
   fetch?: { status?: number; body?: string; error?: string };
   write?: string;
@@ -159,6 +161,13 @@ describe('a contained server, seen from inside its container', () => {
     });
     expect(info.HostConfig.Tmpfs).toHaveProperty('/tmp');
     expect(info.HostConfig.PortBindings ?? {}).toEqual({});
+    // The process limits ringfence named, as the kernel applies them inside (Node raises its own
+    // soft nofile to the hard one, so only that hard limit is ringfence's).
+    const { nofile, nproc } = expectedProcessLimits();
+    expect((await probe('jail')).limits).toEqual({
+      nofile: { soft: String(nofile.hard), hard: String(nofile.hard) },
+      nproc: { soft: String(nproc.soft), hard: String(nproc.hard) },
+    });
     expect(info.Config.Labels).toMatchObject({
       'ringfence.managed': '1',
       'ringfence.server': 'jail',
@@ -227,6 +236,14 @@ describe('a contained server, seen from inside its container', () => {
         "require('fs').readFileSync('/proc/1/status','utf8')",
       ]);
       expect(status).toMatch(/CapEff:\s+0000000000000000/);
+      const limits = await execIn(docker.getContainer(info.Id), [
+        'node',
+        '-p',
+        "require('fs').readFileSync('/proc/1/limits','utf8')",
+      ]);
+      const { nofile, nproc } = expectedProcessLimits();
+      expect(limits).toMatch(new RegExp(`^Max processes +${nproc.soft} +${nproc.hard} `, 'm'));
+      expect(limits).toMatch(new RegExp(`^Max open files +\\d+ +${nofile.hard} `, 'm'));
       expect(Object.keys(info.NetworkSettings.Networks).sort()).toEqual([
         `ringfence-mcp-net-${session}-in`,
         `ringfence-mcp-net-${session}-out`,

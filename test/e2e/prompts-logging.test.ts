@@ -202,7 +202,7 @@ describe('prompts, completions and logging through mcp serve over stdio', () => 
     expect(notices).toBeLessThan(dropped);
     expect(heard.logs.slice(before).find((l) => notice.test(String(l.data)))).toMatchObject({
       level: 'warning',
-      logger: 'srv/ringfence',
+      logger: 'ringfence',
     });
   });
 

@@ -182,11 +182,36 @@ describe('result hygiene: a hostile server behind ringfence mcp serve (real SDK 
       });
   });
 
+  it('passes only icons a client draws without a fetch, and no structuredContent its text contradicts', async () => {
+    const served = await serve(home);
+    clients.push(served.client);
+    const { tools } = await served.client.listTools();
+    const drawable = expect.stringMatching(/^data:image\/png;base64,/);
+    expect(tools.find((t) => t.name === 'hostile_decorated')?.icons).toEqual([{ src: drawable }]);
+    const result = await callRaw(served, 'hostile_decorated');
+    expect(result).toStrictEqual({
+      content: [
+        { type: 'text', text: '{"approved": false}' },
+        {
+          type: 'resource_link',
+          uri: 'ringfence:hostile/vscode:extension/evil.pub',
+          name: 'install',
+          icons: [{ src: drawable, mimeType: 'image/png' }],
+        },
+      ],
+    });
+    expect(JSON.stringify(result)).not.toMatch(/attacker|SECRET|approved": ?true/);
+    // the https: icon, the link's URI, the structuredContent
+    await expect
+      .poll(async () => (await results()).at(-1)?.refs)
+      .toMatchObject({ tool: 'decorated', dropped: 3 });
+  });
+
   it('leaves an audit chain that verifies', async () => {
     await Promise.all(clients.splice(0).map((c) => c.close()));
     const verified = await ringfence(['audit', 'verify', '--json'], { RINGFENCE_HOME: home });
     expect(verified.code, verified.stdout + verified.stderr).toBe(0);
     expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true });
-    expect((await results()).map((e) => e.refs.dropped)).toEqual([16, 5, 15, undefined]);
+    expect((await results()).map((e) => e.refs.dropped)).toEqual([16, 5, 15, undefined, 3]);
   });
 });

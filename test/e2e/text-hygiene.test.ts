@@ -88,7 +88,8 @@ describe('untrusted text at a terminal and in approvals', () => {
     const text = run.bytes.toString('utf8');
     expect(hiddenIn(text)).toEqual([]);
     expect(text).toContain(
-      `ringfence: withheld hostile/${NEWLINE_TOOL.replace('\n', '\\u{A}')}: its definition changed since it was pinned. Review it with: ringfence mcp pins diff hostile`,
+      // A name, so its spaces are escaped too: it cannot look like two columns or a line of its own.
+      `ringfence: withheld hostile/${NEWLINE_TOOL.replace('\n', '\\u{A}').replaceAll(' ', '\\u{20}')}: its definition changed since it was pinned. Review it with: ringfence mcp pins diff hostile`,
     );
     expect(text).toContain('ringfence: withheld hostile/half\\u{D800}: the definition cannot be pinned');
     expect(text).toContain('ringfence: withheld hostile/report\\u{202E}fdp.exe:');

@@ -3,12 +3,16 @@ import { readdir, readFile } from 'node:fs/promises';
 import { PassThrough } from 'node:stream';
 import { buildContextImage, buildNodeBaseImage } from '@ringfence/gateway/images';
 import {
+  type ContainerProcessLimits,
+  containerProcessLimits,
   createDockerClient,
   type EngineInfo,
   engineRefusal,
+  hostHardLimitsFor,
   listContainers,
   probeEngine,
   resolveEngineEndpoint,
+  ulimits,
 } from '@ringfence/gateway/runtime';
 import type Docker from 'dockerode';
 import { repoRoot } from './cli.js';
@@ -25,6 +29,16 @@ export function engine(): Promise<EngineInfo> {
   engineInfo ??= probeEngine(createDockerClient(endpoint), endpoint);
   return engineInfo;
 }
+
+/**
+ * The nofile and nproc limits the gateway names on its containers against this engine (the
+ * gateways the suites start inherit this process's limits). Containers of the tests' own name
+ * them too: an engine's own defaults may not start here (docs/runtimes.md, "Process limits").
+ */
+export function expectedProcessLimits(): ContainerProcessLimits {
+  return containerProcessLimits(hostHardLimitsFor(resolveEngineEndpoint()));
+}
+export const testUlimits = () => ulimits(expectedProcessLimits());
 
 /** Why the gateway refuses a server with this egress mode on this engine (docs/runtimes.md), if it does. */
 export async function refusalFor(mode: 'deny' | 'allow' | 'any'): Promise<string | undefined> {
@@ -102,6 +116,10 @@ export const eofIgnoringImage = () => fixtureImage('eof-ignoring-server.mjs', 'r
 export const resolverProbeImage = () =>
   fixtureImage('resolver-probe-server.mjs', 'ringfence-test/resolver-probe');
 
+/** A server whose answers and listings carry links and icons a client would open itself (test/fixtures). */
+export const hostileLinksImage = () =>
+  fixtureImage('hostile-links-server.mjs', 'ringfence-test/hostile-links');
+
 /**
  * Reaper processes (runtime/reaper-main.js) watching a gateway of `session`, found in /proc by
  * their command line (`--session SESSION`).
@@ -135,7 +153,7 @@ export async function startOrigin(name: string, network: string): Promise<Docker
     Cmd: ['node', '-e', `require('http').createServer((q,s)=>s.end('origin:${name}')).listen(8080)`],
     Labels: { [TEST_LABEL]: '1' },
     User: '65532:65532',
-    HostConfig: { NetworkMode: network, ReadonlyRootfs: true, CapDrop: ['ALL'] },
+    HostConfig: { NetworkMode: network, ReadonlyRootfs: true, CapDrop: ['ALL'], Ulimits: testUlimits() },
   });
   await container.start();
   return container;

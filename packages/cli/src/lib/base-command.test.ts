@@ -181,4 +181,17 @@ describe('what a command prints cannot carry raw escapes or invisible characters
       'ringfence: withheld s/name\\u{1B}[2K\\u{D}\\u{1B}]52;c;ZXZpbA==\\u{7}\\u{202E}\\u{E0041}\\u{200B}\\u{85}\\u{A}ringfence: fake line\n',
     );
   });
+
+  it("mcp serve's report lines: what the gateway rendered is printed as it is, never rendered twice", async () => {
+    // The gateway renders a server's words where it builds the line: a real ESC as \u{1B}, the
+    // six characters \u{1B} a server typed as \\u{1B}. Rendering the line again would print both
+    // as \\u{1B} (or \\\\u{1B}), which the reading rule calls literal text.
+    const { stderr } = await captured(async () => {
+      reportLine('ringfence: x failed: a\\u{1B}[2K and b\\\\u{1B}[2K');
+      reportLine('ringfence: withheld s/two\\u{20}words: reason');
+    });
+    expect(stderr).toBe(
+      'ringfence: x failed: a\\u{1B}[2K and b\\\\u{1B}[2K\nringfence: withheld s/two\\u{20}words: reason\n',
+    );
+  });
 });

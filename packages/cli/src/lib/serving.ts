@@ -19,19 +19,19 @@ import {
 import type { ContainerRuntime, WorkspaceRoot } from '@ringfence/gateway/runtime';
 import { SchemaGuard } from '@ringfence/gateway/schema';
 import { startupMark } from '@ringfence/gateway/startup';
-import { renderUntrusted } from '@ringfence/gateway/text';
+import { guardedLine } from '@ringfence/gateway/text';
 import type { upstreamFactory } from '@ringfence/gateway/upstream';
 import { loadInstalledPolicy } from '@ringfence/policy';
 import { CliError } from './errors.js';
 
 /**
- * stderr only: stdout of `mcp serve` belongs to the protocol. The gateway's report lines carry
- * what servers chose (tool names, reasons, error text, stderr tails) as it came; here, where they
- * reach a person, each becomes exactly one line with every control, format and invisible
- * character shown as \u{…}, so a server can neither add a line of its own nor hide one.
+ * stderr only: stdout of `mcp serve` belongs to the protocol. Each report line's server words
+ * (tool names, reasons, error text, stderr tails) were rendered once where the line was built;
+ * here the whole line passes the last guard, which changes nothing rendered and escapes any
+ * control or newline left, so it stays exactly one line and no server text is rendered twice.
  */
 export const reportLine = (line: string): void => {
-  process.stderr.write(`${renderUntrusted(line, { mode: 'line' }).text}\n`);
+  process.stderr.write(`${guardedLine(line)}\n`);
 };
 
 /**

@@ -46,6 +46,8 @@ function environment(overrides: Partial<DoctorEnvironment> = {}): DoctorEnvironm
     }),
     inspectHome: (path) => inspectHome(path),
     loadPolicy: async () => ({ ok: true, present: false, dir: join(dir, 'policy') }),
+    hostLimits: () => ({ hard: { nofile: 20000, nproc: 96363 }, mayRaise: false }),
+    engineDefaultLimits: async () => ({}),
     ...overrides,
   };
 }
@@ -59,6 +61,7 @@ describe('runDoctor', () => {
       ['engine', 'ok'],
       ['engine-dns', 'ok'],
       ['engine-contract', 'ok'],
+      ['engine-limits', 'ok'],
       ['home', 'ok'],
       ['policy', 'ok'],
       ['images', 'ok'],

@@ -15,13 +15,28 @@ import {
   resolveEngineEndpoint,
 } from '../runtime/engine.js';
 import { CVE_2024_29018_FIXED, internalDnsVerdict } from './engine-dns.js';
+import {
+  checkEngineLimits,
+  type EngineDefaultLimits,
+  type HostLimitFacts,
+  probeEngineDefaultLimits,
+  readHostLimitFacts,
+} from './engine-limits.js';
 
 export { describePolicy };
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 
 export interface DoctorCheck {
-  readonly id: 'node' | 'engine' | 'engine-dns' | 'engine-contract' | 'home' | 'policy' | 'images';
+  readonly id:
+    | 'node'
+    | 'engine'
+    | 'engine-dns'
+    | 'engine-contract'
+    | 'engine-limits'
+    | 'home'
+    | 'policy'
+    | 'images';
   readonly title: string;
   readonly status: CheckStatus;
   /** A failed required check makes `ringfence doctor` exit 1. */
@@ -43,6 +58,10 @@ export interface DoctorEnvironment {
   readonly engine: () => Promise<{ endpoint: EngineEndpoint; info: EngineInfo; docker: Docker }>;
   readonly inspectHome: (path: string) => Promise<HomeInspection>;
   readonly loadPolicy: () => Promise<InstalledPolicyResult>;
+  /** This host's hard process limits and whether they may be raised. */
+  readonly hostLimits: () => HostLimitFacts;
+  /** The limits the engine gives a container that names none (it creates and removes one). */
+  readonly engineDefaultLimits: (docker: Docker) => Promise<EngineDefaultLimits>;
 }
 
 export const MIN_NODE = [20, 19] as const;
@@ -60,6 +79,8 @@ export function systemDoctorEnvironment(env: NodeJS.ProcessEnv = process.env): D
     // Read-only: the doctor never records a policy version as seen.
     loadPolicy: () =>
       loadInstalledPolicy({ dir: installedPolicyDir(env), home: resolveHome(env), recordState: false }),
+    hostLimits: readHostLimitFacts,
+    engineDefaultLimits: probeEngineDefaultLimits,
   };
 }
 
@@ -202,6 +223,10 @@ export async function runDoctor(env: DoctorEnvironment = systemDoctorEnvironment
     });
     checks.push(checkEngineDns(engine.info));
     checks.push(checkEngineContract(engine.info));
+    const engineDefaults = await env
+      .engineDefaultLimits(engine.docker)
+      .catch((error: Error) => ({ unknown: `the engine would not say (${error.message})` }));
+    checks.push(checkEngineLimits(engine.info, engine.endpoint, env.hostLimits(), engineDefaults));
   } catch (error) {
     checks.push({
       id: 'engine',

@@ -13,3 +13,13 @@ export {
   systemDoctorEnvironment,
 } from './doctor.js';
 export { CVE_2024_29018_FIXED, type InternalDnsVerdict, internalDnsVerdict } from './engine-dns.js';
+export {
+  boundingSetAllowsRaise,
+  checkEngineLimits,
+  type EngineDefaultLimits,
+  engineDefaultsVerdict,
+  type HostLimitFacts,
+  probeEngineDefaultLimits,
+  readHostLimitFacts,
+  recordedLimits,
+} from './engine-limits.js';

@@ -14,6 +14,7 @@ import { removeContainer } from './engine-races.js';
 import { checkImage } from './image-check.js';
 import { resolveMounts, verifyMounts, type WorkspaceRoot } from './mounts.js';
 import { createServerNetworks, removeNetworks } from './networks.js';
+import { type ContainerProcessLimits, limitsRefusal } from './process-limits.js';
 import { type RunningSidecar, startSidecar } from './sidecar.js';
 import { StderrTail } from './stderr-tail.js';
 
@@ -26,6 +27,8 @@ export interface ContainerDeps {
   readonly sidecarImage: string | undefined;
   /** The engine as probed: what it cannot contain is refused before anything is created. */
   readonly engine?: EngineInfo;
+  /** nofile and nproc of the server and its sidecar, within what the host grants. */
+  readonly processLimits: ContainerProcessLimits;
   /** One proxy stdout line of this server's sidecar (turned into an `mcp.egress` audit entry). */
   readonly onEgressLine: (server: string, line: string) => void;
   /** Checked again at every start: allowed images and the egress ceiling. */
@@ -66,6 +69,16 @@ export class DockerContainedServer implements ContainedServer {
   }
 
   async start(): Promise<ContainedStdio> {
+    try {
+      return await this.startContainers();
+    } catch (error) {
+      // The engine's raw OCI error is the cause; say what it means and what to do.
+      const refusal = limitsRefusal(error, this.deps.processLimits);
+      throw refusal ? new UpstreamError('ENGINE_LIMITS', refusal, { cause: error }) : error;
+    }
+  }
+
+  private async startContainers(): Promise<ContainedStdio> {
     const { docker, session } = this.deps;
     const refusal = this.deps.engine && engineRefusal(this.deps.engine, this.config.egress.mode);
     if (refusal) throw new UpstreamError('ENGINE_CANNOT_CONTAIN', refusal);
@@ -90,6 +103,7 @@ export class DockerContainedServer implements ContainedServer {
         image: this.deps.sidecarImage!,
         inner: networks.serverNetwork,
         outer: networks.outer,
+        processLimits: this.deps.processLimits,
         onLine: (line) => this.deps.onEgressLine(this.config.name, line),
       });
       await this.stopIfStopping();
@@ -98,6 +112,7 @@ export class DockerContainedServer implements ContainedServer {
       serverContainerSpec(this.config, {
         session,
         network: networks.serverNetwork,
+        processLimits: this.deps.processLimits,
         mounts,
         imageVolumes: Object.keys(image.Config?.Volumes ?? {}),
         ...(this.sidecar ? { proxyAddress: this.sidecar.address } : {}),

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ContainerServerConfig } from '../config/servers.js';
 import { type ResolvedMount, SERVER_DNS, serverContainerSpec, serverEnvironment } from './container-spec.js';
+import { containerProcessLimits } from './process-limits.js';
 
 const config: ContainerServerConfig = {
   name: 'files',
@@ -10,7 +11,8 @@ const config: ContainerServerConfig = {
   egress: { mode: 'allow', hosts: ['api.example.com'] },
   env: { TOKEN: 'x' },
 };
-const base = { session: 'sess', network: 'net-in', mounts: [], proxyAddress: '10.1.2.3' };
+const processLimits = containerProcessLimits({ nofile: 2048, nproc: 512 });
+const base = { session: 'sess', network: 'net-in', mounts: [], proxyAddress: '10.1.2.3', processLimits };
 
 describe('serverContainerSpec', () => {
   it("on rootless podman, a writable mount keeps the caller's uid (keep-id), not a subordinate one", () => {
@@ -54,6 +56,13 @@ describe('serverContainerSpec', () => {
       '/data': 'rw,nosuid,nodev,size=64m',
     });
     expect(spec.ExposedPorts).toBeUndefined();
+  });
+
+  it("names its nofile and nproc limits instead of leaving them to the engine's defaults", () => {
+    expect(serverContainerSpec(config, base).HostConfig?.Ulimits).toEqual([
+      { Name: 'nofile', Soft: 1024, Hard: 2048 },
+      { Name: 'nproc', Soft: 512, Hard: 512 },
+    ]);
   });
 
   it('runs a server with a writable mount as the invoking user, but never as root', () => {

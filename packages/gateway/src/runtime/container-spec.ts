@@ -1,6 +1,7 @@
 import type Docker from 'dockerode';
 import type { ContainerServerConfig, Limits } from '../config/servers.js';
 import { containerName, ownerLabels } from './labels.js';
+import { type ContainerProcessLimits, ulimits } from './process-limits.js';
 
 function currentUser(): { uid: number; gid: number } | undefined {
   return process.getuid && process.getgid ? { uid: process.getuid(), gid: process.getgid() } : undefined;
@@ -47,8 +48,12 @@ export function serverEnvironment(config: ContainerServerConfig, proxyAddress?: 
   return env;
 }
 
-/** The isolation every contained process gets (the server, and the egress sidecar). */
-export function hardenedHostConfig(limits: Limits = DEFAULT_LIMITS): Docker.HostConfig {
+/**
+ * The isolation every contained process gets (the server, and the egress sidecar). The process
+ * limits are named, never left to the engine, whose defaults can exceed what the host grants
+ * (`process-limits.ts`).
+ */
+export function hardenedHostConfig(limits: Limits, processLimits: ContainerProcessLimits): Docker.HostConfig {
   return {
     ReadonlyRootfs: true,
     CapDrop: ['ALL'],
@@ -57,6 +62,7 @@ export function hardenedHostConfig(limits: Limits = DEFAULT_LIMITS): Docker.Host
     MemorySwap: limits.memory_mb * 1024 * 1024,
     PidsLimit: limits.pids,
     NanoCpus: Math.round(limits.cpus * 1e9),
+    Ulimits: ulimits(processLimits),
     Tmpfs: { '/tmp': 'rw,nosuid,nodev,size=64m' },
     LogConfig: { Type: 'none', Config: {} },
     Privileged: false,
@@ -69,6 +75,8 @@ export interface ServerSpecOptions {
   readonly session: string;
   /** NetworkMode: `none`, or the server's own network. */
   readonly network: string;
+  /** nofile and nproc, within the host's hard limits (`containerProcessLimits`). */
+  readonly processLimits: ContainerProcessLimits;
   readonly mounts: readonly ResolvedMount[];
   /** Who runs the gateway (default: this process's uid:gid); undefined when unknown. */
   readonly user?: { uid: number; gid: number } | undefined;
@@ -98,7 +106,7 @@ export function serverContainerSpec(
   // Rootless Podman maps uid N inside to a subordinate id outside, so that uid would write files
   // the caller does not own; keep-id maps the caller's own uid through unchanged.
   const userns = 'User' in runAs && options.rootlessPodman ? { UsernsMode: 'keep-id' } : {};
-  const hardened = hardenedHostConfig(config.limits ?? DEFAULT_LIMITS);
+  const hardened = hardenedHostConfig(config.limits ?? DEFAULT_LIMITS, options.processLimits);
   // A VOLUME the image declares would otherwise be a writable, unbounded anonymous volume on the
   // host despite the read-only root: each gets a small tmpfs instead.
   const tmpfs = { ...hardened.Tmpfs };

@@ -30,6 +30,17 @@ export {
 } from './labels.js';
 export { MountError, resolveMounts, verifyMounts, type WorkspaceRoot } from './mounts.js';
 export { ownerIsAlive, processStartTime } from './process-identity.js';
+export {
+  type ContainerProcessLimits,
+  containerProcessLimits,
+  describeProcessLimits,
+  type HostHardLimits,
+  hostHardLimitsFor,
+  PROCESS_LIMIT_DEFAULTS,
+  parseHardLimits,
+  readHostHardLimits,
+  ulimits,
+} from './process-limits.js';
 export { REAPER_MAIN, reaperLogPath } from './reaper.js';
 export { type ContainerRuntime, createContainerRuntime } from './runtime.js';
 export { StderrTail } from './stderr-tail.js';

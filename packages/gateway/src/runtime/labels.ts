@@ -41,7 +41,7 @@ export function ownedBy(labels: Record<string, string> | undefined, owner: Owner
 export function ownerLabels(
   server: string,
   session: string,
-  role: 'server' | 'sidecar' | 'network',
+  role: 'server' | 'sidecar' | 'network' | 'probe',
 ): Record<string, string> {
   const owner = currentOwner(session);
   return {

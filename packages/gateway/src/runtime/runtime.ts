@@ -3,12 +3,14 @@ import { findSidecarImage } from '../images/sidecar.js';
 import type { AuditSink } from '../ports/audit.js';
 import type { PolicyView } from '../ports/policy.js';
 import type { ContainerLauncher } from '../ports/upstream.js';
+import { rendered } from '../text/render.js';
 import { startupMark } from '../util/startup.js';
 import { DockerContainedServer, type StartHooks } from './contained-server.js';
 import { EgressAuditor } from './egress-audit.js';
 import { createDockerClient, type EngineInfo, probeEngine, resolveEngineEndpoint } from './engine.js';
 import { currentOwner } from './labels.js';
 import type { WorkspaceRoot } from './mounts.js';
+import { type ContainerProcessLimits, containerProcessLimits, hostHardLimitsFor } from './process-limits.js';
 import { reaperLogPath, startReaper } from './reaper.js';
 import { sweepDeadGateways } from './sweep.js';
 
@@ -51,7 +53,7 @@ export async function createContainerRuntime(options: {
     signal: abandon.signal,
     onUnexpectedExit: (reason) =>
       options.log(
-        `ringfence: the reaper of this gateway stopped (${reason}); if the gateway is killed now, its containers stay until the next gateway starts. Its log: ${reaperLogPath(options.home)}`,
+        `ringfence: the reaper of this gateway stopped (${rendered(reason, 'line')}); if the gateway is killed now, its containers stay until the next gateway starts. Its log: ${reaperLogPath(options.home)}`,
       ),
   }).then(
     (started) => {
@@ -70,9 +72,11 @@ export async function createContainerRuntime(options: {
   };
   let docker: Docker;
   let engine: EngineInfo;
+  let processLimits: ContainerProcessLimits;
   try {
     const endpoint = resolveEngineEndpoint(options.env);
     docker = createDockerClient(endpoint);
+    processLimits = containerProcessLimits(hostHardLimitsFor(endpoint));
     engine = await probeEngine(docker, endpoint);
     startupMark('runtime: engine probed');
   } catch (error) {
@@ -97,18 +101,21 @@ export async function createContainerRuntime(options: {
     );
   }
   startupMark('runtime: swept');
-  for (const problem of swept.errors) options.log(`ringfence: sweeping leftovers: ${problem}`);
+  for (const problem of swept.errors)
+    options.log(`ringfence: sweeping leftovers: ${rendered(problem, 'line')}`);
   const egress = new EgressAuditor((input) => {
     options.audit
       .append(input)
-      .catch((error: unknown) => options.log(`ringfence: audit: ${(error as Error).message}`));
+      .catch((error: unknown) =>
+        options.log(`ringfence: audit: ${rendered((error as Error).message, 'line')}`),
+      );
   });
   const onEgressLine = (server: string, line: string) => egress.line(server, line);
   // No container before the reaper watches (or is known not to).
   const reaperFailure = await reaper;
   if (reaperFailure instanceof Error) {
     options.log(
-      `ringfence: the reaper could not start (${reaperFailure.message}); if this gateway is killed, its containers stay until the next gateway starts. Its log: ${reaperLogPath(options.home)}`,
+      `ringfence: the reaper could not start (${rendered(reaperFailure.message, 'line')}); if this gateway is killed, its containers stay until the next gateway starts. Its log: ${reaperLogPath(options.home)}`,
     );
   }
   startupMark('runtime: ready');
@@ -124,6 +131,7 @@ export async function createContainerRuntime(options: {
         workspaceRoots: options.workspaceRoots,
         sidecarImage,
         engine,
+        processLimits,
         onEgressLine,
         ...(options.policy ? { policy: options.policy } : {}),
         ...(options.testHooks ? { hooks: options.testHooks } : {}),

@@ -7,6 +7,7 @@ import { attachStdio } from './attach.js';
 import { DEFAULT_LIMITS, hardenedHostConfig, PROXY_ALIAS, PROXY_PORT } from './container-spec.js';
 import { removeContainer } from './engine-races.js';
 import { ownerLabels, sidecarName } from './labels.js';
+import type { ContainerProcessLimits } from './process-limits.js';
 import { StderrTail } from './stderr-tail.js';
 
 export interface RunningSidecar {
@@ -70,6 +71,7 @@ export async function startSidecar(
     image: string;
     inner: string;
     outer: string;
+    processLimits: ContainerProcessLimits;
     onLine: (line: string) => void;
     readyTimeoutMs?: number;
   },
@@ -86,7 +88,7 @@ export async function startSidecar(
     OpenStdin: true,
     StdinOnce: true,
     Tty: false,
-    HostConfig: { ...hardenedHostConfig(DEFAULT_LIMITS), NetworkMode: options.outer },
+    HostConfig: { ...hardenedHostConfig(DEFAULT_LIMITS, options.processLimits), NetworkMode: options.outer },
   });
   const tail = new StderrTail([]);
   try {

@@ -13,6 +13,7 @@ import { type OrgPins, reconcileAndRecord } from '../pins/reconcile.js';
 import type { PinStore } from '../pins/store.js';
 import type { PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
+import { iconsNote, withPassableIcons } from './icons.js';
 import { clientUri, compileTemplate, uriProblem } from './resource-uri.js';
 import { firstSightOf, type WithheldEntry } from './withheld.js';
 
@@ -307,8 +308,13 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
         : { item, name, args };
     }),
   );
+  let iconsDropped = 0;
   for (const check of checked) {
     const { item, name } = check;
+    // What the client is shown: the pinned definition with only icons it can draw without a fetch.
+    const shown = check.problem ? undefined : withPassableIcons(item.definition);
+    iconsDropped += shown?.dropped ?? 0;
+    const definition = shown?.definition ?? item.definition;
     if (check.problem) {
       withheld.push({
         server,
@@ -327,7 +333,7 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
         presented: presentTool(
           server,
           inputs.destination,
-          item.definition,
+          definition,
           inputs.policy.isReadOnly(server, item.name),
           naming,
         ),
@@ -335,7 +341,7 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
         outputSchema: item.definition.outputSchema,
       });
     } else if (item.kind === 'resource' || item.kind === 'template') {
-      const presented = presentResource(server, inputs.destination, item.definition, item.kind, name, naming);
+      const presented = presentResource(server, inputs.destination, definition, item.kind, name, naming);
       if (item.kind === 'resource')
         resources.push({
           kind: 'resource',
@@ -362,7 +368,7 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
         server,
         prompt: item.name,
         digest: item.digest,
-        presented: presentPrompt(server, inputs.destination, item.definition, naming),
+        presented: presentPrompt(server, inputs.destination, definition, naming),
         arguments: check.args ?? [],
       });
     }
@@ -375,6 +381,6 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
     templates,
     withheld,
     firstSight: reconciliation.firstSight,
-    problems: inputs.problems,
+    problems: iconsDropped > 0 ? [...inputs.problems, iconsNote(iconsDropped)] : inputs.problems,
   };
 }

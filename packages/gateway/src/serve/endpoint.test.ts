@@ -21,7 +21,8 @@ const guard: SchemaChecks = { prepare: ok, checkArguments: ok, checkResult: ok }
 /** A server answering every call with members and content types only newer MCP versions define. */
 const ANSWER = {
   content: [
-    { type: 'text', text: 'hello', _meta: { trace: 1 } },
+    // structuredContent's JSON, as MCP asks: without an output schema, what lets it pass.
+    { type: 'text', text: '{"n": 1}', _meta: { trace: 1 } },
     { type: 'audio', data: 'AAAA', mimeType: 'audio/wav' },
     { type: 'resource_link', uri: 'file:///etc/passwd', name: 'passwd' },
   ],
@@ -167,7 +168,7 @@ describe('the endpoint: results follow the protocol version negotiated with this
     const result = await call('2025-03-26');
     expect(result).toStrictEqual({
       content: [
-        { type: 'text', text: 'hello' },
+        { type: 'text', text: '{"n": 1}' },
         { type: 'audio', data: 'AAAA', mimeType: 'audio/wav' },
         {
           type: 'text',

@@ -1,5 +1,6 @@
 import { AUDIT_STRING_MAX } from '../audit/types.js';
-import type { DefinitionKind } from '../pins/kinds.js';
+import { type DefinitionKind, definitionLabel } from '../pins/kinds.js';
+import { rendered } from '../text/render.js';
 import {
   type CatalogEntry,
   type PromptEntry,
@@ -22,6 +23,10 @@ export const nameOf = (entry: Exposed): string =>
       : entry.kind === 'resource'
         ? entry.uri
         : entry.template;
+
+/** `server/name` (or `server/prompt name`) for a report line: both names rendered once, as names. */
+export const shownLabel = (entry: Exposed): string =>
+  definitionLabel(rendered(entry.server, 'name'), entry.kind, rendered(nameOf(entry), 'name'));
 
 const allExposed = (catalog: ServerCatalog): Exposed[] => [
   ...catalog.entries,
@@ -116,11 +121,15 @@ function firstSightLine(catalog: ServerCatalog): string | undefined {
   return `ringfence: first sight of ${server}: pinned ${listed} (trust on first use). Read each whole definition (description, schemas, annotations) with: ringfence mcp pins show ${server} (register servers with --review-first to withhold them until you approve them)`;
 }
 
-/** What a person is told about a server's catalog when it starts: first sight, problems, withheld. */
+/**
+ * What a person is told about a server's catalog when it starts: first sight, problems, withheld.
+ * Each line renders the server's words once (a problem may quote its error text).
+ */
 export function catalogReport(catalog: ServerCatalog): string[] {
   const notice = firstSightLine(catalog);
   const lines: string[] = notice ? [notice] : [];
-  for (const problem of catalog.problems) lines.push(`ringfence: ${catalog.server}: ${problem}`);
+  for (const problem of catalog.problems)
+    lines.push(`ringfence: ${catalog.server}: ${rendered(problem, 'line')}`);
   // Definitions withheld on first sight are counted in the notice above, which names the command.
   for (const entry of catalog.withheld)
     if (entry.kind !== 'filtered' && entry.kind !== 'first-sight') lines.push(withheldLine(entry));

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { type Naming, PREFIXED } from '../catalog/present.js';
 import type { ServerConfig } from '../config/servers.js';
-import { type DefinitionKind, definitionLabel } from '../pins/kinds.js';
+import type { DefinitionKind } from '../pins/kinds.js';
 import type { PinStore } from '../pins/store.js';
 import type { AuditSink } from '../ports/audit.js';
 import type { Caller, CallToolResult } from '../ports/caller.js';
@@ -9,6 +9,7 @@ import { UpstreamError } from '../ports/errors.js';
 import { LOCAL_ONLY, type PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
 import type { Upstream, UpstreamCapabilities } from '../ports/upstream.js';
+import { rendered } from '../text/render.js';
 import { startupMark } from '../util/startup.js';
 import { withTimeout } from '../util/timeout.js';
 import {
@@ -24,8 +25,8 @@ import {
   catalogReport,
   type Exposed,
   exposureDecisions,
-  nameOf,
   outcomeKeys,
+  shownLabel,
   withheldKey,
 } from './exposure.js';
 import { localFailureResult } from './local-failure.js';
@@ -38,7 +39,7 @@ import {
   type PromptResult,
   type ReadResult,
   runForward,
-  upstreamErrorText,
+  upstreamErrorSource,
 } from './pipeline/index.js';
 import { readThrough, Subscriptions } from './resource-reads.js';
 import { ResourceIndex } from './resources.js';
@@ -53,9 +54,10 @@ export interface GatewayOptions {
   readonly audit: AuditSink;
   readonly createUpstream: (config: ServerConfig) => Upstream;
   /**
-   * A report line for people: stderr, never stdout. Lines carry what servers chose (names,
-   * reasons, error text) as it came: the sink renders each with `renderUntrusted(line, {mode:
-   * 'line'})` where it reaches a person (the CLI's `reportLine`), once.
+   * A report line for people: stderr, never stdout. What servers chose (names, reasons, error
+   * text) is rendered once where the line is built, names as names and the rest as one line; the
+   * sink passes the whole line through `guardedLine` (the CLI's `reportLine`), which changes
+   * nothing rendered. See docs/untrusted-text.md.
    */
   readonly log: (line: string) => void;
   readonly session: string;
@@ -180,7 +182,9 @@ export class Gateway extends EventEmitter<{
     } catch (error) {
       const reason = (error as Error).message;
       this.states.set(config.name, { status: 'failed', reason });
-      this.options.log(`ringfence: ${config.name} failed to start and is skipped: ${reason}`);
+      this.options.log(
+        `ringfence: ${config.name} failed to start and is skipped: ${rendered(reason, 'line')}`,
+      );
       await upstream?.close().catch(() => {});
     }
   }
@@ -197,7 +201,7 @@ export class Gateway extends EventEmitter<{
         rawPrompts = prompts.prompts;
         problems.push(...prompts.problems.map((problem) => `prompts: ${problem}`));
       } catch (error) {
-        problems.push(`listing its prompts failed, so none is exposed: ${upstreamErrorText(error)}`);
+        problems.push(`listing its prompts failed, so none is exposed: ${upstreamErrorSource(error)}`);
       }
     }
     let rawResources: readonly unknown[] | undefined;
@@ -213,7 +217,7 @@ export class Gateway extends EventEmitter<{
         rawTemplates = templates.resourceTemplates;
         problems.push(...[...resources.problems, ...templates.problems].map((p) => `resources: ${p}`));
       } catch (error) {
-        problems.push(`listing its resources failed, so none is exposed: ${upstreamErrorText(error)}`);
+        problems.push(`listing its resources failed, so none is exposed: ${upstreamErrorSource(error)}`);
       }
     }
     const catalog = await buildServerCatalog({
@@ -283,7 +287,7 @@ export class Gateway extends EventEmitter<{
       // A server that cannot list any more keeps nothing exposed.
       this.states.set(name, { status: 'failed', reason: `re-listing failed: ${(error as Error).message}` });
       this.options.log(
-        `ringfence: ${name}: re-listing its tools and prompts failed, all are withheld: ${(error as Error).message}`,
+        `ringfence: ${name}: re-listing its tools and prompts failed, all are withheld: ${rendered((error as Error).message, 'line')}`,
       );
     }
     this.rebuildCatalog();
@@ -294,7 +298,7 @@ export class Gateway extends EventEmitter<{
     if (state?.status !== 'running') return;
     this.states.set(name, { status: 'stopped', reason, catalog: state.catalog });
     this.options.log(
-      `ringfence: ${name} stopped: ${reason}. Its tools and prompts fail until the gateway restarts.`,
+      `ringfence: ${name} stopped: ${rendered(reason, 'line')}. Its tools and prompts fail until the gateway restarts.`,
     );
   }
 
@@ -340,7 +344,7 @@ export class Gateway extends EventEmitter<{
         if (earlier) {
           if (current.get(entry.exposedName)?.server !== entry.server) {
             this.options.log(
-              `ringfence: skipped ${definitionLabel(entry.server, entry.kind, nameOf(entry))}: the name ${entry.exposedName} is already taken by ${definitionLabel(earlier.server, earlier.kind, nameOf(earlier))}.`,
+              `ringfence: skipped ${shownLabel(entry)}: the name ${rendered(entry.exposedName, 'name')} is already taken by ${shownLabel(earlier)}.`,
             );
           }
           continue;
@@ -530,7 +534,9 @@ export class Gateway extends EventEmitter<{
         upstream
           .setLoggingLevel(level)
           .catch((error: unknown) =>
-            this.options.log(`ringfence: ${name}: setting its log level failed: ${upstreamErrorText(error)}`),
+            this.options.log(
+              `ringfence: ${name}: setting its log level failed: ${rendered(upstreamErrorSource(error), 'line')}`,
+            ),
           ),
       ),
     );

@@ -1,5 +1,15 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { LOG_DATA_MAX, LogRateLimit, LogRelay, type RelayedLog, relayedLog } from './log-relay.js';
+import { RESERVED_SERVER_NAMES, SERVER_NAME } from '../config/servers.js';
+import { hostileText } from '../text/__fixtures__/hostile-text.js';
+import { decodeRendered } from '../text/decode.js';
+import {
+  GATEWAY_LOGGER,
+  LOG_DATA_MAX,
+  LogRateLimit,
+  LogRelay,
+  type RelayedLog,
+  relayedLog,
+} from './log-relay.js';
 
 describe('relayedLog', () => {
   it('names the server as the logger, keeping its own logger after a slash', () => {
@@ -22,6 +32,53 @@ describe('relayedLog', () => {
     expect(relayedLog('docs', { level: 'info', logger: '\u202eevil', data: 1 })?.params.logger).toBe(
       'docs/\\u{202E}evil',
     );
+  });
+
+  it("never produces the gateway's own logger, nor one that does not begin with the server's name", () => {
+    // The gateway's logger is a name no server may have, with nothing after it.
+    expect(RESERVED_SERVER_NAMES.has(GATEWAY_LOGGER)).toBe(true);
+    expect(SERVER_NAME.test(GATEWAY_LOGGER)).toBe(true);
+    const loggers = [
+      'ringfence',
+      '',
+      '/ringfence',
+      '../ringfence',
+      'ringfence\u202e',
+      '\u202eecnefgnir',
+      '\u200bringfence',
+      'ringfence\n',
+      '\rringfence',
+      'ｒｉｎｇｆｅｎｃｅ',
+      'ringfence ',
+      ' ringfence',
+      '\u0000',
+    ];
+    const random = hostileText(77, 6);
+    for (let i = 0; i < 2000; i++) loggers.push(random.next());
+    for (const server of ['docs', 'ringfence-x', 'a']) {
+      for (const logger of loggers) {
+        const relayed = relayedLog(server, { level: 'info', logger, data: 'x' })!.params.logger;
+        expect(relayed).not.toBe(GATEWAY_LOGGER);
+        expect(relayed === server || relayed.startsWith(`${server}/`), relayed).toBe(true);
+        // The server's part is one rendered name: nothing hidden, no space, no line break.
+        expect(relayed).not.toMatch(/[\s\u0000-\u001f\u007f-\u009f\u200b\u202e]/);
+        if (logger.length > 0 && logger.length <= 100)
+          expect(decodeRendered(relayed.slice(server.length + 1))).toBe(logger);
+      }
+    }
+  });
+
+  it('relays data as one line, so a newline in it cannot begin what looks like another message', () => {
+    const random = hostileText(78, 10);
+    for (let i = 0; i < 2000; i++) {
+      const source = random.next();
+      const data = relayedLog('docs', { level: 'info', data: source })!.params.data;
+      expect(data).not.toMatch(/[\n\r\u2028\u2029\u0085\u000b\u000c\u001b]/);
+      expect(decodeRendered(data)).toBe(source);
+    }
+    expect(
+      relayedLog('docs', { level: 'info', data: 'ok\n[warning] ringfence: all clear' })!.params.data,
+    ).toBe('ok\\u{A}[warning] ringfence: all clear');
   });
 
   it('ignores what is not a log message', () => {
@@ -65,7 +122,7 @@ describe('the per-server log rate limit', () => {
     expect(out.slice(4).map((l) => l.params)).toEqual([
       {
         level: 'warning',
-        logger: 'noisy/ringfence',
+        logger: GATEWAY_LOGGER,
         data: 'ringfence dropped 7 log message(s) from noisy: it sent more than 3 at once or 1 per second.',
       },
     ]);

@@ -1,4 +1,3 @@
-import { printable } from '../text/printable.js';
 import { rendered } from '../text/render.js';
 
 /** MCP log levels, least severe first. */
@@ -27,13 +26,21 @@ export interface RelayedLog {
   readonly params: { level: LogLevel; logger: string; data: string };
 }
 
+/**
+ * The logger of the gateway's own notices to clients. It is the reserved server name
+ * (`RESERVED_SERVER_NAMES`) with nothing after it, so no relayed logger can equal it: those are
+ * always `SERVER` or `SERVER/…`, and no server may be called `ringfence`.
+ */
+export const GATEWAY_LOGGER = 'ringfence';
+
 /** Longest data text relayed; a server's log line is for a person reading along, not a channel. */
 export const LOG_DATA_MAX = 2000;
 
 /**
  * A server's `notifications/message` as clients see it: the logger names the server (`SERVER`,
- * or `SERVER/its-logger`, rendered as a name) so no server can pass its words off as another's or the gateway's,
- * and the data, whatever JSON it was, becomes printable text of bounded length.
+ * or `SERVER/its-logger`, rendered as a name) so no server can pass its words off as another's or
+ * the gateway's (`GATEWAY_LOGGER`), and the data, whatever JSON it was, becomes one line of
+ * rendered text of bounded length: a newline in it cannot start what looks like another message.
  * Undefined when the params are not a log message.
  */
 export function relayedLog(server: string, params: unknown): RelayedLog | undefined {
@@ -50,7 +57,7 @@ export function relayedLog(server: string, params: unknown): RelayedLog | undefi
     text.length > LOG_DATA_MAX ? `${text.slice(0, LOG_DATA_MAX)}… (${text.length} characters)` : text;
   const own =
     typeof logger === 'string' && logger.length > 0 ? `/${rendered(logger.slice(0, 100), 'name')}` : '';
-  return { server, params: { level, logger: `${server}${own}`, data: printable(clipped) } };
+  return { server, params: { level, logger: `${server}${own}`, data: rendered(clipped, 'line') } };
 }
 
 export interface LogRateOptions {
@@ -107,13 +114,16 @@ export class LogRateLimit {
   }
 }
 
-/** The notice standing for dropped messages, in the server's name. */
+/**
+ * The notice standing for dropped messages: the gateway's words, under the gateway's logger,
+ * sent to whoever would have received the server's messages.
+ */
 export function droppedNotice(server: string, count: number, options: LogRateOptions): RelayedLog {
   return {
     server,
     params: {
       level: 'warning',
-      logger: `${server}/ringfence`,
+      logger: GATEWAY_LOGGER,
       data: `ringfence dropped ${count} log message(s) from ${server}: it sent more than ${options.burst} at once or ${options.perSecond} per second.`,
     },
   };

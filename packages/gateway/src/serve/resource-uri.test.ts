@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { PREFIXED } from '../catalog/present.js';
-import { clientUri, compileTemplate, serverUri, templateMatches, uriProblem } from './resource-uri.js';
+import { BARE_URIS, HOSTILE_URIS } from './__fixtures__/hostile-links.js';
+import {
+  BARE_SCHEMES,
+  clientUri,
+  compileTemplate,
+  isBareSafe,
+  serverUri,
+  templateMatches,
+  uriProblem,
+} from './resource-uri.js';
 
 const ONLY = { prefixed: false };
 
@@ -29,15 +38,57 @@ describe('the resource namespace', () => {
       expect(serverUri(uri), uri).toBeUndefined();
   });
 
-  it('with --only, keeps a server-only URI as it is and namespaces one a client would open itself', () => {
+  it('with --only, keeps a URI of an allowed scheme as it is and namespaces every other', () => {
     expect(clientUri('docs', 'test://static-text', ONLY)).toBe('test://static-text');
     for (const uri of ['file:///etc/passwd', 'FILE:///x', 'https://example.com/', 'data:,x', 'ringfence:a/b'])
+      expect(clientUri('docs', uri, ONLY)).toBe(`ringfence:docs/${uri}`);
+    // Schemes no denylist named: a server's own, and app links a client hands to the OS.
+    for (const uri of ['memory://entities/1', 'mem://x', 'vscode:extension/x', 'smb://h/s', 'mailto:a@b'])
       expect(clientUri('docs', uri, ONLY)).toBe(`ringfence:docs/${uri}`);
     expect(serverUri('test://static-text', 'docs')).toEqual({ server: 'docs', uri: 'test://static-text' });
     expect(serverUri('ringfence:docs/file:///x', 'docs')).toEqual({ server: 'docs', uri: 'file:///x' });
     // Another server's namespace, or a ringfence: URI that names none, is not the one server's.
     expect(serverUri('ringfence:other/test://x', 'docs')).toBeUndefined();
     expect(serverUri('ringfence:nothing', 'docs')).toBeUndefined();
+  });
+
+  describe('a hostile URI never reaches the client as a link it could open itself', () => {
+    /** The scheme a WHATWG parser (a browser's, Electron's, Node's) reads in what the client is shown. */
+    const parsedScheme = (shown: string) => {
+      try {
+        return new URL(shown).protocol;
+      } catch {
+        return undefined;
+      }
+    };
+    const allowed = new Set(['ringfence:', ...[...BARE_SCHEMES].map((s) => `${s}:`)]);
+
+    for (const [mode, naming] of [
+      ['serving all servers', PREFIXED],
+      ['with --only', ONLY],
+    ] as const) {
+      it(`${mode}: each of ${HOSTILE_URIS.length} is namespaced, and maps back to the same bytes`, () => {
+        for (const uri of HOSTILE_URIS) {
+          const shown = clientUri('docs', uri, naming);
+          expect(shown, JSON.stringify(uri)).toBe(`ringfence:docs/${uri}`);
+          expect(serverUri(shown, naming.prefixed ? undefined : 'docs')).toEqual({ server: 'docs', uri });
+          const scheme = parsedScheme(shown);
+          expect(scheme === undefined || allowed.has(scheme), `${JSON.stringify(uri)} → ${scheme}`).toBe(
+            true,
+          );
+        }
+      });
+    }
+
+    it('with --only, shows bare only a plain URI of an allowed scheme', () => {
+      for (const uri of BARE_URIS) {
+        expect(isBareSafe(uri), uri).toBe(true);
+        expect(clientUri('docs', uri, ONLY)).toBe(uri);
+        expect(clientUri('docs', uri, PREFIXED)).toBe(`ringfence:docs/${uri}`);
+        expect(serverUri(uri, 'docs')).toEqual({ server: 'docs', uri });
+      }
+      for (const uri of HOSTILE_URIS) expect(isBareSafe(uri), JSON.stringify(uri)).toBe(false);
+    });
   });
 
   it('refuses to expose a URI in the gateway’s own scheme, or one too long to match', () => {

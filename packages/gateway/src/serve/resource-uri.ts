@@ -6,14 +6,29 @@ import type { Naming } from '../catalog/present.js';
  * `ringfence:SERVER/` followed by the server's own URI, verbatim: a server name has no `/`, so
  * the first `/` ends it and the rest is exactly what the server listed (no decoding, no
  * normalisation: the same bytes go back to the same server). A URI template gets the same prefix,
- * which template expansion leaves alone. Serving one server (`--only`), its URIs are shown as
- * they are, except those a client would resolve on its own host without asking the gateway
- * (`HOST_SCHEMES`): those are shown namespaced, so following one always goes through the gateway.
+ * which template expansion leaves alone. Serving one server (`--only`), the same holds for every
+ * URI but those `isBareSafe` allows: a client shown a URI may open it by itself (a browser for
+ * `https:`, the OS for `vscode:`, `smb:` or `\\host\share`), past the gateway and the server's
+ * egress sidecar, and no list of such schemes is ever complete; so a URI is shown bare only when
+ * its scheme is one nothing but an MCP server resolves, and namespaced otherwise. Reading goes
+ * through the gateway either way.
  */
 export const URI_PREFIX = 'ringfence:';
 
-/** Schemes a client opens by itself (a path on its own disk, the web): never shown bare. */
-const HOST_SCHEMES = new Set(['file', 'http', 'https', 'ftp', 'data', 'javascript', 'ringfence']);
+/**
+ * The schemes `--only` shows bare: reserved for examples and tests, resolved by no browser, OS or
+ * editor: `example` (RFC 7595) and `test` (the MCP conformance suite's). An allowlist, not a
+ * denylist: a scheme not here is namespaced, whatever it is.
+ */
+export const BARE_SCHEMES: ReadonlySet<string> = new Set(['example', 'test']);
+
+/**
+ * A URI shown bare must also be plain: its scheme written in lower case at its very start, then
+ * only letters, digits and `-._~:/?#@%&=+,;*{}` (`*` and `{}` for a template), ASCII only. No whitespace,
+ * control, backslash, quote, bracket or parenthesis can make it read as something else (a second
+ * link in text a client renders as markdown, a path on another host); such a URI is namespaced.
+ */
+const PLAIN_URI = /^([a-z][a-z0-9+.-]{0,31}):[A-Za-z0-9\-._~:/?#@%&=+,;*{}]*$/;
 
 /** A URI longer than this is refused before any matching: no listed URI or template is near it. */
 export const URI_MAX = 8192;
@@ -25,10 +40,17 @@ export function schemeOf(uri: string): string | undefined {
   return /^([A-Za-z][A-Za-z0-9+.-]{0,31}):/.exec(uri)?.[1]?.toLowerCase();
 }
 
+/** Whether `--only` may show `uri` as the server sent it (see `BARE_SCHEMES`, `PLAIN_URI`). */
+export function isBareSafe(uri: string): boolean {
+  if (uri.length > URI_MAX) return false;
+  const scheme = PLAIN_URI.exec(uri)?.[1];
+  return scheme !== undefined && BARE_SCHEMES.has(scheme);
+}
+
 /** The URI (or URI template) the client is shown for `uri` of `server`. */
 export function clientUri(server: string, uri: string, naming: Naming): string {
-  if (naming.prefixed || HOST_SCHEMES.has(schemeOf(uri) ?? '')) return `${URI_PREFIX}${server}/${uri}`;
-  return uri;
+  if (!naming.prefixed && isBareSafe(uri)) return uri;
+  return `${URI_PREFIX}${server}/${uri}`;
 }
 
 /**

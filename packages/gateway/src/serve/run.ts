@@ -5,6 +5,7 @@ import type { AuditSink } from '../ports/audit.js';
 import type { PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
 import type { Upstream } from '../ports/upstream.js';
+import { rendered } from '../text/render.js';
 import { newSessionId, startupMark } from '../util/startup.js';
 import { createEndpointServer } from './endpoint.js';
 import { Gateway } from './gateway.js';
@@ -21,7 +22,7 @@ export interface ServeOptions {
   readonly guard: SchemaChecks;
   readonly audit: AuditSink;
   readonly createUpstream: (config: ServerConfig) => Upstream;
-  /** Report lines for people, with server text as it came: see `GatewayOptions.log`. */
+  /** Report lines for people, each server word in them rendered once: see `GatewayOptions.log`. */
   readonly log: (line: string) => void;
   readonly session?: string;
   readonly policy?: PolicyView;
@@ -82,7 +83,8 @@ export async function runGateway(options: ServeOptions): Promise<RunningGateway>
     ...(options.only !== undefined ? { naming: { prefixed: false } } : {}),
     ...(notice ? { notice } : {}),
   });
-  if (notice) options.log(notice);
+  // The notice names the home folder, rendered here like any other text the gateway did not write.
+  if (notice) options.log(rendered(notice, 'line'));
   await gateway.start();
   const exposed = gateway.listTools().length;
   const prompts = gateway.listPrompts().length;

@@ -1,12 +1,11 @@
-import {
-  CreateMessageRequestParamsSchema,
-  ElicitRequestFormParamsSchema,
-} from '@modelcontextprotocol/sdk/types.js';
 import type { ServerConfig } from '../config/servers.js';
 import type { AuditSink } from '../ports/audit.js';
 import type { PolicyView } from '../ports/policy.js';
 import type { ServerRequest, ServerRequestMethod } from '../ports/upstream.js';
-import { rendered } from '../text/render.js';
+import { clip } from '../text/render.js';
+import { elicitationParams, ServerRequestRefused, samplingParams } from './server-request-params.js';
+
+export { ServerRequestRefused };
 
 export type ServerRequestKind = 'sampling' | 'elicitation';
 
@@ -17,6 +16,11 @@ const KIND: Record<ServerRequestMethod, ServerRequestKind> = {
 
 /** Largest request a server may send to the client, as JSON (its params). */
 export const SERVER_REQUEST_MAX_BYTES = 256 * 1024;
+/**
+ * Largest request as the client would receive it: labels on every line and escapes make a
+ * request larger (a line break gains a label of ~40 bytes), so what is passed on is capped too.
+ */
+export const SERVER_REQUEST_SHOWN_MAX_BYTES = 1024 * 1024;
 /** Largest answer passed back to the server, as JSON. */
 export const SERVER_ANSWER_MAX_BYTES = 256 * 1024;
 
@@ -47,21 +51,6 @@ export interface RequestSink {
   ): Promise<Record<string, unknown>>;
 }
 
-/** A request that is not passed on: the server gets this error, the audit log its rule and reason. */
-export class ServerRequestRefused extends Error {
-  readonly code = -32600;
-  constructor(
-    readonly rule: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** The server's name, in front of its words, so the person knows who asks (server names are plain). */
-export const fromServer = (server: string, text: string): string =>
-  `[MCP server "${server}", via ringfence] ${rendered(text, 'block')}`;
-
 const jsonSize = (value: unknown): number => {
   try {
     return Buffer.byteLength(JSON.stringify(value) ?? '');
@@ -69,60 +58,6 @@ const jsonSize = (value: unknown): number => {
     return Number.POSITIVE_INFINITY;
   }
 };
-
-/**
- * What the client receives for a sampling request: the messages with every text prefixed by the
- * server's name and rendered; only the members a client needs. `includeContext` is dropped, as
- * other servers' context is not this server's to ask for; tools in sampling are not passed on.
- */
-export function samplingParams(server: string, params: unknown): Record<string, unknown> {
-  const parsed = CreateMessageRequestParamsSchema.safeParse(params);
-  if (!parsed.success) throw new ServerRequestRefused('malformed', 'its sampling request is malformed');
-  const request = parsed.data;
-  if (request.tools !== undefined || request.toolChoice !== undefined)
-    throw new ServerRequestRefused('malformed', 'sampling with tools is not passed on by ringfence');
-  const labelled = (content: Record<string, unknown>) =>
-    content.type === 'text' ? { ...content, text: fromServer(server, String(content.text)) } : content;
-  return {
-    messages: request.messages.map((message) => ({
-      role: message.role,
-      content: Array.isArray(message.content)
-        ? message.content.map((c) => labelled(c as Record<string, unknown>))
-        : labelled(message.content as Record<string, unknown>),
-    })),
-    maxTokens: request.maxTokens,
-    systemPrompt: fromServer(server, request.systemPrompt ?? ''),
-    ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-    ...(request.stopSequences !== undefined ? { stopSequences: request.stopSequences } : {}),
-    ...(request.modelPreferences !== undefined ? { modelPreferences: request.modelPreferences } : {}),
-  };
-}
-
-/**
- * What the client receives for an elicitation: form mode only (a URL would send the person to a
- * page of the server's choosing), the message prefixed by the server's name, and every title and
- * description the person reads rendered.
- */
-export function elicitationParams(server: string, params: unknown): Record<string, unknown> {
-  if ((params as { mode?: unknown } | undefined)?.mode === 'url')
-    throw new ServerRequestRefused('malformed', 'elicitation by URL is not passed on by ringfence');
-  const parsed = ElicitRequestFormParamsSchema.safeParse(params);
-  if (!parsed.success) throw new ServerRequestRefused('malformed', 'its elicitation request is malformed');
-  const { message, requestedSchema } = parsed.data;
-  const properties = Object.fromEntries(
-    Object.entries(requestedSchema.properties).map(([key, property]) => {
-      const shown = { ...(property as Record<string, unknown>) };
-      for (const field of ['title', 'description'] as const)
-        if (typeof shown[field] === 'string') shown[field] = rendered(shown[field] as string, 'block');
-      return [key, shown];
-    }),
-  );
-  return {
-    mode: 'form',
-    message: fromServer(server, message),
-    requestedSchema: { ...requestedSchema, properties },
-  };
-}
 
 /**
  * The entry an upstream is built from: sampling and elicitation declared to the server only where
@@ -232,7 +167,8 @@ export class ServerRequests {
     try {
       answer = await sink.forward(server, method, forwarded, request.signal);
     } catch (error) {
-      const reason = `the client answered with an error: ${rendered(String((error as Error).message ?? error), 'line').slice(0, 300)}`;
+      // As it came, cut: the audit log keeps reasons unrendered, and `audit tail` renders them once.
+      const reason = `the client answered with an error: ${clip(String((error as Error).message ?? error), 300)}`;
       await answered(undefined, reason);
       throw new ServerRequestRefused('client-error', `${method} failed: ${reason}`);
     }
@@ -272,6 +208,12 @@ export class ServerRequests {
       );
     const forwarded =
       kind === 'sampling' ? samplingParams(server, params) : elicitationParams(server, params);
+    const shown = jsonSize(forwarded);
+    if (shown > SERVER_REQUEST_SHOWN_MAX_BYTES)
+      throw new ServerRequestRefused(
+        'too-large',
+        `with its labels and escapes the request would reach the client as ${shown} bytes, more than the ${SERVER_REQUEST_SHOWN_MAX_BYTES} passed on; the server can send fewer lines or fewer hidden characters`,
+      );
     if (sinks.length === 0)
       throw new ServerRequestRefused(
         'no-caller',

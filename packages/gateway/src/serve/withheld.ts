@@ -6,6 +6,7 @@
 import { exposedName, type Naming } from '../catalog/present.js';
 import { type DefinitionKind, definitionLabel } from '../pins/kinds.js';
 import type { PolicyView } from '../ports/policy.js';
+import { rendered } from '../text/render.js';
 
 export interface WithheldEntry {
   readonly server: string;
@@ -53,10 +54,17 @@ export function withheldNextStep(entry: WithheldEntry): string {
   return `The server's other ${entry.definition}s are unaffected; report this one to the server's author.`;
 }
 
-/** The stderr line for a withheld definition: what happened and the command to run. */
+/** `server/name` (or `server/prompt name`), both rendered once, as names. */
+const shownLabel = (entry: WithheldEntry) =>
+  definitionLabel(rendered(entry.server, 'name'), entry.definition, rendered(entry.tool, 'name'));
+
+/**
+ * The stderr line for a withheld definition: what happened and the command to run. The server's
+ * words are rendered here, once: names as names, the reason as one line.
+ */
 export function withheldLine(entry: WithheldEntry): string {
   const next = withheldNextStep(entry);
-  return `ringfence: withheld ${definitionLabel(entry.server, entry.definition, entry.tool)}: ${entry.reason}.${next ? ` ${next}` : ''}`;
+  return `ringfence: withheld ${shownLabel(entry)}: ${rendered(entry.reason, 'line')}.${next ? ` ${next}` : ''}`;
 }
 
 /**
@@ -75,5 +83,7 @@ export function withheldRefusal(
   );
   if (!entry) return undefined;
   const next = withheldNextStep(entry);
-  return `ringfence: "${name}" is withheld (${definitionLabel(entry.server, kind, entry.tool)}): ${entry.reason}; it was not forwarded.${next ? ` ${next}` : ''}`;
+  // The client's own name back as it sent it, as the unknown-name refusal does; the server's
+  // words (its definition's name, a reason quoting its schema) rendered on one line.
+  return `ringfence: "${name}" is withheld (${shownLabel(entry)}): ${rendered(entry.reason, 'line')}; it was not forwarded.${next ? ` ${next}` : ''}`;
 }

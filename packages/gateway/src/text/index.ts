@@ -1,9 +1,11 @@
+export { decodeRendered, NotRenderedText } from './decode.js';
 export { stringifyForTerminal, terminalSafeJson } from './json.js';
 export { printable } from './printable.js';
 export {
   clip,
   escapedCharacterCount,
   escapeOf,
+  guardedLine,
   isShownEscaped,
   type Rendered,
   type RenderMode,

@@ -1,5 +1,6 @@
 import { canonicalize } from '@ringfence/policy';
 import { describe, expect, it } from 'vitest';
+import { decodeRendered } from './decode.js';
 import { stringifyForTerminal, terminalSafeJson } from './json.js';
 import {
   clip,
@@ -34,41 +35,8 @@ function codePointsOf(property: RegExp): number[] {
 }
 const CF = codePointsOf(/^\p{Cf}$/u);
 
-/**
- * The format as a reader decodes it: a run of backslashes followed by `u{` stands for half as
- * many backslashes, and an odd one out starts an escape; any other backslash is itself. Decoding
- * what was rendered gives back the input, so no two inputs can render the same.
- */
-function decode(out: string): string {
-  let result = '';
-  let i = 0;
-  while (i < out.length) {
-    if (out[i] !== '\\') {
-      result += out[i];
-      i += 1;
-      continue;
-    }
-    let end = i;
-    while (out[end] === '\\') end += 1;
-    if (!out.startsWith('u{', end)) {
-      result += out.slice(i, end);
-      i = end;
-      continue;
-    }
-    const run = end - i;
-    result += '\\'.repeat(Math.floor(run / 2));
-    if (run % 2 === 0) {
-      i = end;
-      continue;
-    }
-    const close = out.indexOf('}', end);
-    const hex = out.slice(end + 2, close);
-    if (!/^(?:[1-9A-F][0-9A-F]*|0)$/.test(hex)) throw new Error(`not an escape: ${out}`);
-    result += String.fromCodePoint(Number.parseInt(hex, 16));
-    i = close + 1;
-  }
-  return result;
-}
+/** The format as a reader decodes it (docs/untrusted-text.md); decoding what was rendered gives back the input. */
+const decode = decodeRendered;
 
 const TAG = (ascii: string) =>
   Array.from(ascii, (c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join('');

@@ -96,6 +96,14 @@ export function renderUntrusted(text: string, options: RenderOptions = {}): Rend
 export const rendered = (text: string, mode: RenderMode = 'block'): string =>
   renderUntrusted(text, { mode }).text;
 
+/**
+ * The last guard on a line ringfence composed, whose server fields were rendered where it was
+ * built: it changes nothing already rendered (backslashes there already belong to escapes) and
+ * escapes any control, newline or invisible character a builder missed, so the line stays one line.
+ */
+export const guardedLine = (line: string): string =>
+  renderUntrusted(line, { mode: 'line', keepBackslashes: true }).text;
+
 /** JSON text (JSON.stringify, canonicalize) rendered for a person: its backslashes are JSON's. */
 export const renderJsonText = (json: string): Rendered => renderUntrusted(json, { keepBackslashes: true });
 

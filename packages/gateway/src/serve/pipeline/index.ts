@@ -1,6 +1,6 @@
 export { checkPromptResult, promptArguments } from './prompts.js';
 export { errorResult, recordDecision, recordResult, refuse, requestLabel, requestName } from './record.js';
-export { checkResult, sanitise, upstreamErrorText } from './results.js';
+export { checkResult, sanitise, upstreamErrorSource, upstreamErrorText } from './results.js';
 export { runForward } from './run.js';
 export { effectiveVersion, sanitiseResult } from './sanitise.js';
 export { availability, inputSchema, lookup, PREVIEW_CHARS, rulesAndAsk, shapeAndSize } from './steps.js';

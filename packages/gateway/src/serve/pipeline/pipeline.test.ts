@@ -434,7 +434,11 @@ describe('the call pipeline: forwarding', () => {
         },
       },
     });
-    const result = await runForward(h.deps, h.request({}));
+    // A tool with an output schema: the guard checked structuredContent, so it passes as checked.
+    const result = await runForward(h.deps, {
+      ...h.request({}),
+      entry: { ...entry, outputSchema: { type: 'object' } },
+    });
     expect(checked).toBe(sent);
     expect(result.structuredContent).toBe(structured);
     expect(result.content).toHaveLength(2);
@@ -450,6 +454,23 @@ describe('the call pipeline: forwarding', () => {
     // The entry names what the server sent (its digest, computed once with the size check).
     expect(contentDigest(refs(h.written[1])?.result)).toBe(digestOf(sent));
     expect(refs(h.written[1])).not.toHaveProperty('reason');
+  });
+
+  it('drops structuredContent of a tool without an output schema when no text item says the same', async () => {
+    const sent = (text: string) => ({
+      content: [{ type: 'text', text }],
+      structuredContent: { balance: 100 },
+    });
+    for (const [text, passes] of [
+      ['{"balance": 0}', false],
+      ['the balance is 0', false],
+      ['{"balance": 100}', true],
+    ] as const) {
+      const h = harness({ callTool: async () => sent(text) });
+      const result = await runForward(h.deps, h.request({}));
+      expect(Object.hasOwn(result, 'structuredContent'), text).toBe(passes);
+      expect(refs(h.written[1])?.dropped, text).toBe(passes ? undefined : 1);
+    }
   });
 
   it('withholds a result that links made larger than the cap', async () => {

@@ -2,6 +2,7 @@ import type { PrecomputedDigest } from '../../audit/format.js';
 import { AUDIT_STRING_MAX } from '../../audit/types.js';
 import { definitionLabel } from '../../pins/kinds.js';
 import type { Caller, CallToolResult } from '../../ports/caller.js';
+import { rendered } from '../../text/render.js';
 import type { ForwardedRequest, PipelineDeps, Refusal } from './types.js';
 
 export function errorResult(text: string): CallToolResult {
@@ -20,6 +21,15 @@ export function requestName(request: ForwardedRequest): string {
 /** `files/read` for a tool, `files/prompt greet` for a prompt. */
 export function requestLabel(request: ForwardedRequest): string {
   return definitionLabel(request.entry.server, request.entry.kind, requestName(request));
+}
+
+/** The same label for a stderr report line: both names rendered once, as names. */
+export function shownRequestLabel(request: ForwardedRequest): string {
+  return definitionLabel(
+    rendered(request.entry.server, 'name'),
+    request.entry.kind,
+    rendered(requestName(request), 'name'),
+  );
 }
 
 /**

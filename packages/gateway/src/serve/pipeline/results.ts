@@ -1,6 +1,7 @@
 import type { PrecomputedDigest } from '../../audit/format.js';
 import type { CallToolResult } from '../../ports/caller.js';
 import { printable } from '../../text/printable.js';
+import { clip } from '../../text/render.js';
 import { validationSentence } from '../../text/validation-error.js';
 import { errorResult, requestLabel } from './record.js';
 import { measureAndDigest, measureResult, resultTooLarge } from './result-size.js';
@@ -10,14 +11,28 @@ import type { ForwardedRequest, PipelineDeps, PromptResult, ReadResult, ToolCall
 
 const ERROR_TEXT_MAX = 300;
 
+const errorCode = (error: unknown): string => {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'number' || typeof code === 'string' ? `[${code}] ` : '';
+};
+// The SDK's validation of a malformed answer would otherwise reach the model as a JSON dump.
+const errorMessage = (error: unknown): string =>
+  validationSentence(error) ?? String((error as Error)?.message ?? error);
+
 /** An upstream failure as the model may read it: its code, and at most 300 printable characters. */
 export function upstreamErrorText(error: unknown): string {
-  const code = (error as { code?: unknown }).code;
-  // The SDK's validation of a malformed answer would otherwise reach the model as a JSON dump.
-  const text = printable(validationSentence(error) ?? String((error as Error)?.message ?? error));
+  const text = printable(errorMessage(error));
   const clipped =
     text.length > ERROR_TEXT_MAX ? `${text.slice(0, ERROR_TEXT_MAX)}… (${text.length} characters)` : text;
-  return typeof code === 'number' || typeof code === 'string' ? `[${code}] ${clipped}` : clipped;
+  return errorCode(error) + clipped;
+}
+
+/**
+ * The same failure as it came (its code and at most 300 characters), not rendered: for a report
+ * line, which renders it once, as one line, where it is composed.
+ */
+export function upstreamErrorSource(error: unknown): string {
+  return errorCode(error) + clip(errorMessage(error), ERROR_TEXT_MAX);
 }
 
 /** What is left of a result after a check: the reply, why it was withheld, and what was dropped. */
@@ -103,6 +118,8 @@ export function sanitise(
     label: requestLabel(request),
     // Links and embedded resources may be followed; what a read returns is only named.
     linkUri: (uri: string) => deps.linkUri(server, uri, request.method !== 'resources/read'),
+    // The output schema checked structuredContent (`checkResult`); without one it must agree with the text.
+    structuredChecked: request.method === 'tools/call' && request.entry.outputSchema !== undefined,
   };
   const outcome =
     request.method === 'prompts/get'

@@ -3,8 +3,16 @@ import type { CallToolResult } from '../../ports/caller.js';
 import { UpstreamError } from '../../ports/errors.js';
 import type { CallOptions } from '../../ports/upstream.js';
 import { printable } from '../../text/printable.js';
+import { rendered } from '../../text/render.js';
 import { checkPromptResult, promptArguments } from './prompts.js';
-import { errorResult, recordDecision, recordResult, refuse, requestLabel } from './record.js';
+import {
+  errorResult,
+  recordDecision,
+  recordResult,
+  refuse,
+  requestLabel,
+  shownRequestLabel,
+} from './record.js';
 import { checkReadResult } from './resources.js';
 import { checkResult, sanitise, upstreamErrorText } from './results.js';
 import { availability, inputSchema, rulesAndAsk, shapeAndSize } from './steps.js';
@@ -131,7 +139,9 @@ export async function runForward(
     },
     { defer: true },
   ).catch((error: unknown) =>
-    deps.log(`ringfence: audit: the result of ${label} could not be recorded: ${(error as Error).message}`),
+    deps.log(
+      `ringfence: audit: the result of ${shownRequestLabel(request)} could not be recorded: ${rendered((error as Error).message, 'line')}`,
+    ),
   );
   return checked.reply;
 }

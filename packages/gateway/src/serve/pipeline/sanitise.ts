@@ -1,5 +1,7 @@
 import type { CallToolResult } from '../../ports/caller.js';
 import { printable } from '../../text/printable.js';
+import { checkIcons } from '../icons.js';
+import { agreesWithText } from './structured.js';
 import type { PromptResult, ReadResult } from './types.js';
 
 /**
@@ -123,10 +125,10 @@ const RESOURCE_CONTENTS: Spec = {
   blob: { check: base64 },
 };
 
+/** Only icons a client draws without fetching anything (`icons.ts`); the others are dropped and counted. */
 const icons: Check = (v, at) => {
-  if (!Array.isArray(v)) return { problem: `${at} must be a list` };
-  const bad = v.findIndex((icon) => !isObject(icon) || typeof icon.src !== 'string');
-  return bad < 0 ? ok(v) : { problem: `${at}[${bad}] must be an object with a string src` };
+  const checked = checkIcons(v, at);
+  return 'problem' in checked ? checked : ok(checked.icons, checked.dropped);
 };
 
 /** `type` was read to choose the spec, so it is already what the spec is for. */
@@ -181,12 +183,18 @@ export interface SanitiseContext {
   readonly label: string;
   /** The URI the client is shown for one the server sent (and may then read through the gateway). */
   readonly linkUri: (uri: string) => string;
+  /**
+   * Whether a pinned output schema checked the result's `structuredContent`. Without one (the
+   * default), it passes only when a text item says the same (`structured.ts`).
+   */
+  readonly structuredChecked?: boolean;
 }
 
 /**
  * Rebuilds a result that passed the shape, size and output-schema checks. `structuredContent` is
- * passed as the very object the output schema checked, or not at all: before 2025-06-18, and on
- * an error result (never checked), it is dropped.
+ * passed as the very object the output schema checked; from a tool without an output schema,
+ * only when a text item of the result is its JSON (`agreesWithText`). It is dropped before
+ * 2025-06-18, on an error result (never checked), and when it does not agree.
  */
 export function sanitiseResult(result: Record<string, unknown>, context: SanitiseContext): Sanitised {
   const version = effectiveVersion(context.protocolVersion);
@@ -202,10 +210,6 @@ export function sanitiseResult(result: Record<string, unknown>, context: Sanitis
     if (key !== 'content' && key !== 'isError' && key !== 'structuredContent') dropped += 1;
   }
   const reply: CallToolResult = { content: [] };
-  if (structured !== undefined) {
-    if (version >= V2025_06 && isError !== true) reply.structuredContent = structured;
-    else dropped += 1;
-  }
   if (isError !== undefined) reply.isError = isError;
 
   const source = own('content');
@@ -213,6 +217,14 @@ export function sanitiseResult(result: Record<string, unknown>, context: Sanitis
   const content = sanitiseContent(source, (index) => `content[${index}]`, version, context);
   if ('problem' in content) return { ok: false, problem: content.problem };
   reply.content = content.value as CallToolResult['content'];
+  if (structured !== undefined) {
+    const passes =
+      version >= V2025_06 &&
+      isError !== true &&
+      (context.structuredChecked === true || agreesWithText(structured, reply.content));
+    if (passes) reply.structuredContent = structured;
+    else dropped += 1;
+  }
   return { ok: true, reply, dropped: dropped + content.dropped };
 }
 
@@ -305,6 +317,8 @@ function sanitiseContent(
     if (type === 'resource_link') {
       clean.uri = context.linkUri(clean.uri as string);
       dropped += 1;
+      // Every icon dropped: no list at all, as if the server had sent none.
+      if (Array.isArray(clean.icons) && clean.icons.length === 0) delete clean.icons;
       content.push(clean);
     } else if (type === 'resource') {
       const inner = clean.resource as Record<string, unknown>;

@@ -8,14 +8,16 @@ import {
   presentTool,
 } from '../catalog/present.js';
 import { fingerprintDefinition, type PinnableDefinition } from '../pins/fingerprint.js';
-import { type DefinitionKind, definitionLabel } from '../pins/kinds.js';
+import type { DefinitionKind } from '../pins/kinds.js';
 import { type OrgPins, reconcileAndRecord } from '../pins/reconcile.js';
 import type { PinStore } from '../pins/store.js';
 import type { PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
-import { rendered } from '../text/render.js';
 import { iconsNote, withPassableIcons } from './icons.js';
 import { clientUri, compileTemplate, uriProblem } from './resource-uri.js';
+import { firstSightOf, type WithheldEntry } from './withheld.js';
+
+export { type WithheldEntry, withheldLine } from './withheld.js';
 
 /** A tool the client may call, with what its checks need. */
 export interface CatalogEntry {
@@ -70,17 +72,6 @@ export interface TemplateEntry {
   readonly matcher: RE2JS;
 }
 
-export interface WithheldEntry {
-  readonly server: string;
-  /** The name as the server lists it, whatever its kind (the field keeps its first name). */
-  readonly tool: string;
-  /** A tool or a prompt. */
-  readonly definition: DefinitionKind;
-  readonly reason: string;
-  readonly kind: 'changed' | 'new' | 'org' | 'unpinnable' | 'malformed' | 'schema' | 'name' | 'filtered';
-  readonly digest?: string;
-}
-
 export interface ServerCatalog {
   readonly server: string;
   readonly entries: readonly CatalogEntry[];
@@ -103,6 +94,8 @@ interface Inputs {
   readonly rawTemplates?: readonly unknown[];
   readonly problems: readonly string[];
   readonly localAllow: readonly string[] | undefined;
+  /** The registration's `review_first`: withhold on first sight even when the policy would pin. */
+  readonly reviewFirst?: boolean;
   readonly pins: PinStore;
   readonly guard: SchemaChecks;
   readonly policy: PolicyView;
@@ -255,7 +248,9 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
         template: inputs.policy.orgPins(server, 'template') ?? new Map(),
       }
     : undefined;
+  const firstSight = firstSightOf(inputs.policy, server, inputs.reviewFirst === true);
   const reconciliation = await reconcileAndRecord(inputs.pins, server, listed, {
+    firstSight: firstSight.mode,
     kinds: [
       'tool',
       ...(inputs.rawPrompts ? (['prompt'] as const) : []),
@@ -269,7 +264,9 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
         ? `the organisation policy "${inputs.policy.ref?.name}" does not pin this definition (${pinnable.digest}); ask your policy admin to pin it`
         : kind === 'changed'
           ? 'its definition changed since it was pinned'
-          : 'it is new since the server was pinned';
+          : kind === 'first-sight'
+            ? `${server} is new and ${firstSight.why} withholds a new server's definitions until a person approves them`
+            : 'it is new since the server was pinned';
     withheld.push({
       server,
       tool: pinnable.name,
@@ -386,19 +383,4 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
     firstSight: reconciliation.firstSight,
     problems: iconsDropped > 0 ? [...inputs.problems, iconsNote(iconsDropped)] : inputs.problems,
   };
-}
-
-/**
- * The stderr line for a withheld tool or prompt: what happened and the command to run. The
- * server's words are rendered here, once: names as names, the reason as one line.
- */
-export function withheldLine(entry: WithheldEntry): string {
-  // Org-pinned definitions say "ask your policy admin" in their reason; only local pins can be reviewed here.
-  const next =
-    entry.kind === 'changed' || entry.kind === 'new'
-      ? ` Review it with: ringfence mcp pins diff ${entry.server}`
-      : entry.kind === 'org' || entry.kind === 'filtered'
-        ? ''
-        : ` The server's other ${entry.definition}s are unaffected; report this one to the server's author.`;
-  return `ringfence: withheld ${definitionLabel(rendered(entry.server, 'name'), entry.definition, rendered(entry.tool, 'name'))}: ${rendered(entry.reason, 'line')}.${next}`;
 }

@@ -218,7 +218,7 @@ describe('prompts, completions and logging through mcp serve over stdio', () => 
         argument: { name: 'secret', value: 'A' },
       }),
     ).rejects.toThrow(
-      'MCP error -32602: ringfence refused to complete srv/prompt greet: the prompt does not declare an argument "secret"; nothing was asked.',
+      'MCP error -32602: ringfence refused the completion of srv/prompt greet: the prompt does not declare an argument "secret"; nothing was asked. Complete one of: "name", "tone".',
     );
     await expect(
       served.client.complete({

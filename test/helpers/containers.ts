@@ -109,6 +109,9 @@ export const probeImage = () => fixtureImage('probe-server.mjs', 'ringfence-test
 /** A server that asks its client for sampling, elicitation and roots (test/fixtures/asking-server.mjs). */
 export const askingImage = () => fixtureImage('asking-server.mjs', 'ringfence-test/asking');
 
+/** A server offering prompts, resources, subscriptions, completions and logging, telling what reached it (test/fixtures). */
+export const methodImage = () => fixtureImage('method-server.mjs', 'ringfence-test/methods');
+
 /** A server that keeps running after its stdin ends and ignores SIGTERM (test/fixtures). */
 export const eofIgnoringImage = () => fixtureImage('eof-ignoring-server.mjs', 'ringfence-test/stubborn');
 

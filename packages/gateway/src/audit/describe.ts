@@ -11,9 +11,12 @@ const short = (digest: string | null) => (digest ? `${digest.slice(0, 19)}…` :
  */
 const name = (text: string | number | undefined) => rendered(String(text ?? ''), 'name');
 const prose = (text: string) => rendered(text, 'line');
-/** `docs/search` for a tool, `docs/prompt greet` for a prompt; each part rendered as a name. */
-const subject = (r: { server: string; tool: string; kind?: string }) =>
-  `${name(r.server)}/${r.kind ? `${name(r.kind)} ` : ''}${name(r.tool)}`;
+/**
+ * `docs/search` for a tool, `docs/prompt greet` for a prompt, and the request when it is not the
+ * one the kind implies (`docs/prompt greet completion/complete`); each part rendered as a name.
+ */
+const subject = (r: { server: string; tool: string; kind?: string; method?: string }) =>
+  `${name(r.server)}/${r.kind ? `${name(r.kind)} ` : ''}${name(r.tool)}${r.method ? ` ${name(r.method)}` : ''}`;
 
 /**
  * One human line per entry: seq, time, type, then what matters for that type (server/tool,

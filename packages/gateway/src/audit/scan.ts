@@ -68,6 +68,8 @@ const SLOTS: Readonly<Record<string, number>> = {
   phase: 4,
   allowed: 5,
   arguments: 6,
+  kind: 7,
+  method: 8,
 };
 
 /** A spec's field prepared for matching in place: its key as the bytes `key":` (after the quote). */
@@ -119,10 +121,12 @@ class Seen {
   seq = 0;
   parent_seq: number | undefined = undefined;
   prev: unknown = undefined;
-  readonly refs: { phase: unknown; allowed: unknown; arguments: unknown } = {
+  readonly refs: { phase: unknown; allowed: unknown; arguments: unknown; kind: unknown; method: unknown } = {
     phase: undefined,
     allowed: undefined,
     arguments: undefined,
+    kind: undefined,
+    method: undefined,
   };
 
   reset(): void {
@@ -133,6 +137,8 @@ class Seen {
     this.refs.phase = undefined;
     this.refs.allowed = undefined;
     this.refs.arguments = undefined;
+    this.refs.kind = undefined;
+    this.refs.method = undefined;
   }
 
   record(slot: number, value: unknown): void {
@@ -157,6 +163,12 @@ class Seen {
         break;
       case 6:
         this.refs.arguments = value;
+        break;
+      case 7:
+        this.refs.kind = value;
+        break;
+      case 8:
+        this.refs.method = value;
         break;
     }
   }

@@ -5,11 +5,14 @@
  */
 import { hash } from 'node:crypto';
 import {
+  AUDIT_METHOD_KINDS,
+  AUDIT_METHODS,
   AUDIT_STRING_MAX,
   AUDIT_SUBJECT_KINDS,
   AUDIT_TYPES,
   type AuditDigest,
   type AuditEntry,
+  type AuditMethod,
   type AuditType,
 } from './types.js';
 
@@ -67,6 +70,12 @@ const SUBJECT_KIND = {
   optional: true,
 };
 
+const METHOD = {
+  check: (v: unknown) => (AUDIT_METHODS as readonly unknown[]).includes(v),
+  what: AUDIT_METHODS.map((m) => `"${m}"`).join(' or '),
+  optional: true,
+};
+
 const REFS: Record<AuditType, Spec> = {
   'gateway.start': {
     pid: { check: isSeq, what: 'a positive integer' },
@@ -78,6 +87,7 @@ const REFS: Record<AuditType, Spec> = {
     server: NAME,
     tool: NAME,
     kind: SUBJECT_KIND,
+    method: METHOD,
     allowed: BOOL,
     rule: NAME,
     reason: { ...TEXT, optional: true },
@@ -89,6 +99,7 @@ const REFS: Record<AuditType, Spec> = {
     server: NAME,
     tool: NAME,
     kind: SUBJECT_KIND,
+    method: METHOD,
     is_error: BOOL,
     result: { check: isDigestOrNull, what: 'a sha256: digest or null' },
     reason: { ...TEXT, optional: true },
@@ -199,7 +210,12 @@ export interface FieldsAcross {
   readonly type: string;
   readonly seq: number;
   readonly parent_seq?: number;
-  readonly refs: { readonly phase?: unknown; readonly arguments?: unknown };
+  readonly refs: {
+    readonly phase?: unknown;
+    readonly arguments?: unknown;
+    readonly kind?: unknown;
+    readonly method?: unknown;
+  };
 }
 
 /** The rules that tie fields of an entry whose fields each passed their own check. */
@@ -209,6 +225,10 @@ export function crossFieldProblem(entry: FieldsAcross): string | undefined {
     if (entry.refs.phase === 'call' && !hasArguments) return 'a call decision must name its arguments digest';
     if (entry.refs.phase === 'expose' && hasArguments) return 'an expose decision has no arguments';
   }
+  if (entry.type === 'mcp.decision' || entry.type === 'mcp.result') {
+    const problem = methodProblem(entry.refs);
+    if (problem) return problem;
+  }
   if (
     (entry.type === 'mcp.result' || entry.type === 'mcp.server_answer') &&
     (entry.parent_seq as number) >= entry.seq
@@ -216,6 +236,17 @@ export function crossFieldProblem(entry: FieldsAcross): string | undefined {
     return `parent_seq ${entry.parent_seq} must come before seq ${entry.seq}`;
   }
   return undefined;
+}
+
+/** A call entry's `method` and `kind` agree: a completion is about a prompt or a template, and so on. */
+function methodProblem(refs: FieldsAcross['refs']): string | undefined {
+  if (refs.method === undefined)
+    return refs.kind === 'log-level' ? 'a log-level entry must name its method' : undefined;
+  if (refs.phase === 'expose') return 'an expose decision names no method';
+  const kinds = AUDIT_METHOD_KINDS[refs.method as AuditMethod];
+  return kinds.includes(refs.kind as never)
+    ? undefined
+    : `a ${refs.method as string} entry must be about a ${kinds.join(' or ')}`;
 }
 
 function ordered(value: Record<string, unknown>, spec: Spec): Record<string, unknown> {

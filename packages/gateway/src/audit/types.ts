@@ -47,10 +47,33 @@ export interface StartRefs {
 
 /**
  * What a decision or result is about, when it is not a tool: `prompt` (exposing a prompt, or a
- * `prompts/get`). Absent for tools, so tool entries keep the form older versions wrote and read.
+ * `prompts/get`), `resource`, `template`, or `log-level` (a `logging/setLevel` forwarded to a
+ * server; `tool` then holds the level). Absent for tools, so tool entries keep the form older
+ * versions wrote and read.
  */
-export const AUDIT_SUBJECT_KINDS = ['prompt', 'resource', 'template'] as const;
+export const AUDIT_SUBJECT_KINDS = ['prompt', 'resource', 'template', 'log-level'] as const;
 export type AuditSubjectKind = (typeof AUDIT_SUBJECT_KINDS)[number];
+
+/**
+ * The client request a call decision or result is about, when it is not the one its kind implies
+ * (`tools/call` for a tool, `prompts/get` for a prompt, `resources/read` for a resource): absent
+ * for those, so their entries keep the form older versions wrote and read.
+ */
+export const AUDIT_METHODS = [
+  'completion/complete',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'logging/setLevel',
+] as const;
+export type AuditMethod = (typeof AUDIT_METHODS)[number];
+
+/** What each method's entries are about: the `kind` an entry with that `method` must have. */
+export const AUDIT_METHOD_KINDS: Readonly<Record<AuditMethod, readonly AuditSubjectKind[]>> = {
+  'completion/complete': ['prompt', 'template'],
+  'resources/subscribe': ['resource'],
+  'resources/unsubscribe': ['resource'],
+  'logging/setLevel': ['log-level'],
+};
 
 export interface DecisionRefs {
   /**
@@ -62,6 +85,8 @@ export interface DecisionRefs {
   /** The tool's name, or with `kind` the prompt's, as the server lists it. */
   readonly tool: string;
   readonly kind?: AuditSubjectKind;
+  /** Calls only: the request, when not the one `kind` implies (a completion, a subscription…). */
+  readonly method?: AuditMethod;
   readonly allowed: boolean;
   /** The rule id that decided, or a built-in reason name such as `default_action`, `pinned` or `withheld-changed`. */
   readonly rule: string;
@@ -81,6 +106,7 @@ export interface ResultRefs {
   readonly server: string;
   readonly tool: string;
   readonly kind?: AuditSubjectKind;
+  readonly method?: AuditMethod;
   readonly is_error: boolean;
   /** Digest of the canonical JSON of the result, or `null` when it has no canonical form. */
   readonly result: AuditDigest | null;

@@ -19,8 +19,9 @@ export const CONSOLE_ENTRY_LIMIT = 20_000;
 const name = (text: string) => renderUntrusted(text, { mode: 'name' }).text;
 /** A reason or a line: an older log may hold a reason quoting a URL with its token, so it is redacted. */
 const line = (text: string) => renderUntrusted(redactText(text), { mode: 'line' }).text;
-const subjectOf = (refs: { tool: string; kind?: string }) =>
-  refs.kind ? `${name(refs.kind)} ${name(refs.tool)}` : name(refs.tool);
+/** `prompt greet`, and the request when not the one the kind implies (`prompt greet completion/complete`). */
+const subjectOf = (refs: { tool: string; kind?: string; method?: string }) =>
+  `${refs.kind ? `${name(refs.kind)} ` : ''}${name(refs.tool)}${refs.method ? ` ${name(refs.method)}` : ''}`;
 
 function shownEntry(n: number, { raw, entry }: AuditLogLine): ShownEntry {
   let json: string;

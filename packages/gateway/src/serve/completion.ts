@@ -1,224 +1,127 @@
-import { definitionLabel } from '../pins/kinds.js';
 import type { Caller } from '../ports/caller.js';
-import type { PolicyView } from '../ports/policy.js';
 import type { Upstream } from '../ports/upstream.js';
-import { printable } from '../text/printable.js';
 import type { PromptEntry, TemplateEntry } from './catalog.js';
-import { CallRefused, lookup, upstreamErrorText } from './pipeline/index.js';
+import {
+  CallRefused,
+  type CompletionAnswer,
+  lookup,
+  type PipelineDeps,
+  runForward,
+} from './pipeline/index.js';
 import { isPlainObject } from './pipeline/steps.js';
+import { refusedText } from './refused.js';
 
-/** MCP's own limit on the values of one completion. */
-export const COMPLETION_MAX_VALUES = 100;
-/** Completions are shown to people as they type: longer values are cut. */
-export const COMPLETION_VALUE_MAX = 200;
-
-export interface CompletionAnswer {
-  completion: { values: string[]; total?: number; hasMore?: boolean };
-}
+export {
+  COMPLETION_MAX_VALUES,
+  COMPLETION_VALUE_MAX,
+  type CompletionAnswer,
+  templateVariables,
+} from './pipeline/index.js';
 
 export const NO_COMPLETION: CompletionAnswer = { completion: { values: [] } };
 
-/** What a client's `completion/complete` asks about a prompt, once checked. */
-export interface PromptCompletion {
-  readonly argument: { name: string; value: string };
-  readonly context: Record<string, string> | undefined;
-}
-
 /**
- * Checks a `completion/complete` for an exposed prompt: the argument must be one the pinned
- * prompt declares, values strings, and the organisation policy must allow requesting that prompt
- * with those arguments (an `ask` rule refuses: nobody is asked at every keystroke). Returns the
- * refusal text, or what to forward.
+ * A completion's arguments as the pipeline reads them: `context.arguments` with the argument being
+ * completed set to the value typed (the prompt as it would be requested, the template as it would
+ * be expanded). A context entry for the argument being completed is dropped: the value typed is
+ * the one that counts, and what is not checked is not forwarded. A string describes what is
+ * malformed (nothing is asked).
  */
-export function checkPromptCompletion(
-  entry: PromptEntry,
-  params: { argument?: unknown; context?: unknown },
-  policy: PolicyView,
-  who: { agent?: string; scope?: string },
-): PromptCompletion | string {
+export function completionArgs(params: {
+  argument?: unknown;
+  context?: unknown;
+}): { name: string; args: Record<string, string> } | string {
   const { argument, context } = params;
   if (!isPlainObject(argument) || typeof argument.name !== 'string' || typeof argument.value !== 'string')
     return 'the argument to complete must have a string name and value.';
-  const declared = new Set(entry.arguments.map((a) => a.name));
-  if (!declared.has(argument.name))
-    return `the prompt does not declare an argument ${JSON.stringify(argument.name)}; nothing was asked.`;
-  let known: Record<string, string> | undefined;
-  if (context !== undefined) {
-    const args = isPlainObject(context) ? context.arguments : undefined;
-    if (args !== undefined && !isPlainObject(args)) return 'context.arguments must be an object of strings.';
-    for (const [name, value] of Object.entries(args ?? {})) {
-      if (!declared.has(name) || typeof value !== 'string')
-        return `context argument ${JSON.stringify(name)} is not a declared string argument of the prompt.`;
-    }
-    known = (args ?? {}) as Record<string, string>;
+  const known = isPlainObject(context) ? context.arguments : undefined;
+  if (context !== undefined && (!isPlainObject(context) || (known !== undefined && !isPlainObject(known))))
+    return 'context.arguments must be an object of strings.';
+  const args: Record<string, string> = {};
+  for (const [name, value] of Object.entries(known ?? {})) {
+    if (typeof value !== 'string') return `context argument ${JSON.stringify(name)} must be a string.`;
+    // Defined as data, so a name like "__proto__" is an argument like any other.
+    Object.defineProperty(args, name, { value, enumerable: true, writable: true, configurable: true });
   }
-  const decision = policy.decideCall({
-    server: entry.server,
-    prompt: entry.prompt,
-    ...(who.agent ? { agent: who.agent } : {}),
-    ...(who.scope ? { scope: who.scope } : {}),
-    arguments: { ...known, [argument.name]: argument.value },
+  Object.defineProperty(args, argument.name, {
+    value: argument.value,
+    enumerable: true,
+    writable: true,
+    configurable: true,
   });
-  if (decision.action !== 'allow') {
-    return `policy rule "${decision.rule}" does not allow this prompt to be completed (${decision.action}: ${decision.reason}).`;
-  }
-  return { argument: { name: argument.name, value: argument.value }, context: known };
+  return { name: argument.name, args };
 }
 
 /**
- * A server's completion answer as a client may show it: at most 100 values, each a string cut
- * to 200 characters and made printable; `total` and `hasMore` only when well-formed.
- */
-export function cleanCompletion(result: unknown): CompletionAnswer | string {
-  const completion = isPlainObject(result) ? result.completion : undefined;
-  if (!isPlainObject(completion) || !Array.isArray(completion.values))
-    return 'the server sent a malformed completion';
-  if (!completion.values.every((v) => typeof v === 'string'))
-    return 'the server sent completion values that are not strings';
-  const values = (completion.values as string[])
-    .slice(0, COMPLETION_MAX_VALUES)
-    .map((v) => printable(v.length > COMPLETION_VALUE_MAX ? `${v.slice(0, COMPLETION_VALUE_MAX)}…` : v));
-  const { total, hasMore } = completion;
-  const cut = completion.values.length > COMPLETION_MAX_VALUES;
-  return {
-    completion: {
-      values,
-      ...(Number.isSafeInteger(total) && (total as number) >= 0 ? { total: total as number } : {}),
-      ...(typeof hasMore === 'boolean' || cut ? { hasMore: cut || hasMore === true } : {}),
-    },
-  };
-}
-
-/** The variable names of an RFC 6570 URI template (`{a}`, `{+b}`, `{?c,d*}`, `{e:3}`). */
-export function templateVariables(template: string): Set<string> {
-  const names = new Set<string>();
-  for (const [, body] of template.matchAll(/\{([^{}]*)\}/g)) {
-    for (const part of (body ?? '').replace(/^[+#./;?&]/, '').split(','))
-      names.add(part.replace(/(\*|:\d+)$/, ''));
-  }
-  return names;
-}
-
-/**
- * What a client's `completion/complete` asks about an exposed template, once checked: the
- * argument and any context must be variables of the pinned template, and the organisation policy
- * must allow reading from the server with those values (only rules naming neither a tool nor a
- * prompt decide a read). Returns the refusal text, or what to forward.
- */
-export function checkTemplateCompletion(
-  entry: TemplateEntry,
-  params: { argument?: unknown; context?: unknown },
-  policy: PolicyView,
-  who: { agent?: string; scope?: string },
-): PromptCompletion | string {
-  const { argument, context } = params;
-  if (!isPlainObject(argument) || typeof argument.name !== 'string' || typeof argument.value !== 'string')
-    return 'the argument to complete must have a string name and value.';
-  const declared = templateVariables(entry.template);
-  if (!declared.has(argument.name))
-    return `the template has no variable ${JSON.stringify(argument.name)}; nothing was asked.`;
-  let known: Record<string, string> | undefined;
-  if (context !== undefined) {
-    const args = isPlainObject(context) ? context.arguments : undefined;
-    if (args !== undefined && !isPlainObject(args)) return 'context.arguments must be an object of strings.';
-    for (const [name, value] of Object.entries(args ?? {})) {
-      if (!declared.has(name) || typeof value !== 'string')
-        return `context argument ${JSON.stringify(name)} is not a variable of the template.`;
-    }
-    known = (args ?? {}) as Record<string, string>;
-  }
-  const decision = policy.decideCall({
-    server: entry.server,
-    ...(who.agent ? { agent: who.agent } : {}),
-    ...(who.scope ? { scope: who.scope } : {}),
-    arguments: { ...known, [argument.name]: argument.value },
-  });
-  if (decision.action !== 'allow') {
-    return `policy rule "${decision.rule}" does not allow reading from ${entry.server} (${decision.action}: ${decision.reason}).`;
-  }
-  return { argument: { name: argument.name, value: argument.value }, context: known };
-}
-
-/**
- * `completion/complete` for an exposed prompt or template only (its exposed name or URI template mapped back): the argument
- * must be one the pinned prompt declares and the policy must allow the prompt with it. Values
- * come back capped and printable. A server that does not offer completions gets no request and
- * the answer is empty. Every refusal is a `CallRefused`. Not audited: it runs at every keystroke
- * and forwards only what the client is typing into that prompt's arguments or template's variables.
+ * `completion/complete` for an exposed prompt or template only (its exposed name or URI template
+ * mapped back), through the pipeline as a call is: the policy's rules (a prompt's as for
+ * requesting it with those arguments, a template's the whole-server rules), the invisible-argument
+ * refusal, the declared-argument check, the decision and result entries (digests only). An `ask`
+ * rule refuses: nobody is asked at every keystroke. A server that does not offer completions is
+ * not asked and the answer is empty. Values come back capped and printable. Every refusal is a
+ * `CallRefused`.
  */
 export async function completePrompt(
   prompts: ReadonlyMap<string, PromptEntry>,
   params: Record<string, unknown>,
   deps: {
-    policy: PolicyView;
+    pipeline: PipelineDeps;
     caller: Caller;
     target: (server: string) => { upstream: Upstream | undefined; unavailableReason: string };
     template: (exposedUriTemplate: string) => TemplateEntry | undefined;
   },
+  call: { signal?: AbortSignal } = {},
 ): Promise<CompletionAnswer> {
-  const ref = params.ref as { type?: unknown; name?: unknown; uri?: unknown } | undefined;
-  let server: string;
-  let label: string;
-  let upstreamRef: Record<string, unknown>;
-  let checked: PromptCompletion | string;
-  if (ref?.type === 'ref/resource') {
-    const uri = String(ref.uri);
-    const entry = deps.template(uri);
-    if (!entry) {
-      throw new CallRefused(
-        'UNKNOWN_RESOURCE',
-        `ringfence: ${JSON.stringify(uri.slice(0, 200))} is not a resource template this gateway listed (a withheld template is completed only once approved); nothing was asked.`,
-      );
-    }
-    server = entry.server;
-    label = definitionLabel(entry.server, 'template', entry.template);
-    upstreamRef = { type: 'ref/resource', uri: entry.template };
-    checked = checkTemplateCompletion(entry, params, deps.policy, deps.caller);
-  } else if (ref?.type === 'ref/prompt') {
-    const name = String(ref.name);
+  const entry = completedEntry(prompts, params.ref, deps.template);
+  const parsed = completionArgs(params);
+  if (typeof parsed === 'string')
+    throw new CallRefused('REFUSED', `ringfence refused the completion: ${parsed}`);
+  const target = deps.target(entry.server);
+  // Nothing is sent to a server that does not complete; there is nothing to decide.
+  if (target.upstream && !target.upstream.capabilities().completions) return NO_COMPLETION;
+  const reply = await runForward(deps.pipeline, {
+    method: 'completion/complete',
+    entry,
+    argument: parsed.name,
+    args: parsed.args,
+    caller: deps.caller,
+    ...target,
+    protocolVersion: undefined,
+    ...(call.signal ? { signal: call.signal } : {}),
+  });
+  const refused = refusedText(reply);
+  if (refused !== undefined) throw new CallRefused('REFUSED', refused);
+  return reply as CompletionAnswer;
+}
+
+/** The exposed prompt or template a completion's `ref` names; anything else is refused, unaudited. */
+function completedEntry(
+  prompts: ReadonlyMap<string, PromptEntry>,
+  ref: unknown,
+  template: (exposedUriTemplate: string) => TemplateEntry | undefined,
+): PromptEntry | TemplateEntry {
+  const named = isPlainObject(ref) ? ref : {};
+  if (named.type === 'ref/resource') {
+    // Only a string names anything; the SDK checks the shape, the gateway does not rely on it.
+    const uri = typeof named.uri === 'string' ? named.uri : '';
+    const entry = template(uri);
+    if (entry) return entry;
+    throw new CallRefused(
+      'UNKNOWN_RESOURCE',
+      `ringfence: ${JSON.stringify(uri.slice(0, 200))} is not a resource template this gateway listed (a withheld template is completed only once approved); nothing was asked.`,
+    );
+  }
+  if (named.type === 'ref/prompt') {
+    const name = typeof named.name === 'string' ? named.name : '';
     const found = lookup(prompts, name, 'prompt');
-    if (!found.pass) {
-      throw new CallRefused(
-        'UNKNOWN_PROMPT',
-        `ringfence: "${name}" is not a prompt this gateway listed (a withheld prompt is completed only once approved); nothing was asked.`,
-      );
-    }
-    const { entry } = found;
-    server = entry.server;
-    label = definitionLabel(entry.server, 'prompt', entry.prompt);
-    upstreamRef = { type: 'ref/prompt', name: entry.prompt };
-    checked = checkPromptCompletion(entry, params, deps.policy, deps.caller);
-  } else {
+    if (found.pass) return found.entry;
     throw new CallRefused(
-      'REFUSED',
-      'ringfence: completions are offered for prompts (ref/prompt) and resource templates (ref/resource) only.',
+      'UNKNOWN_PROMPT',
+      `ringfence: "${name}" is not a prompt this gateway listed (a withheld prompt is completed only once approved); nothing was asked.`,
     );
   }
-  if (typeof checked === 'string')
-    throw new CallRefused('REFUSED', `ringfence refused to complete ${label}: ${checked}`);
-  const { upstream, unavailableReason } = deps.target(server);
-  if (!upstream) {
-    throw new CallRefused(
-      'REFUSED',
-      `ringfence could not complete ${label}: the server ${server} is not available (${unavailableReason}).`,
-    );
-  }
-  if (!upstream.capabilities().completions) return NO_COMPLETION;
-  let answer: unknown;
-  try {
-    answer = await upstream.complete({
-      ref: upstreamRef,
-      argument: checked.argument,
-      ...(checked.context ? { context: { arguments: checked.context } } : {}),
-    });
-  } catch (error) {
-    throw new CallRefused(
-      'REFUSED',
-      `ringfence: completing ${label} failed upstream: ${upstreamErrorText(error)}`,
-    );
-  }
-  const clean = cleanCompletion(answer);
-  if (typeof clean === 'string')
-    throw new CallRefused('REFUSED', `ringfence withheld the completion of ${label}: ${clean}.`);
-  return clean;
+  throw new CallRefused(
+    'REFUSED',
+    'ringfence: completions are offered for prompts (ref/prompt) and resource templates (ref/resource) only.',
+  );
 }

@@ -215,9 +215,13 @@ export function createEndpointServer(
     );
   }
   if (capabilities.completions) {
-    server.setRequestHandler(CompleteRequestSchema, async (request) =>
+    // Decided as a call is (the prompt's rules, or the template's server's), never asked.
+    server.setRequestHandler(CompleteRequestSchema, async (request, extra) =>
       refusals(
-        async () => (await gateway.complete(request.params as Record<string, unknown>, identity)) as never,
+        async () =>
+          (await gateway.complete(request.params as Record<string, unknown>, identity, {
+            signal: (extra as Extra).signal,
+          })) as never,
       ),
     );
   }
@@ -246,11 +250,17 @@ export function createEndpointServer(
       ),
     );
     if (capabilities.resources.subscribe) {
+      // Each subscribe is decided as a read of that URI; an unsubscribe only ever names a URI this
+      // session subscribed to (so nothing unsubscribes another session's), and the server hears
+      // of it, decided too, when the last session leaves.
       server.setRequestHandler(SubscribeRequestSchema, async (request) =>
         refusals(async () => {
           const known = gateway.resources.shown(request.params.uri);
-          if (known === undefined || !subscribed.has(known))
-            subscribed.add(await gateway.subscribe(request.params.uri, true));
+          if (known !== undefined && subscribed.has(known)) return {};
+          const shown = await gateway.subscribe(request.params.uri, true, caller());
+          // A second subscribe to the same URI that ran at the same time: counted once.
+          if (subscribed.has(shown)) await gateway.subscribe(shown, false, identity);
+          subscribed.add(shown);
           return {};
         }),
       );
@@ -258,7 +268,8 @@ export function createEndpointServer(
         refusals(async () => {
           const named = gateway.resources.named(request.params.uri);
           const known = named ? gateway.resources.clientUri(named.server, named.uri) : undefined;
-          if (known !== undefined && subscribed.delete(known)) await gateway.subscribe(known, false);
+          if (known !== undefined && subscribed.delete(known))
+            await gateway.subscribe(known, false, identity);
           return {};
         }),
       );
@@ -275,20 +286,21 @@ export function createEndpointServer(
   const endResources = () => {
     gateway.off('resourcesChanged', onResources);
     gateway.off('resourceUpdated', onResourceUpdated);
-    for (const uri of subscribed) gateway.subscribe(uri, false).catch(() => {});
+    for (const uri of subscribed) gateway.subscribe(uri, false, identity).catch(() => {});
     subscribed.clear();
   };
   // --- end resources ---
 
   let threshold: LogLevel | undefined;
   if (capabilities.logging) {
-    // Replaces the SDK's own handler: the level is this session's filter and is also forwarded.
+    // Replaces the SDK's own handler: the level is this session's filter, and is forwarded to
+    // each server its rules let it reach (decided and audited per server).
     server.setRequestHandler(SetLevelRequestSchema, async (request) => {
       const { level } = request.params;
       if (!isLogLevel(level))
         throw rpcError(ErrorCode.InvalidParams, `ringfence: unknown log level ${level}`);
       threshold = level;
-      await gateway.setLoggingLevel(level);
+      await gateway.setLoggingLevel(level, identity);
       return {};
     });
   }

@@ -30,6 +30,7 @@ import {
   withheldKey,
 } from './exposure.js';
 import { localFailureResult } from './local-failure.js';
+import { forwardLogLevel } from './log-levels.js';
 import { DEFAULT_LOG_RATE, type LogRateOptions, LogRelay, type RelayedLog } from './log-relay.js';
 import {
   CallRefused,
@@ -41,6 +42,7 @@ import {
   runForward,
   upstreamErrorSource,
 } from './pipeline/index.js';
+import { refusedText } from './refused.js';
 import { readThrough, Subscriptions } from './resource-reads.js';
 import { ResourceIndex } from './resources.js';
 import { SERVER_INFO } from './server-info.js';
@@ -117,7 +119,11 @@ export class Gateway extends EventEmitter<{
       this.naming,
       this.naming.prefixed ? undefined : options.servers[0]?.name,
     );
-    this.subscriptions = new Subscriptions(this.resources, (s) => this.target(s));
+    this.subscriptions = new Subscriptions(
+      this.resources,
+      (s) => this.target(s),
+      () => this.pipelineDeps(),
+    );
     this.logs = new LogRelay((log) => this.emit('log', log), options.logRate ?? DEFAULT_LOG_RATE);
     this.serverRequests = new ServerRequests({
       audit: options.audit,
@@ -488,10 +494,8 @@ export class Gateway extends EventEmitter<{
       protocolVersion,
       ...call,
     }).catch((error: unknown) => localFailureResult(error, name));
-    if (reply.isError === true) {
-      const text = (reply.content as { text?: string }[] | undefined)?.[0]?.text ?? 'ringfence refused it';
-      throw new CallRefused('REFUSED', text);
-    }
+    const refused = refusedText(reply);
+    if (refused !== undefined) throw new CallRefused('REFUSED', refused);
     return reply as PromptResult;
   }
 
@@ -506,38 +510,46 @@ export class Gateway extends EventEmitter<{
     return readThrough(this.resources, deps, { uri, caller, protocolVersion, call });
   }
 
-  /** `resources/subscribe` or (with `on` false) unsubscribe, counted over sessions (see `Subscriptions`). */
-  subscribe(uri: string, on: boolean): Promise<string> {
-    return this.subscriptions.set(uri, on);
+  /**
+   * `resources/subscribe` or (with `on` false) unsubscribe, counted over sessions and decided
+   * through the pipeline (see `Subscriptions`); every refusal is a `CallRefused`.
+   */
+  subscribe(uri: string, on: boolean, caller: Caller = {}): Promise<string> {
+    return this.subscriptions
+      .set(uri, on, caller)
+      .catch(refusedLocally(on ? 'the subscription' : 'the unsubscription'));
   }
 
-  /** `completion/complete`, for an exposed prompt or template only (see `completePrompt`). */
-  complete(params: Record<string, unknown>, caller: Caller = {}): Promise<CompletionAnswer> {
-    return completePrompt(this.prompts, params, {
-      policy: this.policy,
+  /** `completion/complete`, for an exposed prompt or template only, through the pipeline (see `completePrompt`). */
+  complete(
+    params: Record<string, unknown>,
+    caller: Caller = {},
+    call: { signal?: AbortSignal } = {},
+  ): Promise<CompletionAnswer> {
+    const deps = {
+      pipeline: this.pipelineDeps(),
       caller,
-      target: (s) => this.target(s),
-      template: (uri) => this.resources.template(uri),
-    });
+      target: (s: string) => this.target(s),
+      template: (uri: string) => this.resources.template(uri),
+    };
+    return completePrompt(this.prompts, params, deps, call).catch(refusedLocally('the completion'));
   }
 
   /**
-   * `logging/setLevel`, forwarded to every running server that offers logging. The level is
-   * shared: the servers are shared by every client session, so the last level set wins.
+   * `logging/setLevel`, forwarded through the pipeline to every running server that offers
+   * logging: each server's whole-server rules decide whether it is told (an `ask` rule does not:
+   * nobody is asked about a log level), with a decision and a result entry. The level is shared:
+   * the servers are shared by every client session, so the last level set wins. A server not
+   * told is named on stderr; the session's own filter is set whatever the servers were told.
    */
-  async setLoggingLevel(level: string): Promise<void> {
+  async setLoggingLevel(level: string, caller: Caller = {}): Promise<void> {
     const targets = [...this.upstreams].filter(
       ([name, upstream]) => this.states.get(name)?.status === 'running' && upstream.capabilities().logging,
     );
+    const deps = this.pipelineDeps();
     await Promise.all(
       targets.map(([name, upstream]) =>
-        upstream
-          .setLoggingLevel(level)
-          .catch((error: unknown) =>
-            this.options.log(
-              `ringfence: ${name}: setting its log level failed: ${rendered(upstreamErrorSource(error), 'line')}`,
-            ),
-          ),
+        forwardLogLevel(deps, { name, upstream }, level, caller, this.options.log),
       ),
     );
   }
@@ -560,4 +572,15 @@ export class Gateway extends EventEmitter<{
     this.upstreams.clear();
     await Promise.all(all.map((u) => u.close().catch(() => {})));
   }
+}
+
+/**
+ * For a method answered with a JSON-RPC error: an audit write that failed refuses the request, as
+ * it refuses a call (`localFailureResult`: nothing was forwarded, and the fix is named).
+ */
+function refusedLocally(label: string): (error: unknown) => never {
+  return (error) => {
+    if (error instanceof CallRefused) throw error;
+    throw new CallRefused('REFUSED', refusedText(localFailureResult(error, label)) as string);
+  };
 }

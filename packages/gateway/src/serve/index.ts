@@ -16,13 +16,7 @@ export {
   type WithheldEntry,
   withheldLine,
 } from './catalog.js';
-export {
-  COMPLETION_MAX_VALUES,
-  COMPLETION_VALUE_MAX,
-  type CompletionAnswer,
-  checkPromptCompletion,
-  cleanCompletion,
-} from './completion.js';
+export { completionArgs } from './completion.js';
 export { createEndpointServer, rpcError } from './endpoint.js';
 export { Gateway, type GatewayOptions, type OfferedCapabilities, type ServerState } from './gateway.js';
 export {

@@ -129,6 +129,9 @@ function sourceLines(text: string): string[] {
     `ringfence: partial: listing its prompts failed, so none is exposed: [-32603] ${text}`,
     `ringfence: partial: setting its log level failed: ${text}`,
     `ringfence: fine: setting its log level failed: ${text}`,
+    // A log level is forwarded through the pipeline (issue 21): its result entry fails as a call's does.
+    `ringfence: audit: the result of partial/log-level info could not be recorded: ${text}`,
+    `ringfence: audit: the result of fine/log-level info could not be recorded: ${text}`,
     `ringfence: fine stopped: ${text}. Its tools and prompts fail until the gateway restarts.`,
     `ringfence: audit: the result of fine/plain could not be recorded: ${text}`,
     `ringfence: partial: re-listing its tools and prompts failed, all are withheld: ${text}`,

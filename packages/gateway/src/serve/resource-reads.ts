@@ -6,8 +6,8 @@ import {
   type PipelineDeps,
   type ReadResult,
   runForward,
-  upstreamErrorText,
 } from './pipeline/index.js';
+import { refusedText } from './refused.js';
 import type { ResourceIndex } from './resources.js';
 
 type Target = (server: string) => { upstream: Upstream | undefined; unavailableReason: string };
@@ -38,16 +38,18 @@ export async function readThrough(
     protocolVersion: request.protocolVersion,
     ...request.call,
   });
-  if (reply.isError === true) {
-    const text = (reply.content as { text?: string }[] | undefined)?.[0]?.text ?? 'ringfence refused it';
-    throw new CallRefused('REFUSED', text);
-  }
+  const refused = refusedText(reply);
+  if (refused !== undefined) throw new CallRefused('REFUSED', refused);
   return reply as ReadResult;
 }
 
 /**
- * Resource subscriptions of every client session, counted per server URI: a server is asked to
- * subscribe once however many sessions do, and to unsubscribe when the last one leaves.
+ * Resource subscriptions of every client session, counted per server URI. Each client
+ * `resources/subscribe` runs the pipeline as a read does (the same whole-server rules, the
+ * invisible-argument refusal, a decision and a result entry) and, allowed, is forwarded (a server
+ * keeps one subscription per URI however often it is asked). An unsubscribe ends the session's
+ * subscription here, which needs no decision; the server is told, through the pipeline, when the
+ * last session leaves.
  */
 export class Subscriptions {
   private readonly counts = new Map<string, number>();
@@ -55,41 +57,76 @@ export class Subscriptions {
   constructor(
     private readonly index: ResourceIndex,
     private readonly target: Target,
+    private readonly pipeline: () => PipelineDeps,
   ) {}
 
   /** Subscribe (or, with `on` false, unsubscribe) a URI the client may read; returns it as clients are shown it. */
-  async set(uri: string, on: boolean): Promise<string> {
-    // Undoing needs no right to read: a subscription outlives a resource withheld since.
+  async set(uri: string, on: boolean, caller: Caller = {}): Promise<string> {
+    if (!on) return this.unsubscribe(uri, caller);
     const resolved = this.index.resolve(uri);
-    const named = resolved.pass ? resolved.target : on ? undefined : this.index.named(uri);
-    if (!named)
-      throw new CallRefused('UNKNOWN_RESOURCE', `ringfence: ${(resolved as { what: string }).what}`);
-    const { server, uri: own } = named;
+    if (!resolved.pass) throw new CallRefused('UNKNOWN_RESOURCE', `ringfence: ${resolved.what}`);
+    const { server, uri: own } = resolved.target;
     const { upstream, unavailableReason } = this.target(server);
-    if (!on && !upstream) {
-      this.counts.delete(`${server}\u0000${own}`);
-      return this.index.clientUri(server, own);
-    }
-    if (!upstream?.capabilities().subscribe) {
+    // Nothing is sent to a server that does not subscribe; there is nothing to decide.
+    if (upstream && !upstream.capabilities().subscribe) {
       throw new CallRefused(
         'REFUSED',
-        `ringfence: ${server} ${upstream ? 'does not offer resource subscriptions' : `is not available (${unavailableReason})`}; nothing was subscribed.`,
+        `ringfence: ${server} does not offer resource subscriptions; nothing was subscribed.`,
       );
     }
+    const reply = await runForward(this.pipeline(), {
+      method: 'resources/subscribe',
+      entry: resolved.target,
+      args: { uri: own },
+      caller,
+      upstream,
+      unavailableReason,
+      protocolVersion: undefined,
+    });
+    const refused = refusedText(reply);
+    if (refused !== undefined) throw new CallRefused('REFUSED', refused);
+    const id = `${server}\u0000${own}`;
+    this.counts.set(id, (this.counts.get(id) ?? 0) + 1);
+    return this.index.clientUri(server, own);
+  }
+
+  /**
+   * Undoing needs no right to read (a subscription outlives a resource withheld since): the count
+   * goes down at once, and the server is asked to unsubscribe, decided and audited, when it was
+   * the last subscription to that URI.
+   */
+  private async unsubscribe(uri: string, caller: Caller): Promise<string> {
+    const named = this.index.named(uri);
+    if (!named) {
+      const resolved = this.index.resolve(uri);
+      throw new CallRefused('UNKNOWN_RESOURCE', `ringfence: ${(resolved as { what: string }).what}`);
+    }
+    const { server, uri: own } = named;
+    const shown = this.index.clientUri(server, own);
     const id = `${server}\u0000${own}`;
     const count = this.counts.get(id) ?? 0;
-    const next = on ? count + 1 : Math.max(0, count - 1);
-    if (next > 0) this.counts.set(id, next);
+    if (count > 1) this.counts.set(id, count - 1);
     else this.counts.delete(id);
-    if ((on && count === 0) || (!on && count === 1)) {
-      try {
-        await upstream.subscribeResource(own, on);
-      } catch (error) {
-        if (on) this.counts.delete(id);
-        throw new CallRefused('REFUSED', `ringfence: ${server} refused it: ${upstreamErrorText(error)}`);
-      }
+    const { upstream, unavailableReason } = this.target(server);
+    // Not the last, never forwarded, or the server is gone: nothing reaches a server.
+    if (count !== 1 || !upstream) return shown;
+    const reply = await runForward(this.pipeline(), {
+      method: 'resources/unsubscribe',
+      entry: { kind: 'resource', server, uri: own, exposedName: shown },
+      args: { uri: own },
+      caller,
+      upstream,
+      unavailableReason,
+      protocolVersion: undefined,
+    });
+    const refused = refusedText(reply);
+    if (refused !== undefined) {
+      throw new CallRefused(
+        'REFUSED',
+        `${refused} This session receives no more updates for ${shown} either way.`,
+      );
     }
-    return this.index.clientUri(server, own);
+    return shown;
   }
 
   /** A server's `resources/updated`: the URI to tell subscribers, or undefined when nobody subscribed to it. */

@@ -337,7 +337,7 @@ describe('resources through the gateway', () => {
     expect(a.reads).toEqual(['test://static-text', 'file:///data/x']);
   });
 
-  it('subscribes once per server URI however many sessions ask, and passes on updates for those only', async () => {
+  it('forwards each allowed subscribe, unsubscribes when the last session leaves, and passes on updates for those only', async () => {
     const a = new ResourceUpstream('a', [resource('test://x'), resource('test://y')]);
     const gateway = await start([a]);
     const updates: string[] = [];
@@ -352,6 +352,7 @@ describe('resources through the gateway', () => {
     a.updated?.('test://x');
     expect(updates).toEqual(['ringfence:a/test://x']);
     expect(a.subscribed).toEqual([
+      ['test://x', true],
       ['test://x', true],
       ['test://x', false],
     ]);

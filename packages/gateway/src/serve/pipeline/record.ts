@@ -1,51 +1,31 @@
 import type { PrecomputedDigest } from '../../audit/format.js';
-import { AUDIT_STRING_MAX } from '../../audit/types.js';
-import { definitionLabel } from '../../pins/kinds.js';
+import { AUDIT_STRING_MAX, type AuditMethod } from '../../audit/types.js';
 import type { Caller, CallToolResult } from '../../ports/caller.js';
-import { rendered } from '../../text/render.js';
+import { FORWARDED_METHODS, requestName, shownRequestLabel } from './methods.js';
 import type { ForwardedRequest, PipelineDeps, Refusal } from './types.js';
 
 export function errorResult(text: string): CallToolResult {
   return { content: [{ type: 'text', text }], isError: true };
 }
 
-/** The name the server lists the requested tool or prompt under, or the URI read. */
-export function requestName(request: ForwardedRequest): string {
-  return request.method === 'prompts/get'
-    ? request.entry.prompt
-    : request.method === 'resources/read'
-      ? request.entry.uri
-      : request.entry.tool;
-}
-
-/** `files/read` for a tool, `files/prompt greet` for a prompt. */
-export function requestLabel(request: ForwardedRequest): string {
-  return definitionLabel(request.entry.server, request.entry.kind, requestName(request));
-}
-
-/** The same label for a stderr report line: both names rendered once, as names. */
-export function shownRequestLabel(request: ForwardedRequest): string {
-  return definitionLabel(
-    rendered(request.entry.server, 'name'),
-    request.entry.kind,
-    rendered(requestName(request), 'name'),
-  );
-}
-
 /**
  * Audit refs name the definition in `tool` (a read: its URI, cut to what an entry holds; the
- * arguments digest covers all of it) and mark a prompt or a read with `kind` (tool entries keep
- * their first form).
+ * arguments digest covers all of it), mark a prompt, a read, a template or a log level with
+ * `kind` (tool entries keep their first form), and name the method when it is not the one the
+ * kind implies (a completion, a subscription, a log level).
  */
 function subject(request: ForwardedRequest): {
   server: string;
   tool: string;
-  kind?: 'prompt' | 'resource';
+  kind?: Exclude<ForwardedRequest['entry']['kind'], 'tool'>;
+  method?: AuditMethod;
 } {
+  const { audited } = FORWARDED_METHODS[request.method];
   return {
     server: request.entry.server,
     tool: requestName(request).slice(0, AUDIT_STRING_MAX),
-    ...(request.method === 'tools/call' ? {} : { kind: request.entry.kind }),
+    ...(request.entry.kind === 'tool' ? {} : { kind: request.entry.kind }),
+    ...(audited ? { method: audited } : {}),
   };
 }
 
@@ -97,7 +77,9 @@ export async function refuse(
   );
   const next = refusal.next ? ` ${refusal.next}` : '';
   return errorResult(
-    `ringfence ${refusal.verb ?? 'refused'} ${requestLabel(request)}: ${refusal.what}${next}`,
+    // A URI (a read's, a subscription's) is partly the client's own text: shown rendered, so a
+    // refusal for invisible characters shows where they are instead of carrying them on.
+    `ringfence ${refusal.verb ?? 'refused'} ${shownRequestLabel(request)}: ${refusal.what}${next}`,
   );
 }
 

@@ -4,67 +4,35 @@ import { UpstreamError } from '../../ports/errors.js';
 import type { CallOptions } from '../../ports/upstream.js';
 import { printable } from '../../text/printable.js';
 import { rendered } from '../../text/render.js';
-import { checkPromptResult, promptArguments } from './prompts.js';
-import {
-  errorResult,
-  recordDecision,
-  recordResult,
-  refuse,
-  requestLabel,
-  shownRequestLabel,
-} from './record.js';
-import { checkReadResult } from './resources.js';
-import { checkResult, sanitise, upstreamErrorText } from './results.js';
-import { availability, inputSchema, rulesAndAsk, shapeAndSize } from './steps.js';
+import type { CompletionAnswer } from './completions.js';
+import { stepsOf } from './method-steps.js';
+import { requestLabel, shownRequestLabel } from './methods.js';
+import { errorResult, recordDecision, recordResult, refuse } from './record.js';
+import { type ResultOutcome, sanitise, upstreamErrorText } from './results.js';
+import { availability, rulesAndAsk, shapeAndSize } from './steps.js';
 import type {
+  CompletionRequest,
   ForwardedRequest,
+  LogLevelRequest,
   PipelineDeps,
   PromptGetRequest,
   PromptResult,
   ReadResult,
   Refusal,
   ResourceReadRequest,
+  SubscriptionRequest,
   ToolCallRequest,
 } from './types.js';
-import { PASS } from './types.js';
 
 /**
- * What differs by method: the arguments check, the forwarding, and the result check. Both
- * methods forward under the same cancel, progress and time limits (`callOptions`).
- */
-const byMethod = {
-  // A read's one argument is its URI, vetted against what the server listed before the pipeline.
-  checkArguments: (deps: PipelineDeps, request: ForwardedRequest, args: Record<string, unknown>) =>
-    request.method === 'prompts/get'
-      ? promptArguments(request, args)
-      : request.method === 'resources/read'
-        ? PASS
-        : inputSchema(deps, request, args),
-  forward: (deps: PipelineDeps, request: ForwardedRequest, args: Record<string, unknown>) =>
-    request.method === 'prompts/get'
-      ? request.upstream!.getPrompt(
-          request.entry.prompt,
-          args as Record<string, string>,
-          callOptions(deps, request),
-        )
-      : request.method === 'resources/read'
-        ? request.upstream!.readResource(request.entry.uri, callOptions(deps, request))
-        : request.upstream!.callTool(request.entry.tool, args, callOptions(deps, request)),
-  checkResult: (deps: PipelineDeps, request: ForwardedRequest, result: unknown) =>
-    request.method === 'prompts/get'
-      ? checkPromptResult(deps, request, result)
-      : request.method === 'resources/read'
-        ? checkReadResult(deps, request, result)
-        : checkResult(deps, request, result),
-};
-
-/**
- * One forwarded request through its steps: shape and size → rules and ask → arguments (the
- * tool's pinned input schema, or the prompt's declared arguments) → availability → (decision
- * entry, durable) → forward → result checks → sanitise → (result entry) → reply. The catalog
- * lookup ran before (`lookup`): the request names a listed tool or prompt. Every refusal is an
- * error result that says what happened and what to do (for a prompt, the caller turns it into a
- * JSON-RPC error); nothing refused reaches the upstream.
+ * One forwarded request through its steps: shape and size → rules and ask (with the
+ * invisible-argument refusal) → arguments (the tool's pinned input schema, the prompt's declared
+ * arguments, a completion's declared argument) → availability → (decision entry, durable) →
+ * forward → result checks → sanitise → (result entry) → reply. Every method the gateway forwards
+ * upstream for a client comes here (`methods.ts`; only `method-steps.ts` differs by method). The
+ * lookup ran before: the request names a listed definition or a readable URI. Every refusal is an
+ * error result that says what happened and what to do (for a method with no error result, the
+ * caller turns it into a JSON-RPC error); nothing refused reaches the upstream.
  */
 export async function runForward(deps: PipelineDeps, request: ToolCallRequest): Promise<CallToolResult>;
 export async function runForward(
@@ -77,8 +45,13 @@ export async function runForward(
 ): Promise<ReadResult | CallToolResult>;
 export async function runForward(
   deps: PipelineDeps,
-  request: ForwardedRequest,
-): Promise<PromptResult | ReadResult | CallToolResult> {
+  request: CompletionRequest,
+): Promise<CompletionAnswer | CallToolResult>;
+export async function runForward(
+  deps: PipelineDeps,
+  request: SubscriptionRequest | LogLevelRequest,
+): Promise<Record<string, never> | CallToolResult>;
+export async function runForward(deps: PipelineDeps, request: ForwardedRequest): Promise<unknown> {
   const args = (request.args ?? {}) as Record<string, unknown>;
   // The arguments are serialised once: their canonical JSON gives the size cap its count and the
   // decision entry its digest.
@@ -88,7 +61,8 @@ export async function runForward(
 
   const verdict = await rulesAndAsk(deps, request, args);
   if (!verdict.pass) return refuse(deps, request, verdict, digest);
-  for (const step of [() => byMethod.checkArguments(deps, request, args), () => availability(request)]) {
+  const steps = stepsOf(request);
+  for (const step of [() => steps.checkArguments(deps, request, args), () => availability(request)]) {
     const outcome = await step();
     if (!outcome.pass) return refuse(deps, request, outcome, digest);
   }
@@ -104,7 +78,7 @@ export async function runForward(
   const label = requestLabel(request);
   let result: unknown;
   try {
-    result = await byMethod.forward(deps, request, args);
+    result = await steps.forward(request, args, callOptions(deps, request));
   } catch (error) {
     const ended = endedWithoutAnswer(request, error);
     // The server chooses the text of its own errors: it is capped and made printable for the
@@ -122,7 +96,10 @@ export async function runForward(
     );
   }
 
-  const checked = sanitise(deps, request, await byMethod.checkResult(deps, request, result));
+  const outcome = await steps.checkResult(deps, request, result);
+  const checked = steps.sanitised
+    ? sanitise(deps, request, outcome as ResultOutcome<CallToolResult | PromptResult | ReadResult>)
+    : outcome;
   // The decision was made durable before forwarding; the result entry is deferred (it shares the
   // next call's write and fsync, or is written within 50 ms; the log keeps its order) and not
   // awaited, so neither this reply nor the next call waits for a second fsync.
@@ -132,8 +109,9 @@ export async function runForward(
     decisionSeq,
     {
       // The digest the size check computed, when it could: the result is not serialised again.
-      result: checked.digest ?? result,
-      isError: checked.reply.isError === true,
+      // A subscription's or a log level's answer is empty (the upstream client returns nothing).
+      result: checked.digest ?? result ?? {},
+      isError: (checked.reply as { isError?: unknown }).isError === true,
       ...(checked.refused ? { reason: `result withheld: ${checked.refused}` } : {}),
       ...(checked.dropped ? { dropped: checked.dropped } : {}),
     },

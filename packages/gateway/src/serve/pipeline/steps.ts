@@ -1,8 +1,7 @@
 import { canonicalize } from '@ringfence/policy';
-import { definitionLabel } from '../../pins/kinds.js';
 import { escapedCharacterCount, rendered, renderJsonText } from '../../text/render.js';
 import type { CatalogEntry, PromptEntry } from '../catalog.js';
-import { requestName } from './record.js';
+import { FORWARDED_METHODS, requestLabel, requestName } from './methods.js';
 import {
   type ForwardedRequest,
   PASS,
@@ -111,11 +110,7 @@ function question(
     hidden > 0
       ? ` They hold ${hidden} invisible or control character(s), each shown as \\u{HEX}: all of it goes to the server.`
       : '';
-  const what = definitionLabel(
-    rendered(entry.server, 'name'),
-    entry.kind,
-    rendered(requestName(request), 'name'),
-  );
+  const what = requestLabel(request, (part) => rendered(part, 'name'));
   return `Allow ${what}? Arguments go to ${rendered(entry.server, 'name')} (${where}). Rule "${rendered(decision.rule, 'name')}": ${rendered(decision.reason, 'line')}.${escapes} Arguments: ${shown}`;
 }
 
@@ -130,13 +125,15 @@ export async function rulesAndAsk(
   args: Record<string, unknown>,
 ): Promise<{ pass: true; rule: string; reason: string } | Refusal> {
   const { entry, caller } = request;
-  // Rules name tools and prompts apart (`match.tool`, `match.prompt`), so one never stands for the other.
+  // Rules name tools and prompts apart (`match.tool`, `match.prompt`), so one never stands for the
+  // other; a prompt's completion is decided as the prompt requested with those arguments.
   const decision = deps.policy.decideCall({
     server: entry.server,
-    // A read names neither: only rules that name neither (a whole server) decide it.
-    ...(request.method === 'prompts/get'
+    // A read, a subscription, a template's completion and a log level name neither: only rules
+    // that name neither (a whole server) decide them.
+    ...(entry.kind === 'prompt'
       ? { prompt: requestName(request) }
-      : request.method === 'tools/call'
+      : entry.kind === 'tool'
         ? { tool: requestName(request) }
         : {}),
     ...(caller.agent ? { agent: caller.agent } : {}),
@@ -172,6 +169,19 @@ export async function rulesAndAsk(
     };
   }
   if (decision.action === 'ask') {
+    const handling = FORWARDED_METHODS[request.method].ask;
+    if (handling.mode === 'refuse') {
+      return {
+        ...refusal(
+          'ASK_NOT_OFFERED',
+          `a person must approve it, and ${handling.why}`,
+          `policy rule "${decision.rule}" needs a person to approve it, and ${handling.why}; nothing was sent.`,
+        ),
+        next: 'If it should be allowed, ask your policy admin for a rule that allows it (`ringfence doctor` names the policy in force).',
+      };
+    }
+    if (handling.mode === 'approved')
+      return { pass: true, rule: decision.rule, reason: `${decision.reason} (not asked: ${handling.why})` };
     if (!caller.ask) {
       return refusal(
         'ASK_UNSUPPORTED',

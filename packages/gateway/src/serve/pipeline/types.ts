@@ -4,7 +4,7 @@ import type { Caller, CallToolResult } from '../../ports/caller.js';
 import type { PolicyView } from '../../ports/policy.js';
 import type { SchemaChecks } from '../../ports/schema.js';
 import type { CallProgress, Upstream } from '../../ports/upstream.js';
-import type { CatalogEntry, PromptEntry } from '../catalog.js';
+import type { CatalogEntry, PromptEntry, TemplateEntry } from '../catalog.js';
 
 export type { CallToolResult };
 
@@ -57,7 +57,50 @@ export interface ResourceReadRequest extends RequestBase {
   readonly entry: ResourceTarget;
 }
 
-export type ForwardedRequest = ToolCallRequest | PromptGetRequest | ResourceReadRequest;
+/**
+ * A `completion/complete` for an exposed prompt's argument or an exposed template's variable. Its
+ * `args` are what the rules, the invisible-argument refusal and the digest read, and all that is
+ * forwarded: the context's arguments with the one being completed (`argument`) set to the value
+ * typed, as the prompt would be requested (or the template expanded) with them.
+ */
+export interface CompletionRequest extends RequestBase {
+  readonly method: 'completion/complete';
+  readonly entry: PromptEntry | TemplateEntry;
+  /** The name of the argument (or variable) being completed; its value is `args[argument]`. */
+  readonly argument: string;
+}
+
+/** `resources/subscribe` or `resources/unsubscribe` for one URI of one server; `args` is `{uri}`, as a read's. */
+export interface SubscriptionRequest extends RequestBase {
+  readonly method: 'resources/subscribe' | 'resources/unsubscribe';
+  readonly entry: ResourceTarget;
+}
+
+/** What a `logging/setLevel` forwarded to one server is about: the level (in `name`). */
+export interface LogLevelTarget {
+  readonly kind: 'log-level';
+  readonly server: string;
+  readonly name: string;
+}
+
+/** A client's `logging/setLevel`, as forwarded to one server; `args` is `{level}`. */
+export interface LogLevelRequest extends RequestBase {
+  readonly method: 'logging/setLevel';
+  readonly entry: LogLevelTarget;
+  /** Told the server's own error, when it failed: the gateway's report line quotes it as it came. */
+  readonly failed?: (error: unknown) => void;
+}
+
+export type ForwardedRequest =
+  | ToolCallRequest
+  | PromptGetRequest
+  | ResourceReadRequest
+  | CompletionRequest
+  | SubscriptionRequest
+  | LogLevelRequest;
+
+/** The methods the pipeline forwards. */
+export type ForwardedMethod = ForwardedRequest['method'];
 
 /** A checked `resources/read` answer: only its contents go on. */
 export interface ReadResult {
@@ -104,6 +147,8 @@ export type RefusalCode =
   | 'ASK_DECLINED'
   | 'INPUT_SCHEMA'
   | 'PROMPT_ARGUMENTS'
+  | 'COMPLETION_ARGUMENTS'
+  | 'ASK_NOT_OFFERED'
   | 'UNAVAILABLE'
   | 'CANCELLED';
 

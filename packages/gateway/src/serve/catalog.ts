@@ -79,6 +79,8 @@ export interface WithheldEntry {
   readonly reason: string;
   readonly kind: 'changed' | 'new' | 'org' | 'unpinnable' | 'malformed' | 'schema' | 'name' | 'filtered';
   readonly digest?: string;
+  /** For kind `name`: the name the reason quotes (as the client would have been shown it). */
+  readonly quotedName?: string;
 }
 
 export interface ServerCatalog {
@@ -109,7 +111,7 @@ interface Inputs {
   readonly naming?: Naming;
 }
 
-type Problem = { kind: WithheldEntry['kind']; reason: string };
+type Problem = { kind: WithheldEntry['kind']; reason: string; quotedName?: string };
 
 function isObjectSchema(value: unknown): value is Record<string, unknown> {
   return (
@@ -223,10 +225,11 @@ function resourceProblem(item: PinnableDefinition): Problem | undefined {
   return problem ? { kind: 'malformed', reason: problem } : undefined;
 }
 
-const nameProblem = (name: string): Problem => ({
-  kind: 'name',
-  reason: `"${name}" is over 128 characters or uses characters outside [A-Za-z0-9_.-]`,
-});
+/** Why a name cannot be exposed, quoting it as `quoted` (the name as it came, or rendered as a name). */
+const nameReason = (quoted: string) =>
+  `"${quoted}" is over 128 characters or uses characters outside [A-Za-z0-9_.-]`;
+
+const nameProblem = (name: string): Problem => ({ kind: 'name', reason: nameReason(name), quotedName: name });
 
 /**
  * Turn one server's raw listings (tools, and prompts when it offers them) into catalog entries:
@@ -389,8 +392,19 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
 }
 
 /**
+ * A withheld entry's reason as a person reads it, rendered once: as one line, and a name the
+ * reason quotes (kind `name`) as a name, its spaces shown escaped as in the label before it.
+ */
+export function withheldReason(entry: WithheldEntry): string {
+  return entry.kind === 'name' && entry.quotedName !== undefined
+    ? nameReason(rendered(entry.quotedName, 'name'))
+    : rendered(entry.reason, 'line');
+}
+
+/**
  * The stderr line for a withheld tool or prompt: what happened and the command to run. The
- * server's words are rendered here, once: names as names, the reason as one line.
+ * server's words are rendered here, once: names as names (the label's, and the one a name
+ * problem's reason quotes), the rest of the reason as one line.
  */
 export function withheldLine(entry: WithheldEntry): string {
   // Org-pinned definitions say "ask your policy admin" in their reason; only local pins can be reviewed here.
@@ -400,5 +414,6 @@ export function withheldLine(entry: WithheldEntry): string {
       : entry.kind === 'org' || entry.kind === 'filtered'
         ? ''
         : ` The server's other ${entry.definition}s are unaffected; report this one to the server's author.`;
-  return `ringfence: withheld ${definitionLabel(rendered(entry.server, 'name'), entry.definition, rendered(entry.tool, 'name'))}: ${rendered(entry.reason, 'line')}.${next}`;
+  const reason = withheldReason(entry);
+  return `ringfence: withheld ${definitionLabel(rendered(entry.server, 'name'), entry.definition, rendered(entry.tool, 'name'))}: ${reason}.${next}`;
 }

@@ -15,6 +15,7 @@ export {
   type ServerCatalog,
   type WithheldEntry,
   withheldLine,
+  withheldReason,
 } from './catalog.js';
 export {
   COMPLETION_MAX_VALUES,

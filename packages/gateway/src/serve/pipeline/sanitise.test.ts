@@ -5,6 +5,7 @@ import {
   effectiveVersion,
   type SanitiseContext,
   type Sanitised,
+  sanitisePrompt,
   sanitiseRead,
   sanitiseResult,
 } from './sanitise.js';
@@ -507,6 +508,34 @@ describe('sanitiseResult: images and audio only as what their bytes are (media.t
       },
     ]);
     expect(out.dropped).toBe(3);
+  });
+
+  it('gives a prompt message whose image is an SVG the note in its place', () => {
+    const out = sanitisePrompt(
+      {
+        messages: [
+          { role: 'user', content: { type: 'image', data: SVG, mimeType: 'image/svg+xml' } },
+          { role: 'user', content: { type: 'image', data: PNG, mimeType: 'image/png' } },
+        ],
+      },
+      context(LATEST),
+    );
+    expect(out).toStrictEqual({
+      ok: true,
+      reply: {
+        messages: [
+          {
+            role: 'user',
+            content: {
+              type: 'text',
+              text: 'ringfence: 1 content item(s) of files/read were not passed on: an image of type "image/svg+xml" (only PNG, JPEG, GIF or WebP images whose data is of that type are passed on).',
+            },
+          },
+          { role: 'user', content: { type: 'image', data: PNG, mimeType: 'image/png' } },
+        ],
+      },
+      dropped: 1,
+    });
   });
 
   it('keeps an embedded resource blob as data, its mimeType only when inert, and counts the change', () => {

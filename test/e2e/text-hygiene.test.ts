@@ -175,8 +175,8 @@ describe('untrusted text at a terminal and in approvals', () => {
       .replace(/\r/g, '');
     expect(hiddenIn(review.replace(/\u001b\[1G\u001b\[0J$/, ''))).toEqual([]);
     expect(hiddenIn(answer)).toEqual([]);
-    expect(review).toContain(`"description": "Search the docs.${SECRET_ESCAPED}\\u{200B}`);
-    expect(review).toMatch(/the whole definition contains \d+ invisible or control character\(s\)/);
+    expect(review).toContain(`      | Search the docs.${SECRET_ESCAPED}\\u{200B}`);
+    expect(review).toMatch(/\d+ invisible or control character\(s\) in this definition are shown escaped/);
     expect(review).toContain(
       `"x\\r\\u001b[2K\\u001b[8m\\u001b]52;c;ZXZpbA==\\u0007\\n  nothing else moved": true`,
     );

@@ -65,7 +65,7 @@ describe('upstream behaviour mid-session', () => {
     await expect.poll(() => changes, { timeout: 20_000, interval: 200 }).toBeGreaterThan(0);
     expect((await served.client.listTools()).tools.map((t) => t.name)).toEqual(['up_echo', 'up_probe']);
     await expect(served.client.callTool({ name: 'up_note', arguments: { text: 'x' } })).rejects.toThrow(
-      /not a tool this gateway listed/,
+      /"up_note" is withheld \(up\/note\): its definition changed since it was pinned; it was not forwarded\. Review it with: ringfence mcp pins diff up/,
     );
     expect(served.stderr()).toContain('withheld up/note: its definition changed since it was pinned');
   });

@@ -53,6 +53,7 @@ export {
   decideCall,
   type EgressCeiling,
   egressCeiling,
+  firstSight,
   type ImageIdentity,
   isEgressWithinCeiling,
   isImageAllowed,
@@ -98,7 +99,16 @@ export { keyIdOf } from './keys/keyid.js';
 // Policy.
 export { parseDateTime } from './policy/datetime.js';
 export { POLICY_SCHEMA } from './policy/schema.js';
-export type { Action, Condition, PinKind, Policy, PolicyPin, PolicyServer, Rule } from './policy/types.js';
+export type {
+  Action,
+  Condition,
+  FirstSight,
+  PinKind,
+  Policy,
+  PolicyPin,
+  PolicyServer,
+  Rule,
+} from './policy/types.js';
 export { PIN_KINDS, pinSubject } from './policy/types.js';
 export { type PolicyValidation, validatePolicy } from './policy/validate.js';
 export {

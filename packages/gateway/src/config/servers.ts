@@ -46,6 +46,11 @@ interface ServerBase {
   readonly allow_sampling?: boolean;
   /** `mcp add --allow-elicitation`: it may ask the person questions (within the policy); absent: no. */
   readonly allow_elicitation?: boolean;
+  /**
+   * `mcp add --review-first`: on its first sight every definition is withheld until a person
+   * approves it (no trust on first use). Only ever stricter than the policy's `first_sight`.
+   */
+  readonly review_first?: boolean;
 }
 
 export interface ContainerServerConfig extends ServerBase {
@@ -207,7 +212,7 @@ function parseServer(value: unknown, index: number, inFile: boolean): ServerConf
     maxResult: `${what}.max_result_mb`,
   });
   if (limits) throw new ConfigError('SERVER_FIELD', limits);
-  for (const key of ['allow_sampling', 'allow_elicitation'] as const) {
+  for (const key of ['allow_sampling', 'allow_elicitation', 'review_first'] as const) {
     if (entry[key] !== undefined && typeof entry[key] !== 'boolean')
       throw new ConfigError('SERVER_FIELD', `${what}.${key} must be true or false`);
   }
@@ -219,6 +224,7 @@ function parseServer(value: unknown, index: number, inFile: boolean): ServerConf
     'max_result_mb',
     'allow_sampling',
     'allow_elicitation',
+    'review_first',
   ];
   if (entry.transport === 'http') {
     expectOnlyKeys(entry, [...common, 'url', 'headers'], what);

@@ -1,4 +1,11 @@
 export {
+  canonicalPretty,
+  DESCRIPTION_GUTTER,
+  descriptionSummary,
+  formatWholeDefinition,
+  wholeDefinitionLines,
+} from './definition-view.js';
+export {
   type FingerprintResult,
   fingerprintDefinition,
   fingerprintTool,
@@ -26,13 +33,18 @@ export {
   formatApprovalReview,
   formatDiff,
   formatPendingReview,
-  formatShownPins,
   type PendingReview,
   reviewApproval,
   reviewPending,
-  type ShownPins,
-  showPins,
 } from './review.js';
+export {
+  formatServerDefinitions,
+  formatShownPins,
+  type NamedDefinitions,
+  type ShownPins,
+  selectShown,
+  showPins,
+} from './show.js';
 export {
   emptyServerPins,
   type PendingRecord,

@@ -27,12 +27,18 @@ export class PinError extends RingfenceError<PinErrorCode> {}
 
 export interface WithheldDefinition {
   readonly pinnable: PinnableDefinition;
-  /** `changed`: differs from its pin; `new`: never pinned; `org`: the organisation policy does not pin this digest. */
-  readonly kind: 'changed' | 'new' | 'org';
+  /**
+   * `changed`: differs from its pin; `new`: never pinned; `org`: the organisation policy does not
+   * pin this digest; `first-sight`: the server was never approved and first sight withholds.
+   */
+  readonly kind: 'changed' | 'new' | 'org' | 'first-sight';
 }
 
 export interface Reconciliation {
-  /** True when the server had no pins and all it listed was just pinned (trust on first use). */
+  /**
+   * True when the gateway had no record of the server: all it listed was just pinned (trust on
+   * first use) or, when first sight withholds, just recorded as pending.
+   */
   readonly firstSight: boolean;
   readonly exposed: readonly PinnableDefinition[];
   readonly withheld: readonly WithheldDefinition[];
@@ -51,7 +57,17 @@ export interface ReconcileOptions {
    * pending definitions are replaced by this listing's; others are left as they were.
    */
   readonly kinds?: readonly DefinitionKind[];
+  /**
+   * What a server with no record gets: `pin` (default: trust on first use) or `withhold` (every
+   * definition pending until a person approves it). While a withholding server has nothing
+   * approved yet, what it lists stays withheld as `first-sight`.
+   */
+  readonly firstSight?: 'pin' | 'withhold';
 }
+
+/** Whether nothing of any kind was ever approved (or pinned) for this server. */
+const nothingPinned = (pins: ServerPins) =>
+  DEFINITION_KINDS.every((kind) => Object.keys(pinnedOf(pins, kind)).length === 0);
 
 const coveredKinds = (listed: readonly PinnableDefinition[], kinds?: readonly DefinitionKind[]) =>
   new Set<DefinitionKind>(kinds ?? ['tool', ...listed.map((d) => d.kind)]);
@@ -59,7 +75,8 @@ const coveredKinds = (listed: readonly PinnableDefinition[], kinds?: readonly De
 /**
  * Compare a fresh listing with the pins. With organisation pins for the server, they are the only
  * pins that count and nothing local changes. Otherwise: first sight (no record of the server at
- * all) pins everything; after that a definition is exposed only while its digest equals its pin,
+ * all) pins everything, or with `firstSight: 'withhold'` records everything as pending and
+ * exposes nothing; after that a definition is exposed only while its digest equals its pin,
  * and anything else becomes pending (kept for review). A kind first listed by a server that is
  * already pinned (a server that starts offering prompts, or pins written before prompts were
  * pinned) is new, not a first sight. Pure: `pins` is changed in place and the outcome returned.
@@ -79,6 +96,14 @@ export function reconcilePins(
     return { outcome: { firstSight: false, exposed, withheld }, next: pins };
   }
   const kinds = coveredKinds(listed, options.kinds);
+  const withholding = options.firstSight === 'withhold';
+  if (!pins && withholding) {
+    // No trust on first use: keep the server's record (so the next start is not a first sight
+    // again) with nothing pinned and everything pending, for a person to review and approve.
+    const next = emptyServerPins();
+    const { outcome } = reconcilePins(next, listed, options);
+    return { outcome: { ...outcome, firstSight: true }, next };
+  }
   if (!pins) {
     const next = emptyServerPins();
     for (const kind of kinds) {
@@ -91,6 +116,7 @@ export function reconcilePins(
   }
   const exposed: PinnableDefinition[] = [];
   const withheld: WithheldDefinition[] = [];
+  const unreviewed = withholding && nothingPinned(pins);
   for (const kind of kinds) {
     const pinned = pinnedOf(pins, kind);
     const before = pendingOf(pins, kind);
@@ -110,7 +136,7 @@ export function reconcilePins(
         seen_at: previous?.digest === item.digest ? previous.seen_at : options.now,
         kind: changeKind,
       };
-      withheld.push({ pinnable: item, kind: changeKind });
+      withheld.push({ pinnable: item, kind: unreviewed ? 'first-sight' : changeKind });
     }
     setPending(pins, kind, pending);
   }

@@ -18,11 +18,10 @@ import {
   formatApprovalReview,
   formatDiff,
   formatPendingReview,
-  formatShownPins,
   reviewApproval,
   reviewPending,
-  showPins,
 } from './review.js';
+import { formatShownPins, showPins } from './show.js';
 import { PinStore } from './store.js';
 
 const tool = (overrides: Record<string, unknown> = {}) => ({
@@ -109,8 +108,10 @@ describe('pins diff', () => {
     expect(block).not.toContain('description before contains');
     expect(block).toContain('  the descriptions differ only in invisible or control characters');
     // The whole definition (what approving accepts) shows them too, and counts them.
-    expect(block).toContain('"description": "Search the docs.\\u{E0065}');
-    expect(block).toContain('  the whole definition contains 18 invisible or control character(s)');
+    expect(block).toContain('      | Search the docs.\\u{E0065}');
+    expect(block).toContain(
+      '    18 invisible or control character(s) in this definition are shown escaped as \\u{HEX}',
+    );
     expect(block).not.toMatch(/[\u{e0000}-\u{e007f}\u200b]/u);
   });
 
@@ -140,7 +141,8 @@ describe('pins diff', () => {
     const lines = formatShownPins(await showPins(store));
     expect(lines).toEqual([
       'docs: 1 pinned, 0 pending',
-      `  a\\u{20}b\\u{202E}  ${lines[1]!.split('  ')[2]}  one\\u{2028}two\\u{E0041}`,
+      `  a\\u{20}b\\u{202E}  ${lines[1]!.split('  ')[2]}  one\\u{2028}two\\u{E0041} [+1 more line(s), 14 characters]`,
+      '  (first lines only; each whole definition, schemas and annotations included: ringfence mcp pins show docs)',
     ]);
   });
 

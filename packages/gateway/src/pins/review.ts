@@ -15,13 +15,13 @@ import {
 import { resolveHome } from '../home/home.js';
 import {
   clip,
-  escapedCharacterCount,
   type Rendered,
   rendered,
   renderJsonText,
   renderUntrusted,
   visiblePart,
 } from '../text/render.js';
+import { wholeDefinitionLines } from './definition-view.js';
 import { DEFINITION_KINDS, type DefinitionKind, definitionLabel } from './kinds.js';
 import {
   approvePending,
@@ -30,7 +30,7 @@ import {
   PinError,
   type ShownDefinition,
 } from './reconcile.js';
-import { type PinStore, pendingOf, pinnedOf } from './store.js';
+import { type PinStore, pinnedOf } from './store.js';
 
 type Definition = Readonly<Record<string, unknown>>;
 
@@ -86,7 +86,7 @@ export function formatDiff(
         '  the descriptions differ only in invisible or control characters: compare the escapes above',
       );
   } else if (diff.kind === 'new') {
-    lines.push(...descriptionLines('description', diff.newDescription, '  + '));
+    // Its description is in the whole definition below, line by line.
   } else {
     lines.push('  description: unchanged');
   }
@@ -107,16 +107,8 @@ export function formatDiff(
       );
   }
   if (options.full || diff.kind === 'new') {
-    const whole = renderJsonText(JSON.stringify(diff.pendingDefinition, null, 2));
     lines.push('  the whole pending definition (what approving accepts):');
-    lines.push(indent(whole.text, '    '));
-    // Controls are JSON's own escapes here (\r, \u001b), the rest ours: count them all.
-    lines.push(
-      ...escapedNote('the whole definition', {
-        ...whole,
-        escaped: escapedCharacterCount(diff.pendingDefinition),
-      }),
-    );
+    lines.push(...wholeDefinitionLines(diff.definition, diff.pendingDefinition, '    '));
   }
   return lines.join('\n');
 }
@@ -231,77 +223,4 @@ export async function assertLocalPinsCount(
     'PIN_ORG_MANAGED',
     `The organisation policy "${installed.policy.name}" (version ${installed.policy.version}) pins the tools, prompts, resources and templates of ${server}: only its pins count and nothing can be approved or reset locally. Ask your policy admin to pin the new definition (its digest is shown by: ringfence mcp tools).`,
   );
-}
-
-/**
- * One server's pins as `pins show` lists them (and prints with --json): tools, then prompts;
- * `definition` says which, `tool` is the name (for every kind).
- */
-export interface ShownPins {
-  server: string;
-  pinned: {
-    definition: DefinitionKind;
-    tool: string;
-    digest: string;
-    pinned_at: string;
-    description?: string;
-  }[];
-  pending: { definition: DefinitionKind; tool: string; digest: string; kind: string; seen_at: string }[];
-}
-
-/** Every server's pins, or one server's (refused when it has none yet). */
-export async function showPins(store: PinStore, server?: string): Promise<ShownPins[]> {
-  const file = await store.read();
-  if (server !== undefined && !file.servers[server]) {
-    throw new PinError(
-      'PIN_NONE',
-      `No pins for "${server}": the gateway pins a server the first time it starts it (ringfence mcp tools).`,
-    );
-  }
-  const names = server !== undefined ? [server] : Object.keys(file.servers).sort();
-  return names.map((name) => {
-    const pins = file.servers[name]!;
-    return {
-      server: name,
-      pinned: DEFINITION_KINDS.flatMap((definition) =>
-        Object.entries(pinnedOf(pins, definition)).map(([tool, pin]) => ({
-          definition,
-          tool,
-          digest: pin.digest,
-          pinned_at: pin.pinned_at,
-          ...(typeof pin.definition.description === 'string'
-            ? { description: pin.definition.description }
-            : {}),
-        })),
-      ),
-      pending: DEFINITION_KINDS.flatMap((definition) =>
-        Object.entries(pendingOf(pins, definition)).map(([tool, p]) => ({
-          definition,
-          tool,
-          digest: p.digest,
-          kind: p.kind,
-          seen_at: p.seen_at,
-        })),
-      ),
-    };
-  });
-}
-
-export function formatShownPins(servers: readonly ShownPins[]): string[] {
-  if (servers.length === 0) return ['No pins yet.'];
-  const lines: string[] = [];
-  for (const s of servers) {
-    lines.push(`${rendered(s.server, 'name')}: ${s.pinned.length} pinned, ${s.pending.length} pending`);
-    const label = (p: { definition: DefinitionKind; tool: string }) =>
-      p.definition === 'tool' ? rendered(p.tool, 'name') : `${p.definition} ${rendered(p.tool, 'name')}`;
-    for (const p of s.pinned) {
-      const summary = clip((p.description ?? '').split('\n')[0] ?? '', 80);
-      lines.push(`  ${label(p)}  ${p.digest}  ${rendered(summary, 'line')}`);
-    }
-    for (const p of s.pending)
-      lines.push(
-        `  ! ${label(p)}  ${p.digest}  ${rendered(p.kind, 'name')}, withheld since ${rendered(p.seen_at, 'name')} (ringfence mcp pins diff ${s.server})`,
-      );
-  }
-  return lines;
 }

@@ -4,6 +4,7 @@ import {
   decideCall,
   type EgressCeiling,
   egressCeiling,
+  firstSight,
   isEgressWithinCeiling,
   isImageAllowed,
   isReadOnlyTool,
@@ -70,6 +71,7 @@ export function policyView(verified: VerifiedPolicy): PolicyView {
       egressProblem(policy.name, egressCeiling(policy, server), server, egress),
     maxCallSeconds: (server) => maxCallSeconds(policy, server),
     allowsServerRequest: (server, kind) => allowsServerRequest(policy, server, kind),
+    firstSight: (server) => firstSight(policy, server),
     defaultEgress: policy.default_egress ?? 'deny',
     decideCall: (call) => {
       const decision = decideCall(policy, call);

@@ -38,6 +38,12 @@ export interface PolicyView {
    * The server's registration must allow it as well.
    */
   allowsServerRequest(server: string, kind: 'sampling' | 'elicitation'): boolean;
+  /**
+   * What the policy says a server never pinned gets (`first_sight`: its `mcp[]` entry's, else the
+   * policy's): `pin` (trust on first use) or `withhold` (until a person approves). A local
+   * `review_first` can only make it stricter; the catalog combines the two.
+   */
+  firstSight(server: string): 'pin' | 'withhold';
   /** The egress a new server gets when it names no hosts. */
   readonly defaultEgress: 'deny' | 'any';
   /** A tool call names `tool`; a prompt request names `prompt` (rules tell them apart). */
@@ -69,6 +75,7 @@ export const LOCAL_ONLY: PolicyView = {
   egressRefusal: () => undefined,
   maxCallSeconds: () => undefined,
   allowsServerRequest: () => true,
+  firstSight: () => 'pin',
   defaultEgress: 'deny',
   decideCall: () => ({ action: 'allow', rule: 'no-policy', reason: 'no organisation policy is installed' }),
 };

@@ -220,3 +220,26 @@ describe('flag parsers', () => {
     expect(parseMounts(['a/b:rw'])).toEqual([{ path: 'a/b', mode: 'rw' }]);
   });
 });
+
+describe('review on first sight from the flags', () => {
+  it('stores --review-first on either transport, nothing without it, and mcp-servers.json reads it back', () => {
+    const remote = plan({ url: 'https://mcp.example.com/mcp', reviewFirst: true });
+    expect(remote.transport === 'http' && remote.server).toMatchObject({ review_first: true });
+    const contained = plan({ image: 'example/server:1', reviewFirst: true });
+    expect(contained.transport === 'container' && contained.draft).toMatchObject({ review_first: true });
+    const none = plan({ image: 'example/server:1' });
+    expect(none.transport === 'container' && none.draft).not.toHaveProperty('review_first');
+    expect(
+      parseServersFile({ version: 1, servers: [remote.transport === 'http' && remote.server] }).servers[0],
+    ).toMatchObject({ review_first: true });
+  });
+
+  it('mcp-servers.json refuses a review_first that is not true or false', () => {
+    for (const bad of ['yes', 'true', 1, null, {}]) {
+      const entry = { name: 'r', transport: 'http', url: 'https://mcp.example.com/mcp', review_first: bad };
+      expect(() => parseServersFile({ version: 1, servers: [entry] })).toThrow(
+        'servers[0].review_first must be true or false',
+      );
+    }
+  });
+});

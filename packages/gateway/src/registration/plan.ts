@@ -46,6 +46,8 @@ export interface RegistrationInput {
   readonly allowSampling?: boolean;
   /** `--allow-elicitation`: the server may ask the person questions, within the policy. */
   readonly allowElicitation?: boolean;
+  /** `--review-first`: withhold every definition on first sight until a person approves them. */
+  readonly reviewFirst?: boolean;
 }
 
 /** `allow_sampling` and `allow_elicitation` of the entry: written only when given. */
@@ -58,6 +60,10 @@ function clientRequestsFromFlags(input: RegistrationInput): {
     ...(input.allowElicitation ? { allow_elicitation: true } : {}),
   };
 }
+
+/** `review_first` of the entry: written only when given (absent: the policy decides, else pin). */
+const reviewFromFlags = (input: RegistrationInput): { review_first?: true } =>
+  input.reviewFirst ? { review_first: true } : {};
 
 /** A contained server before its image exists on the engine (an npm image is built later). */
 export type ContainerDraft = Omit<ContainerServerConfig, 'image' | 'image_id'>;
@@ -165,6 +171,7 @@ function planRemote(input: RegistrationInput): HttpServerConfig {
     ...(input.allowTools ? { allow_tools: [...input.allowTools] } : {}),
     ...limitsFromFlags(input),
     ...clientRequestsFromFlags(input),
+    ...reviewFromFlags(input),
   };
 }
 
@@ -190,6 +197,7 @@ function planContained(
       ...(mounts.length > 0 ? { mounts } : {}),
       ...limitsFromFlags(input),
       ...clientRequestsFromFlags(input),
+      ...reviewFromFlags(input),
     },
   };
 }

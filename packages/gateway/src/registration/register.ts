@@ -126,13 +126,21 @@ export function clientRequestsOf(server: ServerConfig): string | undefined {
   return asks.length > 0 ? asks.join(', ') : undefined;
 }
 
+/** What happens the first time the gateway lists the server, and the command that does it. */
+function firstSightSentence(server: ServerConfig): string {
+  return server.review_first
+    ? `Its tools are withheld from clients until you approve them (--review-first): ringfence mcp tools, then read each whole with ringfence mcp pins show ${server.name} and approve at a terminal with ringfence mcp pins approve ${server.name}`
+    : 'Its tools are pinned the first time the gateway starts: ringfence mcp tools';
+}
+
 export function registrationSummary(server: ServerConfig): string {
+  const first = firstSightSentence(server);
   const asks = clientRequestsOf(server);
   const may = asks
     ? ` It may ask the client for ${asks} while it answers a call, if the organisation policy allows it too.`
     : '';
   if (server.transport === 'http') {
-    return `Registered ${server.name} (remote ${new URL(server.url).host}). Its tools are pinned the first time the gateway starts: ringfence mcp tools${may}`;
+    return `Registered ${server.name} (remote ${new URL(server.url).host}). ${first}${may}`;
   }
   const egress =
     server.egress.mode === 'allow'
@@ -140,5 +148,5 @@ export function registrationSummary(server: ServerConfig): string {
       : server.egress.mode === 'any'
         ? 'unrestricted egress'
         : 'no network';
-  return `Registered ${server.name} (image ${server.image}, ${server.image_id.slice(0, 19)}; ${egress}). Its tools are pinned the first time the gateway starts: ringfence mcp tools${may}`;
+  return `Registered ${server.name} (image ${server.image}, ${server.image_id.slice(0, 19)}; ${egress}). ${first}${may}`;
 }

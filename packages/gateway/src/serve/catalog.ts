@@ -8,14 +8,16 @@ import {
   presentTool,
 } from '../catalog/present.js';
 import { fingerprintDefinition, type PinnableDefinition } from '../pins/fingerprint.js';
-import { type DefinitionKind, definitionLabel } from '../pins/kinds.js';
+import type { DefinitionKind } from '../pins/kinds.js';
 import { type OrgPins, reconcileAndRecord } from '../pins/reconcile.js';
 import type { PinStore } from '../pins/store.js';
 import type { PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
-import { rendered } from '../text/render.js';
 import { iconsNote, withPassableIcons } from './icons.js';
 import { clientUri, compileTemplate, uriProblem } from './resource-uri.js';
+import { firstSightOf, nameReason, type WithheldEntry } from './withheld.js';
+
+export { type WithheldEntry, withheldLine, withheldReason } from './withheld.js';
 
 /** A tool the client may call, with what its checks need. */
 export interface CatalogEntry {
@@ -70,19 +72,6 @@ export interface TemplateEntry {
   readonly matcher: RE2JS;
 }
 
-export interface WithheldEntry {
-  readonly server: string;
-  /** The name as the server lists it, whatever its kind (the field keeps its first name). */
-  readonly tool: string;
-  /** A tool or a prompt. */
-  readonly definition: DefinitionKind;
-  readonly reason: string;
-  readonly kind: 'changed' | 'new' | 'org' | 'unpinnable' | 'malformed' | 'schema' | 'name' | 'filtered';
-  readonly digest?: string;
-  /** For kind `name`: the name the reason quotes (as the client would have been shown it). */
-  readonly quotedName?: string;
-}
-
 export interface ServerCatalog {
   readonly server: string;
   readonly entries: readonly CatalogEntry[];
@@ -105,6 +94,8 @@ interface Inputs {
   readonly rawTemplates?: readonly unknown[];
   readonly problems: readonly string[];
   readonly localAllow: readonly string[] | undefined;
+  /** The registration's `review_first`: withhold on first sight even when the policy would pin. */
+  readonly reviewFirst?: boolean;
   readonly pins: PinStore;
   readonly guard: SchemaChecks;
   readonly policy: PolicyView;
@@ -225,10 +216,6 @@ function resourceProblem(item: PinnableDefinition): Problem | undefined {
   return problem ? { kind: 'malformed', reason: problem } : undefined;
 }
 
-/** Why a name cannot be exposed, quoting it as `quoted` (the name as it came, or rendered as a name). */
-const nameReason = (quoted: string) =>
-  `"${quoted}" is over 128 characters or uses characters outside [A-Za-z0-9_.-]`;
-
 const nameProblem = (name: string): Problem => ({ kind: 'name', reason: nameReason(name), quotedName: name });
 
 /**
@@ -258,7 +245,9 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
         template: inputs.policy.orgPins(server, 'template') ?? new Map(),
       }
     : undefined;
+  const firstSight = firstSightOf(inputs.policy, server, inputs.reviewFirst === true);
   const reconciliation = await reconcileAndRecord(inputs.pins, server, listed, {
+    firstSight: firstSight.mode,
     kinds: [
       'tool',
       ...(inputs.rawPrompts ? (['prompt'] as const) : []),
@@ -272,7 +261,9 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
         ? `the organisation policy "${inputs.policy.ref?.name}" does not pin this definition (${pinnable.digest}); ask your policy admin to pin it`
         : kind === 'changed'
           ? 'its definition changed since it was pinned'
-          : 'it is new since the server was pinned';
+          : kind === 'first-sight'
+            ? `${server} is new and ${firstSight.why} withholds a new server's definitions until a person approves them`
+            : 'it is new since the server was pinned';
     withheld.push({
       server,
       tool: pinnable.name,
@@ -389,31 +380,4 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
     firstSight: reconciliation.firstSight,
     problems: iconsDropped > 0 ? [...inputs.problems, iconsNote(iconsDropped)] : inputs.problems,
   };
-}
-
-/**
- * A withheld entry's reason as a person reads it, rendered once: as one line, and a name the
- * reason quotes (kind `name`) as a name, its spaces shown escaped as in the label before it.
- */
-export function withheldReason(entry: WithheldEntry): string {
-  return entry.kind === 'name' && entry.quotedName !== undefined
-    ? nameReason(rendered(entry.quotedName, 'name'))
-    : rendered(entry.reason, 'line');
-}
-
-/**
- * The stderr line for a withheld tool or prompt: what happened and the command to run. The
- * server's words are rendered here, once: names as names (the label's, and the one a name
- * problem's reason quotes), the rest of the reason as one line.
- */
-export function withheldLine(entry: WithheldEntry): string {
-  // Org-pinned definitions say "ask your policy admin" in their reason; only local pins can be reviewed here.
-  const next =
-    entry.kind === 'changed' || entry.kind === 'new'
-      ? ` Review it with: ringfence mcp pins diff ${entry.server}`
-      : entry.kind === 'org' || entry.kind === 'filtered'
-        ? ''
-        : ` The server's other ${entry.definition}s are unaffected; report this one to the server's author.`;
-  const reason = withheldReason(entry);
-  return `ringfence: withheld ${definitionLabel(rendered(entry.server, 'name'), entry.definition, rendered(entry.tool, 'name'))}: ${reason}.${next}`;
 }

@@ -85,28 +85,53 @@ export function exposureDecisions(
   ];
 }
 
+/** `3 tool(s) and 1 prompt(s)`: `count` of each kind (tools always named, other kinds when any). */
+function kindCounts(count: (kind: DefinitionKind) => number): string {
+  const counts = (['tool', 'prompt', 'resource', 'template'] as const)
+    .map((kind) => [kind, count(kind)] as const)
+    .filter(([kind, n]) => kind === 'tool' || n > 0)
+    .map(([kind, n]) => `${n} ${kind}(s)`);
+  return counts.length > 1
+    ? `${counts.slice(0, -1).join(', ')} and ${counts[counts.length - 1]}`
+    : (counts[0] ?? '');
+}
+
+/**
+ * The first-sight notice. Pinned on first use, the definitions reach the client before anyone read
+ * them, so the notice names the command that shows each one whole, and the opt-in that withholds
+ * them instead; withheld, it names the review and the approval.
+ */
+function firstSightLine(catalog: ServerCatalog): string | undefined {
+  const { server } = catalog;
+  const held = catalog.withheld.filter((w) => w.kind === 'first-sight');
+  if (held.length > 0) {
+    // Said at every start until someone approves: the review is still owed.
+    const listed = kindCounts((kind) => held.filter((w) => w.definition === kind).length);
+    const lead = catalog.firstSight
+      ? `first sight of ${server}: withheld`
+      : `${server} has not been reviewed yet: still withheld`;
+    return `ringfence: ${lead} ${listed} until a person approves them (${held[0]!.reason}). Read each whole definition (description, schemas, annotations) with: ringfence mcp pins show ${server}, then approve at a terminal with: ringfence mcp pins approve ${server}`;
+  }
+  if (!catalog.firstSight) return undefined;
+  const listed = kindCounts(
+    (kind) =>
+      allExposed(catalog).filter((e) => e.kind === kind).length +
+      catalog.withheld.filter((w) => w.definition === kind && w.kind !== 'unpinnable').length,
+  );
+  return `ringfence: first sight of ${server}: pinned ${listed} (trust on first use). Read each whole definition (description, schemas, annotations) with: ringfence mcp pins show ${server} (register servers with --review-first to withhold them until you approve them)`;
+}
+
 /**
  * What a person is told about a server's catalog when it starts: first sight, problems, withheld.
  * Each line renders the server's words once (a problem may quote its error text).
  */
 export function catalogReport(catalog: ServerCatalog): string[] {
-  const lines: string[] = [];
-  if (catalog.firstSight) {
-    const pinned = (kind: DefinitionKind) =>
-      allExposed(catalog).filter((e) => e.kind === kind).length +
-      catalog.withheld.filter((w) => w.definition === kind && w.kind !== 'unpinnable').length;
-    const counts = (['tool', 'prompt', 'resource', 'template'] as const)
-      .map((kind) => [kind, pinned(kind)] as const)
-      .filter(([kind, count]) => kind === 'tool' || count > 0)
-      .map(([kind, count]) => `${count} ${kind}(s)`);
-    const listed =
-      counts.length > 1 ? `${counts.slice(0, -1).join(', ')} and ${counts[counts.length - 1]}` : counts[0];
-    lines.push(
-      `ringfence: first sight of ${catalog.server}: pinned ${listed} (trust on first use). Review them with: ringfence mcp pins show ${catalog.server}`,
-    );
-  }
+  const notice = firstSightLine(catalog);
+  const lines: string[] = notice ? [notice] : [];
   for (const problem of catalog.problems)
     lines.push(`ringfence: ${catalog.server}: ${rendered(problem, 'line')}`);
-  for (const entry of catalog.withheld) if (entry.kind !== 'filtered') lines.push(withheldLine(entry));
+  // Definitions withheld on first sight are counted in the notice above, which names the command.
+  for (const entry of catalog.withheld)
+    if (entry.kind !== 'filtered' && entry.kind !== 'first-sight') lines.push(withheldLine(entry));
   return lines;
 }

@@ -45,6 +45,7 @@ import { readThrough, Subscriptions } from './resource-reads.js';
 import { ResourceIndex } from './resources.js';
 import { SERVER_INFO } from './server-info.js';
 import { declaredEntry, type RequestSink, ServerRequests } from './server-requests.js';
+import { withheldRefusal } from './withheld.js';
 
 export interface GatewayOptions {
   readonly servers: readonly ServerConfig[];
@@ -227,6 +228,7 @@ export class Gateway extends EventEmitter<{
       ...(rawResources && rawTemplates ? { rawResources, rawTemplates } : {}),
       problems,
       localAllow: config.allow_tools,
+      reviewFirst: config.review_first === true,
       pins: this.options.pins,
       guard: this.options.guard,
       policy: this.policy,
@@ -421,6 +423,11 @@ export class Gateway extends EventEmitter<{
     return [...this.states.values()].flatMap((s) => s.catalog?.withheld ?? []);
   }
 
+  /** Why a name is not served: withheld (with the command that would expose it) or unknown. */
+  private notListed(kind: 'tool' | 'prompt', name: string, unknown: string): string {
+    return withheldRefusal(this.withheld(), kind, name, this.naming) ?? `ringfence: ${unknown}`;
+  }
+
   private target(server: string): { upstream: Upstream | undefined; unavailableReason: string } {
     const state = this.states.get(server);
     const upstream = this.upstreams.get(server);
@@ -443,7 +450,7 @@ export class Gateway extends EventEmitter<{
     call: Pick<ForwardedRequest, 'signal' | 'onProgress'> = {},
   ): Promise<CallToolResult> {
     const found = lookup(this.catalog, name, 'tool');
-    if (!found.pass) throw new CallRefused('UNKNOWN_TOOL', `ringfence: ${found.what}`);
+    if (!found.pass) throw new CallRefused('UNKNOWN_TOOL', this.notListed('tool', name, found.what));
     const { entry } = found;
     return runForward(this.pipelineDeps(), {
       method: 'tools/call',
@@ -470,7 +477,7 @@ export class Gateway extends EventEmitter<{
     call: Pick<ForwardedRequest, 'signal' | 'onProgress'> = {},
   ): Promise<PromptResult> {
     const found = lookup(this.prompts, name, 'prompt');
-    if (!found.pass) throw new CallRefused('UNKNOWN_PROMPT', `ringfence: ${found.what}`);
+    if (!found.pass) throw new CallRefused('UNKNOWN_PROMPT', this.notListed('prompt', name, found.what));
     const { entry } = found;
     const reply = await runForward(this.pipelineDeps(), {
       method: 'prompts/get',

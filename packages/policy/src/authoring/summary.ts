@@ -23,7 +23,11 @@ export function summarizePolicy(verified: VerifiedPolicy, now: number): string[]
   for (const image of policy.allowed_mcp ?? []) {
     lines.push(`  ${image}${/sha256:/.test(image) ? '   (this content only)' : '   (by name)'}`);
   }
-  lines.push('', `Network for servers without listed hosts: ${policy.default_egress ?? 'deny'}`, '');
+  lines.push('', `Network for servers without listed hosts: ${policy.default_egress ?? 'deny'}`);
+  lines.push(
+    `New servers (first sight): ${policy.first_sight === 'withhold' ? 'withheld until a person approves them (first_sight: withhold)' : 'pinned on first use; a developer may withhold them (mcp add --review-first)'}`,
+    '',
+  );
   const servers = policy.mcp ?? [];
   lines.push(servers.length ? 'Servers:' : 'Servers: no per-server limits');
   for (const entry of servers) {
@@ -46,6 +50,10 @@ export function summarizePolicy(verified: VerifiedPolicy, now: number): string[]
     );
     if (entry.read_only_tools?.length) lines.push(`    read-only tools  ${entry.read_only_tools.join(', ')}`);
     if (entry.max_call_seconds !== undefined) lines.push(`    calls at most    ${entry.max_call_seconds} s`);
+    if (entry.first_sight !== undefined)
+      lines.push(
+        `    first sight      ${entry.first_sight === 'withhold' ? 'withhold (until a person approves)' : 'pin (trusted on first use, unless registered with --review-first)'}`,
+      );
     lines.push(
       `    may ask model    ${entry.allow_sampling ? 'yes, if registered with --allow-sampling' : 'no (sampling refused)'}`,
       `    may ask person   ${entry.allow_elicitation ? 'yes, if registered with --allow-elicitation' : 'no (elicitation refused)'}`,

@@ -7,6 +7,7 @@ import {
   allowedTools,
   decideCall,
   egressCeiling,
+  firstSight,
   isEgressWithinCeiling,
   isImageAllowed,
   isReadOnlyTool,
@@ -115,6 +116,20 @@ describe('servers', () => {
     expect(maxCallSeconds(capped, 'slow')).toBe(900);
     expect(maxCallSeconds(capped, 'other')).toBeUndefined();
     expect(maxCallSeconds(policy, 'github')).toBeUndefined();
+  });
+
+  it("gives what a never-pinned server gets: its entry's first_sight, else the policy's, else pin", () => {
+    expect(firstSight(basePolicy(), 'github')).toBe('pin');
+    const top = basePolicy({
+      first_sight: 'withhold',
+      mcp: [{ server: 'trusted', first_sight: 'pin' }, { server: 'plain' }],
+    });
+    expect(firstSight(top, 'unlisted')).toBe('withhold');
+    expect(firstSight(top, 'plain')).toBe('withhold');
+    expect(firstSight(top, 'trusted')).toBe('pin');
+    const entry = basePolicy({ mcp: [{ server: 'docs', first_sight: 'withhold' }] });
+    expect(firstSight(entry, 'docs')).toBe('withhold');
+    expect(firstSight(entry, 'other')).toBe('pin');
   });
 
   it('gives the egress ceiling and checks requests against it', () => {

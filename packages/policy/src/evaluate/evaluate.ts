@@ -3,6 +3,7 @@ import { MISSING, resolvePointer } from '../json/pointer.js';
 import {
   type Action,
   type Condition,
+  type FirstSight,
   type PinKind,
   type Policy,
   type PolicyServer,
@@ -104,6 +105,15 @@ export function isReadOnlyTool(policy: Policy, server: string, tool: string): bo
  */
 export function maxCallSeconds(policy: Policy, server: string): number | undefined {
   return serverEntry(policy, server)?.max_call_seconds;
+}
+
+/**
+ * What the policy says the gateway does with the definitions of `server` when it has never pinned
+ * them: its `mcp[]` entry's `first_sight`, else the policy's, else `pin` (trust on first use). A
+ * local `--review-first` may make it stricter, never weaker: the gateway combines them.
+ */
+export function firstSight(policy: Policy, server: string): FirstSight {
+  return serverEntry(policy, server)?.first_sight ?? policy.first_sight ?? 'pin';
 }
 
 /** What a server may ask of the client, beyond answering calls. */

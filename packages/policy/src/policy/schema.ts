@@ -41,10 +41,16 @@ export const POLICY_SCHEMA = {
         "Refuse every call whose arguments hold a character people are shown escaped: control characters but newline and tab, format characters (zero-width, bidi, TAG), variation selectors, spaces other than U+0020, private-use and unassigned code points (docs/untrusted-text.md). A rule's refuse_invisible overrides it for the calls that rule decides. Default false.",
       type: 'boolean',
     },
+    first_sight: {
+      description:
+        'What the gateway does with the definitions of a server it has never pinned: "pin" exposes and pins them at once (trust on first use), "withhold" withholds every one until a person reviews the whole definitions and approves them at a terminal (ringfence mcp pins approve SERVER). An mcp[] entry\'s first_sight overrides it for that server; a local registration (mcp add --review-first) can only make it stricter. Default "pin".',
+      $ref: '#/$defs/firstSight',
+    },
     rules: { type: 'array', maxItems: 10000, items: { $ref: '#/$defs/rule' } },
   },
   $defs: {
     action: { enum: ['allow', 'deny', 'ask'] },
+    firstSight: { enum: ['pin', 'withhold'] },
     serverName: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,31}$' },
     toolName: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,128}$' },
     promptName: {
@@ -152,6 +158,11 @@ export const POLICY_SCHEMA = {
           description:
             'The server may ask the person questions through the client (elicitation/create), when its registration allows it too. Absent: no.',
           type: 'boolean',
+        },
+        first_sight: {
+          description:
+            'For this server, overrides the policy\'s first_sight: "withhold" keeps its definitions from clients until a person approves them, "pin" trusts them on first use (a local --review-first still withholds). Absent: the policy\'s first_sight.',
+          $ref: '#/$defs/firstSight',
         },
       },
     },

@@ -260,6 +260,21 @@ describe('tamper suite', () => {
     expect(verify(policyText(good)).ok).toBe(true);
   });
 
+  it('a first_sight that is not "pin" or "withhold", at the top or in an mcp[] entry', () => {
+    // A value the gateway does not know must never read as "not withholding": the policy is refused.
+    for (const bad of ['WITHHOLD', 'withhold ', 'ask', 'deny', '', true, false, 1, null, ['withhold'], {}]) {
+      const top = basePolicy() as unknown as Record<string, unknown>;
+      top.first_sight = bad;
+      expectCode(verify(policyText(top as never)), 'POLICY_SCHEMA');
+      const entry = basePolicy();
+      (entry.mcp![0] as unknown as Record<string, unknown>).first_sight = bad;
+      expectCode(verify(policyText(entry)), 'POLICY_SCHEMA');
+    }
+    const good = basePolicy({ first_sight: 'withhold' });
+    good.mcp![0]!.first_sight = 'pin';
+    expect(verify(policyText(good)).ok).toBe(true);
+  });
+
   it('a wrong _type', () => {
     expectCode(verify(policyText({ ...basePolicy(), _type: 'ringfence/root' })), 'POLICY_WRONG_TYPE');
   });

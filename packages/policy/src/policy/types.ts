@@ -1,6 +1,12 @@
 /** What a call rule or the default does: run it, refuse it, or ask the person. */
 export type Action = 'allow' | 'deny' | 'ask';
 
+/**
+ * What happens to the definitions of a server the gateway has never pinned: `pin` them at once
+ * (trust on first use) or `withhold` them all until a person approves them at a terminal.
+ */
+export type FirstSight = 'pin' | 'withhold';
+
 /** What a server lists and a policy can pin. */
 export type PinKind = 'tool' | 'prompt' | 'resource' | 'template';
 
@@ -41,6 +47,8 @@ export interface PolicyServer {
   allow_sampling?: boolean;
   /** The server may ask the person questions (`elicitation/create`) through the client; absent: no. */
   allow_elicitation?: boolean;
+  /** For this server, overrides the policy's `first_sight` (absent: the policy's). */
+  first_sight?: FirstSight;
 }
 
 /** One `when` condition on the call arguments, addressed by JSON Pointer. */
@@ -75,5 +83,7 @@ export interface Policy {
   default_action: Action;
   /** Refuse calls whose arguments hold invisible characters, unless the deciding rule says otherwise. */
   refuse_invisible_arguments?: boolean;
+  /** What a server never seen before gets (an `mcp[]` entry's `first_sight` overrides it); absent: `pin`. */
+  first_sight?: FirstSight;
   rules?: Rule[];
 }

@@ -83,6 +83,18 @@ describe('ringfence client import', () => {
     expect((await readdir(dir)).filter((f) => f.includes('ringfence-backup'))).toHaveLength(1);
   });
 
+  it('--review-first registers every imported server to be withheld until approved', async () => {
+    const config = join(dir, 'mcp.json');
+    await writeFile(config, JSON.stringify(CURSOR), { mode: 0o600 });
+    const run = await runCommand(['client', 'import', 'cursor', '--config', config, '--review-first'], {
+      root,
+    });
+    expect(run.error).toBeUndefined();
+    expect(run.stdout).toContain('withheld until you approve them');
+    const servers = JSON.parse(await readFile(join(home, 'mcp-servers.json'), 'utf8')).servers;
+    expect(servers[0]).toMatchObject({ name: 'docs', review_first: true });
+  });
+
   it('an unknown client is refused with the ones it knows', async () => {
     const { error } = await runCommand(['client', 'import', 'zed'], { root });
     expect(error?.message).toMatch(/Expected zed to be one of: claude-desktop, claude-code, vscode, cursor/);

@@ -1,3 +1,4 @@
+import { Flags } from '@oclif/core';
 import { type ImportResult, importClient } from '@ringfence/gateway/clients';
 import { ServerStore } from '@ringfence/gateway/config';
 import { resolveHome } from '@ringfence/gateway/home';
@@ -30,7 +31,14 @@ export default class ClientImport extends RingfenceCommand {
 
   static override args = { client: clientArg };
 
-  static override flags = { config: configFlag, 'dry-run': dryRunFlag };
+  static override flags = {
+    config: configFlag,
+    'dry-run': dryRunFlag,
+    'review-first': Flags.boolean({
+      description:
+        'register every imported server with --review-first: nothing of it reaches the client until you read its definitions whole (ringfence mcp pins show NAME) and approve them at a terminal (ringfence mcp pins approve NAME)',
+    }),
+  };
 
   async run(): Promise<void> {
     const { args, flags } = await this.parse(ClientImport);
@@ -66,7 +74,7 @@ export default class ClientImport extends RingfenceCommand {
       dryRun,
       registered: (await new ServerStore(home).list()).map((s) => s.name),
       register: (input) =>
-        registerServer(input, {
+        registerServer(flags['review-first'] ? { ...input, reviewFirst: true } : input, {
           home,
           policy: policy!,
           engine: connectEngine,
@@ -80,7 +88,9 @@ export default class ClientImport extends RingfenceCommand {
     if (result.backup) this.log(`The file as it was is kept in ${result.backup}.`);
     if (result.backup)
       this.log(
-        `Restart ${kind}: the same servers, now contained, pinned and audited. Review them with: ringfence mcp tools`,
+        flags['review-first']
+          ? `Restart ${kind}: the same servers, now contained and audited, withheld until you approve them: ringfence mcp tools, then ringfence mcp pins show NAME and ringfence mcp pins approve NAME at a terminal`
+          : `Restart ${kind}: the same servers, now contained, pinned and audited. Read what gets pinned with: ringfence mcp tools, then ringfence mcp pins show NAME`,
       );
   }
 }

@@ -7,13 +7,14 @@ import { loadPolicyView } from '../../lib/serving.js';
 
 export default class McpAdd extends RingfenceCommand {
   static override description =
-    'Register an MCP server: a container image (--image), an npm package built into a local image (--npm: the copy installed here if its exact version is, else fetched from the configured npm registry into RINGFENCE_HOME/npm with install scripts disabled, once per version), or a remote streamable-HTTP server (--url). Contained servers get no network unless --egress / --egress-allow say otherwise. Tools are pinned the first time the gateway sees them.';
+    'Register an MCP server: a container image (--image), an npm package built into a local image (--npm: the copy installed here if its exact version is, else fetched from the configured npm registry into RINGFENCE_HOME/npm with install scripts disabled, once per version), or a remote streamable-HTTP server (--url). Contained servers get no network unless --egress / --egress-allow say otherwise. Tools are pinned the first time the gateway sees them (with --review-first, or under a policy whose first_sight is withhold, withheld until you approve them).';
 
   static override examples = [
     '<%= config.bin %> mcp add memory --npm @modelcontextprotocol/server-memory@2026.8.31',
     '<%= config.bin %> mcp add files --npm @modelcontextprotocol/server-filesystem@2026.8.31 --mount docs --mount out:rw -- /workspace/docs /workspace/out',
     '<%= config.bin %> mcp add github --image ghcr.io/example/github-mcp:1.2 --egress-allow api.github.com -e GITHUB_TOKEN=$GITHUB_TOKEN',
     '<%= config.bin %> mcp add docs --url https://mcp.example.com/mcp --header "Authorization=Bearer $TOKEN"',
+    '<%= config.bin %> mcp add calc --npm @example/calc-mcp@1.0.0 --review-first',
     '<%= config.bin %> mcp add render --url https://render.example.com/mcp --call-timeout 120 --call-ceiling 1800 --max-result-mb 12',
   ];
 
@@ -78,6 +79,10 @@ export default class McpAdd extends RingfenceCommand {
       description:
         'let the server ask the person questions (elicitation) while it answers a call; a signed policy must allow it too (mcp[].allow_elicitation)',
     }),
+    'review-first': Flags.boolean({
+      description:
+        "no trust on first use: withhold every tool, prompt and resource of this server from clients until you have read them whole (ringfence mcp pins show NAME) and approved them at a terminal (ringfence mcp pins approve NAME). A signed policy's first_sight: withhold does this for you; this flag can make it stricter, never weaker",
+    }),
     'max-result-mb': Flags.integer({
       description:
         'largest result passed on, in MiB, base64 images and audio counted decoded (default 6, at most 32)',
@@ -106,6 +111,7 @@ export default class McpAdd extends RingfenceCommand {
         maxResultMb: flags['max-result-mb'],
         allowSampling: flags['allow-sampling'],
         allowElicitation: flags['allow-elicitation'],
+        reviewFirst: flags['review-first'],
       },
       {
         home,

@@ -21,6 +21,8 @@ interface Row {
   egress?: string;
   /** What it may ask the client for (`mcp add --allow-sampling`, `--allow-elicitation`), within the policy. */
   asks: string[];
+  /** `mcp add --review-first`: withheld on first sight until a person approves (the policy may say so too). */
+  review_first: boolean;
   pinned: number;
   withheld: number;
   allow_tools: readonly string[];
@@ -61,6 +63,7 @@ export default class McpLs extends RingfenceCommand {
               }
             : {}),
           asks: clientRequestsOf(server)?.split(', ') ?? [],
+          review_first: server.review_first === true,
           pinned: serverPins ? count((kind) => pinnedOf(serverPins, kind)) : 0,
           withheld: serverPins ? count((kind) => pendingOf(serverPins, kind)) : 0,
           allow_tools: server.allow_tools ?? [],
@@ -85,12 +88,14 @@ export default class McpLs extends RingfenceCommand {
       if (rows.length === 0)
         this.log('No servers registered. Add one with: ringfence mcp add NAME --url URL');
       for (const row of rows) {
-        const pending =
-          row.withheld > 0 ? `, ${row.withheld} withheld (review: ringfence mcp pins diff ${row.name})` : '';
+        // Nothing pinned yet but something pending: a first sight that withheld, reviewed whole.
+        const review =
+          row.pinned === 0 ? `ringfence mcp pins show ${row.name}` : `ringfence mcp pins diff ${row.name}`;
+        const pending = row.withheld > 0 ? `, ${row.withheld} withheld (review: ${review})` : '';
         const pinned =
           row.pinned === 0 && row.withheld === 0 ? 'not seen yet' : `${row.pinned} pinned${pending}`;
         this.log(
-          `${rendered(row.name, 'name')}  ${row.transport}  ${rendered(row.target, 'name')}${row.egress ? `  egress ${rendered(row.egress, 'line')}` : ''}${row.asks.length ? `  may ask ${row.asks.join(', ')} (if the policy allows)` : ''}  ${pinned}`,
+          `${rendered(row.name, 'name')}  ${row.transport}  ${rendered(row.target, 'name')}${row.egress ? `  egress ${rendered(row.egress, 'line')}` : ''}${row.asks.length ? `  may ask ${row.asks.join(', ')} (if the policy allows)` : ''}${row.review_first ? '  review first' : ''}  ${pinned}`,
         );
         // A server's own stderr: its lines are kept, each marked as its, and nothing in them is raw.
         if (flags.logs && row.stderr)

@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
+import { descriptionSummary } from '@ringfence/gateway/pins';
 import { newSessionId, runGateway, type WithheldEntry, withheldReason } from '@ringfence/gateway/serve';
-import { clip, rendered } from '@ringfence/gateway/text';
+import { rendered } from '@ringfence/gateway/text';
 import { RingfenceCommand } from '../../lib/base-command.js';
 import { servingDeps } from '../../lib/serving.js';
 
@@ -10,8 +11,8 @@ interface ToolRow {
   description: string;
 }
 
-/** The first line of a description, shortened and rendered for one line of output. */
-const firstLine = (text: string) => rendered(clip(text.split('\n')[0] ?? '', 100), 'line');
+/** The first line of a description for one line of output, saying what it leaves out. */
+const firstLine = (text: string) => descriptionSummary(text, 100);
 
 export default class McpTools extends RingfenceCommand {
   static override description =
@@ -81,6 +82,10 @@ export default class McpTools extends RingfenceCommand {
         }
         if (tools.length + prompts.length + resources.length + templates.length + withheld.length === 0)
           this.log('No tools.');
+        else
+          this.log(
+            '(first lines only; each whole definition, schemas and annotations included: ringfence mcp pins show SERVER)',
+          );
       }
       return { tools, prompts, resources, templates, withheld };
     } finally {

@@ -246,7 +246,9 @@ describe('sampling and elicitation over --http, several sessions', () => {
           '{"type": "object", "properties": {"__proto__": {"type": "string"}}, "required": ["__proto__"]}',
         ),
       }),
-    ).toMatch(/^error: ringfence refused elicitation\/create from writer: its elicitation has a field named "__proto__"/);
+    ).toMatch(
+      /^error: ringfence refused elicitation\/create from writer: its elicitation has a field named "__proto__"/,
+    );
     expect(
       await raw('elicitation/create', {
         message: 'Token?',

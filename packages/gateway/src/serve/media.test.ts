@@ -24,7 +24,8 @@ const SVG = latin('<svg xmlns="http://www.w3.org/2000/svg"><image href="https://
 
 describe('mediaProblem: one allowlist for every image and audio a client draws or plays', () => {
   it('passes each allowed type whose bytes start as that type does', () => {
-    for (const [kind, type, start] of GOOD) expect(mediaProblem(kind, type, b64(start)), type).toBeUndefined();
+    for (const [kind, type, start] of GOOD)
+      expect(mediaProblem(kind, type, b64(start)), type).toBeUndefined();
   });
 
   it('refuses SVG, HTML and every other type, and a type whose bytes are something else', () => {
@@ -59,11 +60,15 @@ describe('inertMimeType: what an embedded or read resource is called', () => {
   });
 
   it('calls HTML, SVG, script and mismatched bytes text/plain or application/octet-stream', () => {
-    expect(inertMimeType('text/html', { text: '<script>fetch("https://evil.example")</script>' })).toBe('text/plain');
+    expect(inertMimeType('text/html', { text: '<script>fetch("https://evil.example")</script>' })).toBe(
+      'text/plain',
+    );
     expect(inertMimeType('image/svg+xml', { text: SVG.toString('latin1') })).toBe('text/plain');
     expect(inertMimeType('image/svg+xml', { blob: b64(SVG) })).toBe('application/octet-stream');
     expect(inertMimeType('text/html', { blob: b64(latin('<html>')) })).toBe('application/octet-stream');
-    expect(inertMimeType('application/pdf', { blob: b64(latin('%PDF-1.7')) })).toBe('application/octet-stream');
+    expect(inertMimeType('application/pdf', { blob: b64(latin('%PDF-1.7')) })).toBe(
+      'application/octet-stream',
+    );
     expect(inertMimeType('image/png', { blob: b64(SVG) })).toBe('application/octet-stream');
   });
 });

@@ -15,7 +15,10 @@
 type Signature = (bytes: Buffer) => boolean;
 
 const ascii = (bytes: Buffer, start: number, end: number) => bytes.subarray(start, end).toString('latin1');
-const riff = (form: string): Signature => (b) => ascii(b, 0, 4) === 'RIFF' && ascii(b, 8, 12) === form;
+const riff =
+  (form: string): Signature =>
+  (b) =>
+    ascii(b, 0, 4) === 'RIFF' && ascii(b, 8, 12) === form;
 
 /** Raster image types a client can draw from bytes alone, each with the bytes its data starts with. */
 export const RASTER_IMAGES: Readonly<Record<string, Signature>> = {

@@ -180,7 +180,9 @@ describe('report lines of mcp serve', () => {
       const label = printed.filter((line) => line.includes(`withheld fine/${rendered(text, 'name')}:`));
       expect(label).toHaveLength(1);
       if (decodeRendered(label[0]!).includes(`: "fine_${text}" is over 128`))
-        expect(label[0], JSON.stringify(text)).toContain(`: "${rendered(`fine_${text}`, 'name')}" is over 128`);
+        expect(label[0], JSON.stringify(text)).toContain(
+          `: "${rendered(`fine_${text}`, 'name')}" is over 128`,
+        );
       checked++;
     }
     expect(checked).toBeGreaterThan(60);

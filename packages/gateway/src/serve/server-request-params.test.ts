@@ -180,7 +180,10 @@ describe('samplingParams', () => {
     const svg = Buffer.from('<svg><image href="https://evil.example/x"/></svg>').toString('base64');
     const wav = Buffer.from('RIFF\x24\x00\x00\x00WAVEfmt ', 'latin1').toString('base64');
     for (const [content, why] of [
-      [{ type: 'image', data: svg, mimeType: 'image/svg+xml' }, 'image/svg+xml is not an image type ringfence passes on (only PNG, JPEG, GIF or WebP)'],
+      [
+        { type: 'image', data: svg, mimeType: 'image/svg+xml' },
+        'image/svg+xml is not an image type ringfence passes on (only PNG, JPEG, GIF or WebP)',
+      ],
       [{ type: 'image', data: svg, mimeType: 'image/png' }, 'its data does not start as image/png images do'],
       [{ type: 'image', data: wav, mimeType: 'text/html' }, 'text/html is not an image type'],
       [{ type: 'audio', data: svg, mimeType: 'audio/wav' }, 'its data does not start as audio/wav audio do'],
@@ -188,7 +191,9 @@ describe('samplingParams', () => {
     ] as const) {
       const refused = refusal(() => samplingParams('writer', sample(content)));
       expect(refused.rule).toBe('media');
-      expect(refused.message).toContain(`its sampling request has ${content.type} content that is not passed on: ${why}`);
+      expect(refused.message).toContain(
+        `its sampling request has ${content.type} content that is not passed on: ${why}`,
+      );
     }
     const passed = samplingParams('writer', sample({ type: 'audio', data: wav, mimeType: 'audio/wav' }));
     expect((passed.messages as { content: unknown }[])[0]!.content).toEqual({
@@ -357,7 +362,9 @@ describe('elicitationParams', () => {
     for (const name of ['ok\\u{20}field', 'a\\u{41}']) {
       const refused = refusal(() => elicitationParams('writer', ask({ [name]: { type: 'string' } })));
       expect(refused.rule).toBe('hidden-characters');
-      expect(refused.message).toContain(`the field "${name}" holding a backslash before "u{", which would be shown doubled`);
+      expect(refused.message).toContain(
+        `the field "${name}" holding a backslash before "u{", which would be shown doubled`,
+      );
     }
     for (const property of [
       { type: 'string', oneOf: [{ const: 'Deny\\u{200B}', title: 'Deny' }] },
@@ -366,7 +373,9 @@ describe('elicitationParams', () => {
     ]) {
       const refused = refusal(() => elicitationParams('writer', ask({ choice: property })));
       expect(refused.rule).toBe('hidden-characters');
-      expect(refused.message).toMatch(/an option of field "choice": "[^"]+" holding a backslash before "u\{"/);
+      expect(refused.message).toMatch(
+        /an option of field "choice": "[^"]+" holding a backslash before "u\{"/,
+      );
     }
     // A backslash the rendering leaves alone passes as it is.
     const params = elicitationParams('writer', ask({ 'C:\\dir': { type: 'string', enum: ['a\\b', 'c\\'] } }));
@@ -391,7 +400,7 @@ describe('elicitationParams', () => {
       );
       expect(refused.rule).toBe('malformed');
       expect(refused.message).toBe(
-        'its elicitation has a field named "__proto__", which reading the request (the SDK\'s parse, the client\'s too) drops or changes, so the person would be shown a form without it; the server\'s author can rename the field',
+        "its elicitation has a field named \"__proto__\", which reading the request (the SDK's parse, the client's too) drops or changes, so the person would be shown a form without it; the server's author can rename the field",
       );
     }
   });

@@ -487,7 +487,10 @@ describe('the call pipeline: forwarding', () => {
       maxResultBytes: 1500,
       callTool: async () => ({ content: [{ type: 'text', text: 'done' }], structuredContent: structured }),
     });
-    const result = await runForward(h.deps, { ...h.request({}), entry: { ...entry, outputSchema: { type: 'object' } } });
+    const result = await runForward(h.deps, {
+      ...h.request({}),
+      entry: { ...entry, outputSchema: { type: 'object' } },
+    });
     expect(result.isError).toBe(true);
     expect(String(refs(h.written[1])?.reason)).toMatch(/^result withheld: the result counts \d+ bytes/);
   });

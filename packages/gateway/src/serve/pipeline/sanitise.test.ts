@@ -543,18 +543,18 @@ describe('sanitiseResult: images and audio only as what their bytes are (media.t
       run({
         content: [
           { type: 'resource', resource: { uri: 'a:svg', blob: SVG, mimeType: 'image/svg+xml' } },
-          { type: 'resource', resource: { uri: 'a:html', text: '<script>x</script>', mimeType: 'text/html' } },
+          {
+            type: 'resource',
+            resource: { uri: 'a:html', text: '<script>x</script>', mimeType: 'text/html' },
+          },
           { type: 'resource', resource: { uri: 'a:png', blob: PNG, mimeType: 'image/png' } },
           { type: 'resource', resource: { uri: 'a:md', text: '# hi', mimeType: 'text/markdown' } },
         ],
       }),
     );
-    expect(out.reply.content.map((c) => (c as { resource: { mimeType: string } }).resource.mimeType)).toEqual([
-      'application/octet-stream',
-      'text/plain',
-      'image/png',
-      'text/markdown',
-    ]);
+    expect(out.reply.content.map((c) => (c as { resource: { mimeType: string } }).resource.mimeType)).toEqual(
+      ['application/octet-stream', 'text/plain', 'image/png', 'text/markdown'],
+    );
     expect((out.reply.content[0] as { resource: { blob: string } }).resource.blob).toBe(SVG);
     // Four URIs namespaced, two types changed.
     expect(out.dropped).toBe(6);
@@ -562,7 +562,11 @@ describe('sanitiseResult: images and audio only as what their bytes are (media.t
 
   it('renames a read resource of a type a client could render as a page or a script', () => {
     const out = sanitiseRead(
-      { contents: [{ uri: 'a:b', text: '<html><img src="https://evil.example/x"></html>', mimeType: 'text/html' }] },
+      {
+        contents: [
+          { uri: 'a:b', text: '<html><img src="https://evil.example/x"></html>', mimeType: 'text/html' },
+        ],
+      },
       context(LATEST),
     );
     expect(out).toMatchObject({ ok: true, reply: { contents: [{ mimeType: 'text/plain' }] }, dropped: 1 });

@@ -227,7 +227,8 @@ export function sanitiseResult(result: Record<string, unknown>, context: Sanitis
   reply.content = content.value as CallToolResult['content'];
   if (structured !== undefined) {
     const defined = version >= V2025_06 && isError !== true;
-    const shown = defined && context.structuredChecked === true ? canonicalOrUndefined(structured) : undefined;
+    const shown =
+      defined && context.structuredChecked === true ? canonicalOrUndefined(structured) : undefined;
     if (defined && agreesWithText(structured, reply.content)) reply.structuredContent = structured;
     else if (shown !== undefined) {
       reply.structuredContent = structured;

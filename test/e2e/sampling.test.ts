@@ -226,14 +226,44 @@ describe('sampling and elicitation over --http, several sessions', () => {
         requestedSchema: { type: 'object', properties: { 'token\u202e': { type: 'string' } } },
       }),
     ).toMatch(
-      /^error: ringfence refused elicitation\/create from writer: its elicitation has the field "token\u202e" holding U\+202E,/,
+      /^error: ringfence refused elicitation\/create from writer: its elicitation has the field "token\u202e" holding U\+202E, a character that would be shown escaped/,
     );
+    // An SVG image: drawn, it loads what it names, from the person's machine.
+    const svg = Buffer.from('<svg><image href="https://attacker.example/x"/></svg>').toString('base64');
+    expect(
+      await raw('sampling/createMessage', {
+        messages: [{ role: 'user', content: { type: 'image', data: svg, mimeType: 'image/svg+xml' } }],
+        maxTokens: 9,
+      }),
+    ).toMatch(
+      /^error: ringfence refused sampling\/createMessage from writer: its sampling request has image content that is not passed on: image\/svg\+xml is not an image type ringfence passes on/,
+    );
+    // A field the request's parse would make vanish, and one a person would read as "ok field".
+    expect(
+      await raw('elicitation/create', {
+        message: 'Token?',
+        requestedSchema: JSON.parse(
+          '{"type": "object", "properties": {"__proto__": {"type": "string"}}, "required": ["__proto__"]}',
+        ),
+      }),
+    ).toMatch(
+      /^error: ringfence refused elicitation\/create from writer: its elicitation has a field named "__proto__"/,
+    );
+    expect(
+      await raw('elicitation/create', {
+        message: 'Token?',
+        requestedSchema: { type: 'object', properties: { 'ok\\u{20}field': { type: 'string' } } },
+      }),
+    ).toMatch(/holding a backslash before "u\{", which would be shown doubled/);
     expect(seen).toEqual([]);
     const refused = (await serverRequests(home, 'writer')).slice(before);
     expect(refused.map((e) => [e.refs.allowed, e.refs.rule])).toEqual([
       [false, 'tool-content'],
       [false, 'tool-content'],
       [false, 'tool-content'],
+      [false, 'hidden-characters'],
+      [false, 'media'],
+      [false, 'malformed'],
       [false, 'hidden-characters'],
     ]);
     expect(refused[0]!.refs.reason).toMatch(/tool_use content/);

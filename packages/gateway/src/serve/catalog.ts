@@ -15,9 +15,9 @@ import type { PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
 import { iconsNote, withPassableIcons } from './icons.js';
 import { clientUri, compileTemplate, uriProblem } from './resource-uri.js';
-import { firstSightOf, type WithheldEntry } from './withheld.js';
+import { firstSightOf, nameReason, type WithheldEntry } from './withheld.js';
 
-export { type WithheldEntry, withheldLine } from './withheld.js';
+export { type WithheldEntry, withheldLine, withheldReason } from './withheld.js';
 
 /** A tool the client may call, with what its checks need. */
 export interface CatalogEntry {
@@ -102,7 +102,7 @@ interface Inputs {
   readonly naming?: Naming;
 }
 
-type Problem = { kind: WithheldEntry['kind']; reason: string };
+type Problem = { kind: WithheldEntry['kind']; reason: string; quotedName?: string };
 
 function isObjectSchema(value: unknown): value is Record<string, unknown> {
   return (
@@ -216,10 +216,7 @@ function resourceProblem(item: PinnableDefinition): Problem | undefined {
   return problem ? { kind: 'malformed', reason: problem } : undefined;
 }
 
-const nameProblem = (name: string): Problem => ({
-  kind: 'name',
-  reason: `"${name}" is over 128 characters or uses characters outside [A-Za-z0-9_.-]`,
-});
+const nameProblem = (name: string): Problem => ({ kind: 'name', reason: nameReason(name), quotedName: name });
 
 /**
  * Turn one server's raw listings (tools, and prompts when it offers them) into catalog entries:

@@ -23,7 +23,7 @@ const ANSWER = {
   content: [
     // structuredContent's JSON, as MCP asks: without an output schema, what lets it pass.
     { type: 'text', text: '{"n": 1}', _meta: { trace: 1 } },
-    { type: 'audio', data: 'AAAA', mimeType: 'audio/wav' },
+    { type: 'audio', data: 'UklGRiQAAABXQVZF', mimeType: 'audio/wav' },
     { type: 'resource_link', uri: 'file:///etc/passwd', name: 'passwd' },
   ],
   structuredContent: { n: 1 },
@@ -169,7 +169,7 @@ describe('the endpoint: results follow the protocol version negotiated with this
     expect(result).toStrictEqual({
       content: [
         { type: 'text', text: '{"n": 1}' },
-        { type: 'audio', data: 'AAAA', mimeType: 'audio/wav' },
+        { type: 'audio', data: 'UklGRiQAAABXQVZF', mimeType: 'audio/wav' },
         {
           type: 'text',
           text: 'ringfence: 1 content item(s) of files/read were not passed on: "resource_link" is not defined in MCP 2025-03-26, which this client uses.',

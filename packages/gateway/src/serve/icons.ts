@@ -5,17 +5,11 @@
  * whatever the server put in the URL, past its container's egress sidecar (`egress deny` or not).
  * So an icon passes only when drawing it fetches nothing: a `data:` URI, base64, of a raster type
  * whose bytes start as that type does, within a size cap. SVG is refused too: an SVG image may
- * itself load other URLs. Everything else is dropped and counted.
+ * itself load other URLs. Everything else is dropped and counted. The raster types and their
+ * signatures are `media.ts`'s, shared with image content.
  */
 
-/** Raster image types a client can draw from bytes alone, each with the bytes its data starts with. */
-const RASTER: Readonly<Record<string, (bytes: Buffer) => boolean>> = {
-  'image/png': (b) => b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])),
-  'image/jpeg': (b) => b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff,
-  'image/gif': (b) => ['GIF87a', 'GIF89a'].includes(b.subarray(0, 6).toString('latin1')),
-  'image/webp': (b) =>
-    b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP',
-};
+import { mediaProblem, RASTER_IMAGES } from './media.js';
 
 /** The largest icon passed, decoded: an icon is a few KiB; a bigger one is not an icon. */
 export const ICON_MAX_BYTES = 32 * 1024;
@@ -35,11 +29,11 @@ export function iconSrcProblem(src: string): string | undefined {
   const data = DATA_ICON.exec(src);
   if (!data) return 'it is not a base64 data: image (a client would fetch it itself)';
   const [, type, payload] = data as unknown as [string, string, string];
-  const starts = Object.hasOwn(RASTER, type) ? RASTER[type] : undefined;
-  if (!starts) return `${type} is not a raster image type (PNG, JPEG, GIF, WebP)`;
+  if (!Object.hasOwn(RASTER_IMAGES, type)) return `${type} is not a raster image type (PNG, JPEG, GIF, WebP)`;
   const bytes = Buffer.from(payload, 'base64');
   if (bytes.length > ICON_MAX_BYTES) return 'it is over the icon size cap';
-  return starts(bytes) ? undefined : `its data is not a ${type} image`;
+  // The one check an image item of a result, a prompt or a sampling request passes too (`media.ts`).
+  return mediaProblem('image', type, bytes) === undefined ? undefined : `its data is not a ${type} image`;
 }
 
 export type CheckedIcons =

@@ -15,6 +15,7 @@ export {
   type ServerCatalog,
   type WithheldEntry,
   withheldLine,
+  withheldReason,
 } from './catalog.js';
 export { completionArgs } from './completion.js';
 export { createEndpointServer, rpcError } from './endpoint.js';

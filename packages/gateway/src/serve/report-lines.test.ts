@@ -178,10 +178,14 @@ describe('report lines of mcp serve', () => {
       for (const line of withheld)
         expect(isWithheldSource(line, text), JSON.stringify({ text, line })).toBe(true);
       expect(decoded.filter((line) => !withheld.includes(line)).sort()).toEqual([...expected].sort());
-      // The tool name in the withheld label is a name: its spaces are escaped.
-      expect(
-        printed.filter((line) => line.includes(`withheld fine/${rendered(text, 'name')}:`)),
-      ).toHaveLength(1);
+      // The tool name in the withheld label is a name: its spaces are escaped; and so is the
+      // exposed name its reason quotes (rendered once, as a name: never as a line, never twice).
+      const label = printed.filter((line) => line.includes(`withheld fine/${rendered(text, 'name')}:`));
+      expect(label).toHaveLength(1);
+      if (decodeRendered(label[0]!).includes(`: "fine_${text}" is over 128`))
+        expect(label[0], JSON.stringify(text)).toContain(
+          `: "${rendered(`fine_${text}`, 'name')}" is over 128`,
+        );
       checked++;
     }
     expect(checked).toBeGreaterThan(60);
@@ -201,7 +205,7 @@ describe('report lines of mcp serve', () => {
   it('tool names show spaces escaped, as names do everywhere', async () => {
     const lines = await printedLines('read  file (allowed)');
     expect(lines).toContain(
-      'ringfence: withheld fine/read\\u{20}\\u{20}file\\u{20}(allowed): "fine_read  file (allowed)" is over 128 characters or uses characters outside [A-Za-z0-9_.-]. The server\'s other tools are unaffected; report this one to the server\'s author.',
+      'ringfence: withheld fine/read\\u{20}\\u{20}file\\u{20}(allowed): "fine_read\\u{20}\\u{20}file\\u{20}(allowed)" is over 128 characters or uses characters outside [A-Za-z0-9_.-]. The server\'s other tools are unaffected; report this one to the server\'s author.',
     );
   });
 });

@@ -176,6 +176,33 @@ describe('samplingParams', () => {
     ]);
   });
 
+  it('refuses an SVG image, any type off the allowlist, and bytes that are not their type (rule media)', () => {
+    const svg = Buffer.from('<svg><image href="https://evil.example/x"/></svg>').toString('base64');
+    const wav = Buffer.from('RIFF\x24\x00\x00\x00WAVEfmt ', 'latin1').toString('base64');
+    for (const [content, why] of [
+      [
+        { type: 'image', data: svg, mimeType: 'image/svg+xml' },
+        'image/svg+xml is not an image type ringfence passes on (only PNG, JPEG, GIF or WebP)',
+      ],
+      [{ type: 'image', data: svg, mimeType: 'image/png' }, 'its data does not start as image/png images do'],
+      [{ type: 'image', data: wav, mimeType: 'text/html' }, 'text/html is not an image type'],
+      [{ type: 'audio', data: svg, mimeType: 'audio/wav' }, 'its data does not start as audio/wav audio do'],
+      [{ type: 'audio', data: wav, mimeType: 'audio/midi' }, 'audio/midi is not an audio type'],
+    ] as const) {
+      const refused = refusal(() => samplingParams('writer', sample(content)));
+      expect(refused.rule).toBe('media');
+      expect(refused.message).toContain(
+        `its sampling request has ${content.type} content that is not passed on: ${why}`,
+      );
+    }
+    const passed = samplingParams('writer', sample({ type: 'audio', data: wav, mimeType: 'audio/wav' }));
+    expect((passed.messages as { content: unknown }[])[0]!.content).toEqual({
+      type: 'audio',
+      data: wav,
+      mimeType: 'audio/wav',
+    });
+  });
+
   it('drops stop sequences, context, metadata and model hints that are not plain names', () => {
     const params = samplingParams(
       'writer',
@@ -330,10 +357,57 @@ describe('elicitationParams', () => {
       }
   });
 
+  it('refuses a field name or an option value holding a backslash the rendering would double', () => {
+    // Literal backslash text: a person reading by the documented rule would see a space, a zero-width space.
+    for (const name of ['ok\\u{20}field', 'a\\u{41}']) {
+      const refused = refusal(() => elicitationParams('writer', ask({ [name]: { type: 'string' } })));
+      expect(refused.rule).toBe('hidden-characters');
+      expect(refused.message).toContain(
+        `the field "${name}" holding a backslash before "u{", which would be shown doubled`,
+      );
+    }
+    for (const property of [
+      { type: 'string', oneOf: [{ const: 'Deny\\u{200B}', title: 'Deny' }] },
+      { type: 'string', enum: ['Allow', 'Deny\\u{200B}'] },
+      { type: 'array', items: { anyOf: [{ const: '\\\\u{41}', title: 'T' }] } },
+    ]) {
+      const refused = refusal(() => elicitationParams('writer', ask({ choice: property })));
+      expect(refused.rule).toBe('hidden-characters');
+      expect(refused.message).toMatch(
+        /an option of field "choice": "[^"]+" holding a backslash before "u\{"/,
+      );
+    }
+    // A backslash the rendering leaves alone passes as it is.
+    const params = elicitationParams('writer', ask({ 'C:\\dir': { type: 'string', enum: ['a\\b', 'c\\'] } }));
+    expect((params.requestedSchema as { properties: unknown }).properties).toEqual({
+      'C:\\dir': { type: 'string', enum: ['a\\b', 'c\\'] },
+    });
+  });
+
+  it('refuses a field named __proto__, which the parse of the request would make vanish', () => {
+    // As JSON.parse builds it, `__proto__` is an own member; the SDK's parse drops it (and a
+    // client's would), so the person would see a form without it and `required` naming nothing.
+    for (const json of [
+      '{"__proto__": {"type": "string", "title": "Proto"}}',
+      '{"name": {"type": "string"}, "__proto__": {"type": "string"}}',
+    ]) {
+      const properties = JSON.parse(json);
+      const refused = refusal(() =>
+        elicitationParams('writer', {
+          message: 'Hi',
+          requestedSchema: { type: 'object', properties, required: ['__proto__'] },
+        }),
+      );
+      expect(refused.rule).toBe('malformed');
+      expect(refused.message).toBe(
+        "its elicitation has a field named \"__proto__\", which reading the request (the SDK's parse, the client's too) drops or changes, so the person would be shown a form without it; the server's author can rename the field",
+      );
+    }
+  });
+
   it('passes on only the members MCP defines, and required fields that exist', () => {
-    // As JSON.parse builds it, `__proto__` is an own member; the SDK's parse drops it, so it never reaches a client.
     const properties = JSON.parse(
-      `{"__proto__": {"type": "string", "title": "Proto"}, "name": ${JSON.stringify({ type: 'string', title: 'Name', pattern: FORGED, 'x-note': FORGED })}}`,
+      `{"name": ${JSON.stringify({ type: 'string', title: 'Name', pattern: FORGED, 'x-note': FORGED })}}`,
     );
     const params = elicitationParams('writer', {
       message: 'Hi',

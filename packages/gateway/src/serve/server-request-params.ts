@@ -2,7 +2,8 @@ import {
   CreateMessageRequestParamsSchema,
   ElicitRequestFormParamsSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { clip, isShownEscaped, rendered } from '../text/render.js';
+import { clip, isShownEscaped, type RenderMode, rendered } from '../text/render.js';
+import { mediaProblem } from './media.js';
 
 /**
  * What a server's sampling or elicitation request becomes before a client sees it: rebuilt from
@@ -45,7 +46,8 @@ type SamplingContent = { type: string } & Record<string, unknown>;
 
 /**
  * One content block as the client receives it. Text is labelled line by line; an image or audio
- * keeps its data and type alone. A `tool_use` or `tool_result` block is refused: a server that is
+ * keeps its data and type alone, and only when `media.ts` passes them (a raster image or audio
+ * whose bytes are its type; anything else is refused, rule `media`). A `tool_use` or `tool_result` block is refused: a server that is
  * not given tools has no tool history, and one it wrote would be a call the model never made, to
  * a server of the attacker's naming, "answered" with the attacker's words.
  */
@@ -59,6 +61,13 @@ function contentBlock(server: string, block: SamplingContent): Record<string, un
         throw new ServerRequestRefused(
           'malformed',
           `its sampling request has ${block.type} content whose mimeType is not a MIME type`,
+        );
+      // The one check of images and audio (`media.ts`): an SVG image may load URLs when drawn.
+      const problem = mediaProblem(block.type, block.mimeType, String(block.data));
+      if (problem)
+        throw new ServerRequestRefused(
+          'media',
+          `its sampling request has ${block.type} content that is not passed on: ${problem}`,
         );
       return { type: block.type, data: block.data, mimeType: block.mimeType };
     }
@@ -137,13 +146,20 @@ export function samplingParams(server: string, params: unknown): Record<string, 
 /** Keys of a field's schema whose strings come back as the answer: passed on only unchanged. */
 const ANSWER_KEYS = new Set(['enum', 'const']);
 
-/** The first character of `text` that `mode` shows escaped, as `U+HEX`. */
-function firstEscaped(text: string, mode: 'line' | 'name'): string | undefined {
+/**
+ * Why `text` would not be shown as it is in `mode`, or undefined when `rendered(text, mode)` is
+ * `text`: the first character shown escaped, or else a backslash the rendering doubles (one before
+ * `u{` or before a character shown escaped), which a person reading by the documented rule would
+ * read as the start of an escape.
+ */
+function changedWhenShown(text: string, mode: RenderMode): string | undefined {
+  if (rendered(text, mode) === text) return undefined;
   for (const ch of text) {
     const cp = ch.codePointAt(0)!;
-    if (isShownEscaped(cp, mode)) return `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
+    if (isShownEscaped(cp, mode))
+      return `U+${cp.toString(16).toUpperCase().padStart(4, '0')}, a character that would be shown escaped`;
   }
-  return undefined;
+  return 'a backslash before "u{", which would be shown doubled (a person reading by the documented rule would take it for the start of an escape)';
 }
 
 /**
@@ -153,7 +169,7 @@ function firstEscaped(text: string, mode: 'line' | 'name'): string | undefined {
 const refusedName = (what: string, text: string, hidden: string) =>
   new ServerRequestRefused(
     'hidden-characters',
-    `its elicitation has ${what} "${clip(text, 80)}" holding ${hidden}, a character that would be shown escaped. Answers come back keyed by it or as it, so it can only be passed on as it is, and is refused; the server's author can use plain text`,
+    `its elicitation has ${what} "${clip(text, 80)}" holding ${hidden}. Answers come back keyed by it or as it, so it can only be passed on as it is, and is refused; the server's author can use plain text`,
   );
 
 /**
@@ -165,7 +181,7 @@ const refusedName = (what: string, text: string, hidden: string) =>
 function fieldSchema(field: string, value: unknown, key = ''): unknown {
   if (typeof value === 'string') {
     if (!ANSWER_KEYS.has(key)) return rendered(value, 'line');
-    const hidden = firstEscaped(value, 'line');
+    const hidden = changedWhenShown(value, 'line');
     if (hidden) throw refusedName(`an option of field "${field}":`, value, hidden);
     return value;
   }
@@ -175,6 +191,26 @@ function fieldSchema(field: string, value: unknown, key = ''): unknown {
       Object.entries(value).map(([member, child]) => [member, fieldSchema(field, child, member)]),
     );
   return value;
+}
+
+/**
+ * The SDK's parse of an elicitation builds `properties` by assignment, so a field named
+ * `__proto__` (an own key of the JSON the server sent) sets the prototype and vanishes, and
+ * `required` then names nothing: the person would see a form without the field. Every own key of
+ * the raw `properties` must still be an own key after the parse, and `__proto__` is refused
+ * outright (a client's own parse would do the same to it).
+ */
+function droppedByParse(params: unknown, parsed: Record<string, unknown>): void {
+  const raw = (params as { requestedSchema?: { properties?: unknown } } | undefined)?.requestedSchema
+    ?.properties;
+  if (typeof raw !== 'object' || raw === null) return;
+  for (const field of Object.keys(raw)) {
+    if (field === '__proto__' || !Object.hasOwn(parsed, field))
+      throw new ServerRequestRefused(
+        'malformed',
+        `its elicitation has a field named "${clip(field, 80)}", which reading the request (the SDK's parse, the client's too) drops or changes, so the person would be shown a form without it; the server's author can rename the field`,
+      );
+  }
 }
 
 /**
@@ -188,10 +224,11 @@ export function elicitationParams(server: string, params: unknown): Record<strin
   const parsed = ElicitRequestFormParamsSchema.safeParse(params);
   if (!parsed.success) throw new ServerRequestRefused('malformed', 'its elicitation request is malformed');
   const { message, requestedSchema } = parsed.data;
+  droppedByParse(params, requestedSchema.properties);
   // fromEntries defines own members: no field name can reach a prototype.
   const properties: Record<string, unknown> = Object.fromEntries(
     Object.entries(requestedSchema.properties).map(([field, schema]) => {
-      const hidden = firstEscaped(field, 'name');
+      const hidden = changedWhenShown(field, 'name');
       if (hidden) throw refusedName('the field', field, hidden);
       return [field, fieldSchema(field, schema)];
     }),

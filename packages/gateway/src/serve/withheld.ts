@@ -26,6 +26,22 @@ export interface WithheldEntry {
     | 'name'
     | 'filtered';
   readonly digest?: string;
+  /** For kind `name`: the name the reason quotes (as the client would have been shown it). */
+  readonly quotedName?: string;
+}
+
+/** Why a name cannot be exposed, quoting it as `quoted` (the name as it came, or rendered as a name). */
+export const nameReason = (quoted: string): string =>
+  `"${quoted}" is over 128 characters or uses characters outside [A-Za-z0-9_.-]`;
+
+/**
+ * A withheld entry's reason as a person reads it, rendered once: as one line, and a name the
+ * reason quotes (kind `name`) as a name, its spaces shown escaped as in the label before it.
+ */
+export function withheldReason(entry: WithheldEntry): string {
+  return entry.kind === 'name' && entry.quotedName !== undefined
+    ? nameReason(rendered(entry.quotedName, 'name'))
+    : rendered(entry.reason, 'line');
 }
 
 /**
@@ -60,11 +76,12 @@ const shownLabel = (entry: WithheldEntry) =>
 
 /**
  * The stderr line for a withheld definition: what happened and the command to run. The server's
- * words are rendered here, once: names as names, the reason as one line.
+ * words are rendered here, once: names as names (the label's, and the one a name problem's reason
+ * quotes), the rest of the reason as one line (`withheldReason`).
  */
 export function withheldLine(entry: WithheldEntry): string {
   const next = withheldNextStep(entry);
-  return `ringfence: withheld ${shownLabel(entry)}: ${rendered(entry.reason, 'line')}.${next ? ` ${next}` : ''}`;
+  return `ringfence: withheld ${shownLabel(entry)}: ${withheldReason(entry)}.${next ? ` ${next}` : ''}`;
 }
 
 /**
@@ -85,5 +102,5 @@ export function withheldRefusal(
   const next = withheldNextStep(entry);
   // The client's own name back as it sent it, as the unknown-name refusal does; the server's
   // words (its definition's name, a reason quoting its schema) rendered on one line.
-  return `ringfence: "${name}" is withheld (${shownLabel(entry)}): ${rendered(entry.reason, 'line')}; it was not forwarded.${next ? ` ${next}` : ''}`;
+  return `ringfence: "${name}" is withheld (${shownLabel(entry)}): ${withheldReason(entry)}; it was not forwarded.${next ? ` ${next}` : ''}`;
 }

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { CallProgress } from '../ports/upstream.js';
+import { decodeRendered } from '../text/decode.js';
 import { type CallRun, InFlightCalls, PROGRESS_MESSAGE_MAX } from './calls.js';
 
 const endings = {
@@ -107,6 +108,39 @@ describe('InFlightCalls: tokens', () => {
     expect(a.progress[0]).toEqual({ progress: 2, total: 10, message: 'half\\u{1B}[2Jway\\u{202E}' });
     expect(a.progress[1]?.message).toBe(`${'m'.repeat(PROGRESS_MESSAGE_MAX)}…`);
     expect(a.progress).toHaveLength(2);
+  });
+
+  it('cuts a progress message as it came, never inside an escape or a pair, then renders it once as one line', async () => {
+    const calls = new InFlightCalls();
+    const a = pending(calls);
+    await vi.advanceTimersByTimeAsync(0);
+    const m = 'm'.repeat(PROGRESS_MESSAGE_MAX - 1);
+    const sent = [
+      // A character shown escaped right at the cut: whole, never `\u{2` cut off.
+      `${m}\u202e and more`,
+      // A pair across the cut: left out whole, never half of it.
+      `${m}\u{1F600} and more`,
+      // A newline: one status line (a newline could begin a line that looks like the client's).
+      'step 1\n[MCP server "other"] done\r',
+      // A backslash before u{ as the server typed it: doubled, so it reads back as typed.
+      `${m}\\u{41}`,
+    ];
+    for (const [i, message] of sent.entries()) {
+      expect(calls.progress(a.token, { progress: i + 1, message })).toBe(true);
+      await vi.advanceTimersByTimeAsync(1_000);
+    }
+    expect(a.progress.map((p) => p.message)).toEqual([
+      `${m}\\u{202E}…`,
+      `${m}…`,
+      'step 1\\u{A}[MCP server "other"] done\\u{D}',
+      `${m}\\…`,
+    ]);
+    // Each message reads back, by the documented rule, to the server's text up to the cut.
+    for (const [i, shown] of a.progress.map((p) => p.message!).entries()) {
+      const source = sent[i]!;
+      const decoded = decodeRendered(shown.endsWith('…') ? shown.slice(0, -1) : shown);
+      expect(source.startsWith(decoded), shown).toBe(true);
+    }
   });
 
   it('hands on a burst of 10 at once, then at most one every 100 ms, the latest one', async () => {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { CallProgress } from '../ports/upstream.js';
-import { printable } from '../text/printable.js';
+import { rendered } from '../text/render.js';
 
 /**
  * Progress goes to the caller at most this often per call once a burst is spent; the latest one
@@ -9,7 +9,10 @@ import { printable } from '../text/printable.js';
  */
 export const PROGRESS_MIN_INTERVAL_MS = 100;
 export const PROGRESS_BURST = 10;
-/** Progress text is for people and is the server's: printable, and no longer than this. */
+/**
+ * Progress text is for people and is the server's: no longer than this (in UTF-16 units, cut as
+ * it came, never inside a pair), then rendered once as one line.
+ */
 export const PROGRESS_MESSAGE_MAX = 500;
 
 /** How one call ends when it does not end with the server's answer. */
@@ -149,14 +152,27 @@ function checkProgress(params: Record<string, unknown>, last: number): CallProgr
   if (typeof progress !== 'number' || !Number.isFinite(progress) || progress <= last) return undefined;
   if (total !== undefined && (typeof total !== 'number' || !Number.isFinite(total))) return undefined;
   if (message !== undefined && typeof message !== 'string') return undefined;
-  const text = message === undefined ? undefined : printable(message);
   return {
     progress,
     ...(total !== undefined ? { total } : {}),
-    ...(text !== undefined
-      ? { message: text.length > PROGRESS_MESSAGE_MAX ? `${text.slice(0, PROGRESS_MESSAGE_MAX)}…` : text }
-      : {}),
+    ...(message !== undefined ? { message: progressText(message) } : {}),
   };
+}
+
+/**
+ * A progress message as a client shows it: the server's text cut first (so no escape is ever cut
+ * in half, and the cap counts what the server sent), on a code point boundary, then rendered once,
+ * in line mode: a progress message is one status line, and a newline in it could begin a line
+ * that looks like the client's own.
+ */
+export function progressText(message: string): string {
+  if (message.length <= PROGRESS_MESSAGE_MAX) return rendered(message, 'line');
+  let end = PROGRESS_MESSAGE_MAX;
+  const last = message.charCodeAt(end - 1);
+  const next = message.charCodeAt(end);
+  // A high surrogate whose low half is past the cut: the pair goes whole, after it.
+  if (last >= 0xd800 && last <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) end -= 1;
+  return `${rendered(message.slice(0, end), 'line')}…`;
 }
 
 /**

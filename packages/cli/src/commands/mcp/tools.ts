@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { descriptionSummary } from '@ringfence/gateway/pins';
-import { newSessionId, runGateway, type WithheldEntry } from '@ringfence/gateway/serve';
+import { newSessionId, runGateway, type WithheldEntry, withheldReason } from '@ringfence/gateway/serve';
 import { rendered } from '@ringfence/gateway/text';
 import { RingfenceCommand } from '../../lib/base-command.js';
 import { servingDeps } from '../../lib/serving.js';
@@ -77,7 +77,7 @@ export default class McpTools extends RingfenceCommand {
               ? rendered(w.tool, 'name')
               : `${w.definition} ${rendered(w.tool, 'name')}`;
           this.log(
-            `withheld  ${rendered(w.server, 'name')}/${what}: ${rendered(w.reason, 'line')}${w.digest ? ` (${w.digest})` : ''}`,
+            `withheld  ${rendered(w.server, 'name')}/${what}: ${withheldReason(w)}${w.digest ? ` (${w.digest})` : ''}`,
           );
         }
         if (tools.length + prompts.length + resources.length + templates.length + withheld.length === 0)

@@ -181,7 +181,10 @@ describe('the result cap counts base64 content decoded', () => {
   const image = (bytes: number) => ({
     type: 'image',
     mimeType: 'image/png',
-    data: Buffer.alloc(bytes, 7).toString('base64'),
+    // A PNG's signature, then filler: only an image whose bytes are its type passes (`media.ts`).
+    data: Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), Buffer.alloc(bytes - 8, 7)]).toString(
+      'base64',
+    ),
   });
 
   it('a 5 MiB image passes the default cap; a 7 MiB one is withheld saying what was counted', async () => {

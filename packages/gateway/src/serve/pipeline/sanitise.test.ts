@@ -5,6 +5,7 @@ import {
   effectiveVersion,
   type SanitiseContext,
   type Sanitised,
+  sanitisePrompt,
   sanitiseRead,
   sanitiseResult,
 } from './sanitise.js';
@@ -39,6 +40,9 @@ function problem(outcome: Sanitised): string {
 }
 
 const BLOB = Buffer.from('binary').toString('base64');
+/** Image and audio items pass only as what their bytes are (`media.ts`): the start of a PNG, of a WAV. */
+const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]).toString('base64');
+const WAV = Buffer.from('RIFF\x24\x00\x00\x00WAVEfmt ', 'latin1').toString('base64');
 /** The start of a PNG: enough for an icon the client may draw. */
 const PNG_ICON = `data:image/png;base64,${Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]).toString('base64')}`;
 
@@ -48,8 +52,8 @@ describe('sanitiseResult: only what the protocol defines', () => {
       "_meta": {"trace": "top"},
       "content": [
         {"type": "text", "text": "a", "_meta": {"x": 1}, "annotations": {"priority": 0.5, "_meta": {"y": 2}}},
-        {"type": "image", "data": "${BLOB}", "mimeType": "image/png", "_meta": {}},
-        {"type": "audio", "data": "${BLOB}", "mimeType": "audio/wav", "_meta": {"z": 3}},
+        {"type": "image", "data": "${PNG}", "mimeType": "image/png", "_meta": {}},
+        {"type": "audio", "data": "${WAV}", "mimeType": "audio/wav", "_meta": {"z": 3}},
         {"type": "resource", "_meta": {"a": 1}, "resource": {"uri": "mem://x", "text": "body", "_meta": {"b": 2}}}
       ],
       "structuredContent": {"_meta": "tool data, checked by the output schema"}
@@ -58,14 +62,17 @@ describe('sanitiseResult: only what the protocol defines', () => {
     expect(out.reply).toStrictEqual({
       content: [
         { type: 'text', text: 'a', annotations: { priority: 0.5 } },
-        { type: 'image', data: BLOB, mimeType: 'image/png' },
-        { type: 'audio', data: BLOB, mimeType: 'audio/wav' },
+        { type: 'image', data: PNG, mimeType: 'image/png' },
+        { type: 'audio', data: WAV, mimeType: 'audio/wav' },
         { type: 'resource', resource: { uri: embeddedUri('files', 'mem://x'), text: 'body' } },
+        // No text item says what structuredContent says: the gateway's text item does.
+        { type: 'text', text: '{"_meta":"tool data, checked by the output schema"}' },
       ],
       structuredContent: { _meta: 'tool data, checked by the output schema' },
     });
-    // top, text, annotations, image, audio, resource item, resource contents, and the replaced uri.
-    expect(out.dropped).toBe(8);
+    // top, text, annotations, image, audio, resource item, resource contents, the replaced uri,
+    // and the text item added.
+    expect(out.dropped).toBe(9);
   });
 
   it('drops unknown members at the top level, in items, in annotations and in embedded resources', () => {
@@ -99,7 +106,7 @@ describe('sanitiseResult: only what the protocol defines', () => {
 
   it('passes a clean result unchanged and counts nothing', () => {
     const result = {
-      content: [{ type: 'text', text: 'hello', annotations: { audience: ['assistant'], priority: 1 } }],
+      content: [{ type: 'text', text: '{"n": 1}', annotations: { audience: ['assistant'], priority: 1 } }],
       structuredContent: { n: 1 },
       isError: false,
     };
@@ -124,7 +131,7 @@ describe('sanitiseResult: per negotiated protocol version', () => {
     wire(`{
       "content": [
         {"type": "text", "text": "t", "annotations": {"priority": 0, "lastModified": "2025-01-12T15:00:58Z"}},
-        {"type": "audio", "data": "${BLOB}", "mimeType": "audio/wav"},
+        {"type": "audio", "data": "${WAV}", "mimeType": "audio/wav"},
         {"type": "resource_link", "uri": "https://example.com/r", "name": "r", "icons": [{"src": "https://example.com/i.png"}, {"src": "${PNG_ICON}", "sizes": ["48x48"]}]}
       ],
       "structuredContent": {"n": 1}
@@ -142,7 +149,9 @@ describe('sanitiseResult: per negotiated protocol version', () => {
     text: 't',
     annotations: lastModified ? { priority: 0, lastModified: '2025-01-12T15:00:58Z' } : { priority: 0 },
   });
-  const audio = { type: 'audio', data: BLOB, mimeType: 'audio/wav' };
+  const audio = { type: 'audio', data: WAV, mimeType: 'audio/wav' };
+  /** What the gateway adds where no text item says what structuredContent says (from 2025-06-18). */
+  const shown = { type: 'text', text: '{"n":1}' };
   const notice = (count: number, reasons: string) => ({
     type: 'text',
     text: `ringfence: ${count} content item(s) of files/read were not passed on: ${reasons}.`,
@@ -176,21 +185,21 @@ describe('sanitiseResult: per negotiated protocol version', () => {
     },
     {
       version: '2025-06-18',
-      reply: { content: [text(true), audio, linkBefore2025_11], structuredContent: { n: 1 } },
-      // icons (defined from 2025-11-25) and the link's URI replaced
-      dropped: 2,
+      reply: { content: [text(true), audio, linkBefore2025_11, shown], structuredContent: { n: 1 } },
+      // icons (defined from 2025-11-25), the link's URI replaced, the text item added
+      dropped: 3,
     },
     {
       version: '2025-11-25',
-      reply: { content: [text(true), audio, link], structuredContent: { n: 1 } },
-      // the link's URI replaced, the https: icon
-      dropped: 2,
+      reply: { content: [text(true), audio, link, shown], structuredContent: { n: 1 } },
+      // the link's URI replaced, the https: icon, the text item added
+      dropped: 3,
     },
     // A version newer than this code knows gets the newest members it knows, nothing more.
     {
       version: '2026-07-28',
-      reply: { content: [text(true), audio, link], structuredContent: { n: 1 } },
-      dropped: 2,
+      reply: { content: [text(true), audio, link, shown], structuredContent: { n: 1 } },
+      dropped: 3,
     },
   ];
   for (const c of cases) {
@@ -470,5 +479,96 @@ describe('sanitiseResult: huge counts', () => {
     expect(text).toMatch(/^ringfence: 100000 content item\(s\) of files\/read were not passed on: /);
     expect(text.match(/is not an MCP content type/g)).toHaveLength(5);
     expect(text).toMatch(/; and items of other types\.$/);
+  });
+});
+
+describe('sanitiseResult: images and audio only as what their bytes are (media.ts)', () => {
+  const SVG = Buffer.from('<svg><image href="https://evil.example/x"/></svg>').toString('base64');
+
+  it('drops an SVG image, another type, or bytes that are not the type, names each, counts each as one', () => {
+    const out = passed(
+      run({
+        content: [
+          { type: 'text', text: 'chart:' },
+          { type: 'image', data: SVG, mimeType: 'image/svg+xml', _meta: {} },
+          { type: 'image', data: SVG, mimeType: 'image/png' },
+          { type: 'audio', data: WAV, mimeType: 'audio/midi' },
+          { type: 'image', data: PNG, mimeType: 'image/png' },
+          { type: 'audio', data: WAV, mimeType: 'audio/wav' },
+        ],
+      }),
+    );
+    expect(out.reply.content).toStrictEqual([
+      { type: 'text', text: 'chart:' },
+      { type: 'image', data: PNG, mimeType: 'image/png' },
+      { type: 'audio', data: WAV, mimeType: 'audio/wav' },
+      {
+        type: 'text',
+        text: 'ringfence: 3 content item(s) of files/read were not passed on: an image of type "image/svg+xml" (only PNG, JPEG, GIF or WebP images whose data is of that type are passed on); an image of type "image/png" (only PNG, JPEG, GIF or WebP images whose data is of that type are passed on); an audio item of type "audio/midi" (only WAV, MP3, Ogg, WebM, FLAC or MP4 audio whose data is of that type are passed on).',
+      },
+    ]);
+    expect(out.dropped).toBe(3);
+  });
+
+  it('gives a prompt message whose image is an SVG the note in its place', () => {
+    const out = sanitisePrompt(
+      {
+        messages: [
+          { role: 'user', content: { type: 'image', data: SVG, mimeType: 'image/svg+xml' } },
+          { role: 'user', content: { type: 'image', data: PNG, mimeType: 'image/png' } },
+        ],
+      },
+      context(LATEST),
+    );
+    expect(out).toStrictEqual({
+      ok: true,
+      reply: {
+        messages: [
+          {
+            role: 'user',
+            content: {
+              type: 'text',
+              text: 'ringfence: 1 content item(s) of files/read were not passed on: an image of type "image/svg+xml" (only PNG, JPEG, GIF or WebP images whose data is of that type are passed on).',
+            },
+          },
+          { role: 'user', content: { type: 'image', data: PNG, mimeType: 'image/png' } },
+        ],
+      },
+      dropped: 1,
+    });
+  });
+
+  it('keeps an embedded resource blob as data, its mimeType only when inert, and counts the change', () => {
+    const out = passed(
+      run({
+        content: [
+          { type: 'resource', resource: { uri: 'a:svg', blob: SVG, mimeType: 'image/svg+xml' } },
+          {
+            type: 'resource',
+            resource: { uri: 'a:html', text: '<script>x</script>', mimeType: 'text/html' },
+          },
+          { type: 'resource', resource: { uri: 'a:png', blob: PNG, mimeType: 'image/png' } },
+          { type: 'resource', resource: { uri: 'a:md', text: '# hi', mimeType: 'text/markdown' } },
+        ],
+      }),
+    );
+    expect(out.reply.content.map((c) => (c as { resource: { mimeType: string } }).resource.mimeType)).toEqual(
+      ['application/octet-stream', 'text/plain', 'image/png', 'text/markdown'],
+    );
+    expect((out.reply.content[0] as { resource: { blob: string } }).resource.blob).toBe(SVG);
+    // Four URIs namespaced, two types changed.
+    expect(out.dropped).toBe(6);
+  });
+
+  it('renames a read resource of a type a client could render as a page or a script', () => {
+    const out = sanitiseRead(
+      {
+        contents: [
+          { uri: 'a:b', text: '<html><img src="https://evil.example/x"></html>', mimeType: 'text/html' },
+        ],
+      },
+      context(LATEST),
+    );
+    expect(out).toMatchObject({ ok: true, reply: { contents: [{ mimeType: 'text/plain' }] }, dropped: 1 });
   });
 });

@@ -1,6 +1,8 @@
+import { canonicalize } from '@ringfence/policy';
 import type { CallToolResult } from '../../ports/caller.js';
 import { printable } from '../../text/printable.js';
 import { checkIcons } from '../icons.js';
+import { allowedNames, inertMimeType, type MediaKind, mediaProblem } from '../media.js';
 import { agreesWithText } from './structured.js';
 import type { PromptResult, ReadResult } from './types.js';
 
@@ -185,7 +187,8 @@ export interface SanitiseContext {
   readonly linkUri: (uri: string) => string;
   /**
    * Whether a pinned output schema checked the result's `structuredContent`. Without one (the
-   * default), it passes only when a text item says the same (`structured.ts`).
+   * default), it passes only when a text item says the same (`structured.ts`); with one, it
+   * passes, and when no text item says the same the gateway adds one that does.
    */
   readonly structuredChecked?: boolean;
 }
@@ -194,7 +197,12 @@ export interface SanitiseContext {
  * Rebuilds a result that passed the shape, size and output-schema checks. `structuredContent` is
  * passed as the very object the output schema checked; from a tool without an output schema,
  * only when a text item of the result is its JSON (`agreesWithText`). It is dropped before
- * 2025-06-18, on an error result (never checked), and when it does not agree.
+ * 2025-06-18, on an error result (never checked), and, without an output schema, when it does
+ * not agree. With an output schema (a client requires structuredContent from such a tool) one
+ * that no text item agrees with still passes, and the gateway adds a text item holding its
+ * canonical JSON (RFC 8785, compact) at the end of `content`: whoever reads `content` reads the
+ * same data a model may read from `structuredContent`. The added item counts as one in `dropped`
+ * (the content list is not what the server sent).
  */
 export function sanitiseResult(result: Record<string, unknown>, context: SanitiseContext): Sanitised {
   const version = effectiveVersion(context.protocolVersion);
@@ -218,14 +226,26 @@ export function sanitiseResult(result: Record<string, unknown>, context: Sanitis
   if ('problem' in content) return { ok: false, problem: content.problem };
   reply.content = content.value as CallToolResult['content'];
   if (structured !== undefined) {
-    const passes =
-      version >= V2025_06 &&
-      isError !== true &&
-      (context.structuredChecked === true || agreesWithText(structured, reply.content));
-    if (passes) reply.structuredContent = structured;
-    else dropped += 1;
+    const defined = version >= V2025_06 && isError !== true;
+    const shown =
+      defined && context.structuredChecked === true ? canonicalOrUndefined(structured) : undefined;
+    if (defined && agreesWithText(structured, reply.content)) reply.structuredContent = structured;
+    else if (shown !== undefined) {
+      reply.structuredContent = structured;
+      reply.content.push({ type: 'text', text: shown });
+      dropped += 1;
+    } else dropped += 1;
   }
   return { ok: true, reply, dropped: dropped + content.dropped };
+}
+
+/** The canonical JSON of a checked structuredContent; undefined when it has none (then it is dropped). */
+function canonicalOrUndefined(structured: Record<string, unknown>): string | undefined {
+  try {
+    return canonicalize(structured);
+  } catch {
+    return undefined;
+  }
 }
 
 export type SanitisedPrompt =
@@ -311,8 +331,21 @@ function sanitiseContent(
     }
     const checked = pick(item, known.spec, at, version);
     if ('problem' in checked) return checked;
-    dropped += checked.dropped;
     const clean = checked.value as Record<string, unknown>;
+    if (type === 'image' || type === 'audio') {
+      // Only raster images and audio whose bytes are their type (`media.ts`): an SVG image may load
+      // URLs and run script when drawn. The whole item is dropped, counted as one, and named.
+      const problem = mediaProblem(type, clean.mimeType as string, clean.data as string);
+      if (problem) {
+        dropped += 1;
+        skippedItems += 1;
+        const note = mediaNote(type, clean.mimeType as string);
+        if (skipped.size >= 5 && !skipped.has(note)) moreTypes = true;
+        if (skipped.size < 5) skipped.set(note, note);
+        continue;
+      }
+    }
+    dropped += checked.dropped;
     // The URI is not passed as sent (counted as dropped): the client gets the gateway's.
     if (type === 'resource_link') {
       clean.uri = context.linkUri(clean.uri as string);
@@ -326,7 +359,7 @@ function sanitiseContent(
         return { problem: `${at}.resource must carry exactly one of text and blob` };
       }
       inner.uri = context.linkUri(inner.uri as string);
-      dropped += 1;
+      dropped += 1 + withInertMimeType(inner);
       content.push(clean);
     } else {
       content.push(clean);
@@ -339,6 +372,24 @@ function sanitiseContent(
     });
   }
   return ok(content, dropped);
+}
+
+/** The note's words for an image or audio item not passed on for its type or its bytes. */
+const mediaNote = (kind: MediaKind, mimeType: string) =>
+  `${kind === 'image' ? 'an image' : 'an audio item'} of type ${quoted(mimeType, 60)} (only ${allowedNames(kind)} ${kind === 'image' ? 'images' : 'audio'} whose data is of that type are passed on)`;
+
+/**
+ * Resource contents (embedded, or read) keep their `mimeType` only when it is inert (`media.ts`
+ * `inertMimeType`): otherwise the text is called `text/plain` and the blob
+ * `application/octet-stream`, and the change counts as one dropped member. The bytes are passed as
+ * data: a client does not fetch anything to hold them, but it may choose a renderer by the type.
+ */
+function withInertMimeType(contents: Record<string, unknown>): number {
+  if (typeof contents.mimeType !== 'string') return 0;
+  const inert = inertMimeType(contents.mimeType, contents);
+  if (inert === contents.mimeType) return 0;
+  contents.mimeType = inert;
+  return 1;
 }
 
 export type SanitisedRead =
@@ -363,7 +414,7 @@ export function sanitiseRead(result: Record<string, unknown>, context: SanitiseC
     if (Object.hasOwn(clean, 'text') === Object.hasOwn(clean, 'blob'))
       return { ok: false, problem: `contents[${index}] must carry exactly one of text and blob` };
     clean.uri = context.linkUri(clean.uri as string);
-    dropped += checked.dropped;
+    dropped += checked.dropped + withInertMimeType(clean);
     rebuilt.push(clean);
   }
   return { ok: true, reply: { contents: rebuilt }, dropped };

@@ -308,3 +308,35 @@ export function redactText(text: string): string {
   );
   return out;
 }
+
+/**
+ * A parsed JSON value with every string leaf passed through `redactText` (object keys are kept):
+ * for printing a whole record (an audit entry) a person may read.
+ */
+export function redactJson(value: unknown): unknown {
+  if (typeof value === 'string') return redactText(value);
+  if (Array.isArray(value)) return value.map(redactJson);
+  if (typeof value === 'object' && value !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [key, leaf] of Object.entries(value)) out[key] = redactJson(leaf);
+    return out;
+  }
+  return value;
+}
+
+/**
+ * One stored JSON line as a person may see it: unchanged when no string leaf holds a secret,
+ * else re-serialized with each such leaf redacted (`redactJson`) — then it is a copy that no
+ * longer hashes to its chain digest; the file itself is what `audit verify` reads. A line that is
+ * not JSON is redacted as text.
+ */
+export function redactJsonLine(raw: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return redactText(raw);
+  }
+  const redacted = redactJson(parsed);
+  return JSON.stringify(redacted) === JSON.stringify(parsed) ? raw : JSON.stringify(redacted);
+}

@@ -9,6 +9,7 @@ import { UpstreamError } from '../ports/errors.js';
 import { LOCAL_ONLY, type PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
 import type { Upstream, UpstreamCapabilities } from '../ports/upstream.js';
+import { redactedLine } from '../text/redact.js';
 import { rendered } from '../text/render.js';
 import { startupMark } from '../util/startup.js';
 import { withTimeout } from '../util/timeout.js';
@@ -201,9 +202,7 @@ export class Gateway extends EventEmitter<{
     } catch (error) {
       const reason = (error as Error).message;
       this.states.set(config.name, { status: 'failed', reason });
-      this.options.log(
-        `ringfence: ${config.name} failed to start and is skipped: ${rendered(reason, 'line')}`,
-      );
+      this.options.log(`ringfence: ${config.name} failed to start and is skipped: ${redactedLine(reason)}`);
       await upstream?.close().catch(() => {});
     }
   }
@@ -333,7 +332,7 @@ export class Gateway extends EventEmitter<{
       // A server that cannot list any more keeps nothing exposed.
       this.states.set(name, { status: 'failed', reason: `re-listing failed: ${(error as Error).message}` });
       this.options.log(
-        `ringfence: ${name}: re-listing its tools and prompts failed, all are withheld: ${rendered((error as Error).message, 'line')}`,
+        `ringfence: ${name}: re-listing its tools and prompts failed, all are withheld: ${redactedLine((error as Error).message)}`,
       );
     }
     this.rebuildCatalog();
@@ -344,7 +343,7 @@ export class Gateway extends EventEmitter<{
     if (state?.status !== 'running') return;
     this.states.set(name, { status: 'stopped', reason, catalog: state.catalog });
     this.options.log(
-      `ringfence: ${name} stopped: ${rendered(reason, 'line')}. Its tools and prompts fail until the gateway restarts.`,
+      `ringfence: ${name} stopped: ${redactedLine(reason)}. Its tools and prompts fail until the gateway restarts.`,
     );
   }
 

@@ -5,6 +5,8 @@
  * hides is replaced whole by `***`, never shortened. What counts as a secret is in
  * secret-shapes.ts; the rules are documented in docs/untrusted-text.md ("Secrets are not shown").
  */
+
+import { rendered } from './render.js';
 import {
   isCredentialName,
   isCredentialParameter,
@@ -423,4 +425,13 @@ export function redactJsonLine(raw: string): string {
   }
   const redacted = redactJson(parsed);
   return JSON.stringify(redacted) === JSON.stringify(parsed) ? raw : JSON.stringify(redacted);
+}
+
+/**
+ * An error or reason for one report line: redacted (`redactText`), then rendered once as a line.
+ * Every runtime and engine error `mcp serve` prints goes through here, so a URL with its token in
+ * an error message is not shown.
+ */
+export function redactedLine(text: string): string {
+  return rendered(redactText(text), 'line');
 }

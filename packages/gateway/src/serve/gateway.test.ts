@@ -289,6 +289,29 @@ describe('Gateway on first sight that withholds (no trust on first use)', () => 
     );
   });
 
+  it('drops what a server held at first sight logs while starting, before its listing is known', async () => {
+    const config = { ...server('calc'), review_first: true };
+    const up = new FakeUpstream('calc', [tool('add')]);
+    up.start = async () => up.log?.({ level: 'info', data: 'early' });
+    const gateway = new Gateway({
+      servers: [config],
+      pins: new PinStore(home),
+      guard,
+      audit,
+      createUpstream: () => up,
+      log: (line) => lines.push(line),
+      session: 'test',
+    });
+    const relayed: unknown[] = [];
+    gateway.on('log', (log) => relayed.push(log));
+    await gateway.start();
+    await gateway.close();
+    expect(relayed).toEqual([]);
+    expect(lines).toContain(
+      'ringfence: calc: dropped 1 log message(s) while it awaited its first review. Review it with: ringfence mcp pins show calc',
+    );
+  });
+
   it('relays the log messages of a server first sight pinned, and sets its level', async () => {
     const gateway = await start(server('calc'));
     const relayed: unknown[] = [];

@@ -1,3 +1,4 @@
+import { redactText, redactUrl } from '../text/redact.js';
 import { clip, rendered } from '../text/render.js';
 import type { AuditLogLine } from './tail.js';
 
@@ -10,13 +11,14 @@ const short = (digest: string | null) => (digest ? `${digest.slice(0, 19)}…` :
  * cannot print a second, made-up entry, nor hide the real one.
  */
 const name = (text: string | number | undefined) => rendered(String(text ?? ''), 'name');
-const prose = (text: string) => rendered(text, 'line');
+/** Free text (a reason) may quote a URL with its token or a header: redacted, then rendered once. */
+const prose = (text: string) => rendered(redactText(text), 'line');
 /**
  * `docs/search` for a tool, `docs/prompt greet` for a prompt, and the request when it is not the
  * one the kind implies (`docs/prompt greet completion/complete`); each part rendered as a name.
  */
 const subject = (r: { server: string; tool: string; kind?: string; method?: string }) =>
-  `${name(r.server)}/${r.kind ? `${name(r.kind)} ` : ''}${name(r.tool)}${r.method ? ` ${name(r.method)}` : ''}`;
+  `${name(r.server)}/${r.kind ? `${name(r.kind)} ` : ''}${name(r.kind === 'resource' || r.kind === 'template' ? redactUrl(r.tool) : r.tool)}${r.method ? ` ${name(r.method)}` : ''}`;
 
 /**
  * One human line per entry: seq, time, type, then what matters for that type (server/tool,

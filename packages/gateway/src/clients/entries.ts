@@ -1,4 +1,4 @@
-import { redactArgs, redactUrl } from '../text/redact.js';
+import { redactArgs, redactUrl, redactValue } from '../text/redact.js';
 import { type ClientEntry, type ClientKind, FORMATS } from './formats.js';
 
 /** How this ringfence is started: the node binary and the CLI's entry script, both absolute. */
@@ -45,7 +45,8 @@ export function ringfenceEntryOf(entry: ClientEntry): { home: string; only?: str
  */
 export function describeEntry(entry: ClientEntry): string {
   const parts: string[] = [];
-  if (typeof entry.url === 'string') parts.push(`${String(entry.type ?? 'http')} ${redactUrl(entry.url)}`);
+  if (typeof entry.url === 'string')
+    parts.push(`${redactValue(String(entry.type ?? 'http'))} ${redactUrl(entry.url)}`);
   if (typeof entry.command === 'string') {
     const args = Array.isArray(entry.args) ? entry.args.map(String) : [];
     parts.push(redactArgs([entry.command, ...args]).join(' '));

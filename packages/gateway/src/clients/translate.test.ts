@@ -79,6 +79,12 @@ describe('describeEntry never shows a secret value', () => {
     );
   });
 
+  it('redacts the entry type too: a config may put anything there', () => {
+    const text = describeEntry({ url: 'https://h', type: 'https://u:hunter2Secret@h' });
+    expect(text).not.toContain('hunter2Secret');
+    expect(text).toBe('https://***@h/ https://h/');
+  });
+
   it('hides --pat-style values, positional tokens and tokens in URLs among the arguments (issue 21.6)', () => {
     const secrets = {
       pat: 'patValue0001',

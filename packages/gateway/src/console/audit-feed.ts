@@ -9,7 +9,7 @@ import { stat } from 'node:fs/promises';
 import { type AuditLogLine, followAuditLog, readAuditTail } from '../audit/tail.js';
 import type { AuditEntry } from '../audit/types.js';
 import { type AuditVerifyResult, verifyAuditLog } from '../audit/verify.js';
-import { redactText } from '../text/redact.js';
+import { redactJson, redactText, redactUrl } from '../text/redact.js';
 import { renderJsonText, renderUntrusted } from '../text/render.js';
 import type { ChainStatus, EntriesPage, ExposedByServer, GatewayRun, ShownEntry } from './api.js';
 
@@ -19,14 +19,18 @@ export const CONSOLE_ENTRY_LIMIT = 20_000;
 const name = (text: string) => renderUntrusted(text, { mode: 'name' }).text;
 /** A reason or a line: an older log may hold a reason quoting a URL with its token, so it is redacted. */
 const line = (text: string) => renderUntrusted(redactText(text), { mode: 'line' }).text;
-/** `prompt greet`, and the request when not the one the kind implies (`prompt greet completion/complete`). */
+/**
+ * `prompt greet`, and the request when not the one the kind implies (`prompt greet
+ * completion/complete`). A resource's URI (its `tool`) may carry a token: redacted as a URL.
+ */
 const subjectOf = (refs: { tool: string; kind?: string; method?: string }) =>
-  `${refs.kind ? `${name(refs.kind)} ` : ''}${name(refs.tool)}${refs.method ? ` ${name(refs.method)}` : ''}`;
+  `${refs.kind ? `${name(refs.kind)} ` : ''}${name(refs.kind === 'resource' || refs.kind === 'template' ? redactUrl(refs.tool) : refs.tool)}${refs.method ? ` ${name(refs.method)}` : ''}`;
 
-function shownEntry(n: number, { raw, entry }: AuditLogLine): ShownEntry {
+export function shownEntry(n: number, { raw, entry }: AuditLogLine): ShownEntry {
   let json: string;
   try {
-    json = renderJsonText(JSON.stringify(JSON.parse(raw), null, 2)).text;
+    // Every string leaf redacted: a reason or a resource URI may quote a URL with its token.
+    json = renderJsonText(JSON.stringify(redactJson(JSON.parse(raw)), null, 2)).text;
   } catch {
     json = line(raw.length > 4_000 ? `${raw.slice(0, 4_000)}…` : raw);
   }

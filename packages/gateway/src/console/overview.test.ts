@@ -88,6 +88,22 @@ describe('console overview', () => {
     expect(/[\u202e\u200b]/.test(sent)).toBe(false);
   });
 
+  it('shows a container image reference redacted: it may carry userinfo', async () => {
+    const image = {
+      name: 'img',
+      transport: 'container',
+      image: 'u:hunter2Secret@registry.example.com/img:1',
+      image_id: digest('e'),
+      egress: { mode: 'deny' },
+    };
+    await writeFile(join(home, 'mcp-servers.json'), JSON.stringify({ version: 1, servers: [image] }), {
+      mode: 0o600,
+    });
+    const overview = await readOverview(home, undefined);
+    expect(JSON.stringify(overview)).not.toContain('hunter2Secret');
+    expect(overview.servers[0]!.target.text).toBe('***@registry.example.com/img:1');
+  });
+
   it('lists every pending kind with the command that approves it at a terminal', async () => {
     const overview = await readOverview(home, undefined);
     const commands = Object.fromEntries(

@@ -40,6 +40,11 @@ export interface Reconciliation {
    * first use) or, when first sight withholds, just recorded as pending.
    */
   readonly firstSight: boolean;
+  /**
+   * True while first sight withholds and nothing of the server was ever approved: it awaits its
+   * first review, so nothing of it (definitions, log messages, notifications) reaches a client.
+   */
+  readonly awaitingReview?: boolean;
   readonly exposed: readonly PinnableDefinition[];
   readonly withheld: readonly WithheldDefinition[];
 }
@@ -102,7 +107,7 @@ export function reconcilePins(
     // again) with nothing pinned and everything pending, for a person to review and approve.
     const next = emptyServerPins();
     const { outcome } = reconcilePins(next, listed, options);
-    return { outcome: { ...outcome, firstSight: true }, next };
+    return { outcome: { ...outcome, firstSight: true, awaitingReview: true }, next };
   }
   if (!pins) {
     const next = emptyServerPins();
@@ -144,7 +149,8 @@ export function reconcilePins(
   const order = new Map(listed.map((item, index) => [item, index]));
   exposed.sort((a, b) => order.get(a)! - order.get(b)!);
   withheld.sort((a, b) => order.get(a.pinnable)! - order.get(b.pinnable)!);
-  return { outcome: { firstSight: false, exposed, withheld }, next: pins };
+  const awaiting = unreviewed ? { awaitingReview: true } : {};
+  return { outcome: { firstSight: false, ...awaiting, exposed, withheld }, next: pins };
 }
 
 /** Reconcile under the pin store's lock and persist what changed. */

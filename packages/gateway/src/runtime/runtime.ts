@@ -3,7 +3,7 @@ import { findSidecarImage } from '../images/sidecar.js';
 import type { AuditSink } from '../ports/audit.js';
 import type { PolicyView } from '../ports/policy.js';
 import type { ContainerLauncher } from '../ports/upstream.js';
-import { rendered } from '../text/render.js';
+import { redactedLine } from '../text/redact.js';
 import { startupMark } from '../util/startup.js';
 import { DockerContainedServer, type StartHooks } from './contained-server.js';
 import { EgressAuditor } from './egress-audit.js';
@@ -53,7 +53,7 @@ export async function createContainerRuntime(options: {
     signal: abandon.signal,
     onUnexpectedExit: (reason) =>
       options.log(
-        `ringfence: the reaper of this gateway stopped (${rendered(reason, 'line')}); if the gateway is killed now, its containers stay until the next gateway starts. Its log: ${reaperLogPath(options.home)}`,
+        `ringfence: the reaper of this gateway stopped (${redactedLine(reason)}); if the gateway is killed now, its containers stay until the next gateway starts. Its log: ${reaperLogPath(options.home)}`,
       ),
   }).then(
     (started) => {
@@ -101,21 +101,18 @@ export async function createContainerRuntime(options: {
     );
   }
   startupMark('runtime: swept');
-  for (const problem of swept.errors)
-    options.log(`ringfence: sweeping leftovers: ${rendered(problem, 'line')}`);
+  for (const problem of swept.errors) options.log(`ringfence: sweeping leftovers: ${redactedLine(problem)}`);
   const egress = new EgressAuditor((input) => {
     options.audit
       .append(input)
-      .catch((error: unknown) =>
-        options.log(`ringfence: audit: ${rendered((error as Error).message, 'line')}`),
-      );
+      .catch((error: unknown) => options.log(`ringfence: audit: ${redactedLine((error as Error).message)}`));
   });
   const onEgressLine = (server: string, line: string) => egress.line(server, line);
   // No container before the reaper watches (or is known not to).
   const reaperFailure = await reaper;
   if (reaperFailure instanceof Error) {
     options.log(
-      `ringfence: the reaper could not start (${rendered(reaperFailure.message, 'line')}); if this gateway is killed, its containers stay until the next gateway starts. Its log: ${reaperLogPath(options.home)}`,
+      `ringfence: the reaper could not start (${redactedLine(reaperFailure.message)}); if this gateway is killed, its containers stay until the next gateway starts. Its log: ${reaperLogPath(options.home)}`,
     );
   }
   startupMark('runtime: ready');

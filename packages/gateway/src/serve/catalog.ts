@@ -80,6 +80,8 @@ export interface ServerCatalog {
   readonly templates: readonly TemplateEntry[];
   readonly withheld: readonly WithheldEntry[];
   readonly firstSight: boolean;
+  /** Held whole at first sight: nothing was ever approved (see `Reconciliation.awaitingReview`). */
+  readonly awaitingReview: boolean;
   readonly problems: readonly string[];
 }
 
@@ -378,6 +380,7 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
     templates,
     withheld,
     firstSight: reconciliation.firstSight,
+    awaitingReview: reconciliation.awaitingReview === true,
     problems: iconsDropped > 0 ? [...inputs.problems, iconsNote(iconsDropped)] : inputs.problems,
   };
 }

@@ -1,5 +1,6 @@
 import { AUDIT_STRING_MAX } from '../audit/types.js';
 import { type DefinitionKind, definitionLabel } from '../pins/kinds.js';
+import { redactedLine } from '../text/redact.js';
 import { rendered } from '../text/render.js';
 import {
   type CatalogEntry,
@@ -129,7 +130,7 @@ export function catalogReport(catalog: ServerCatalog): string[] {
   const notice = firstSightLine(catalog);
   const lines: string[] = notice ? [notice] : [];
   for (const problem of catalog.problems)
-    lines.push(`ringfence: ${catalog.server}: ${rendered(problem, 'line')}`);
+    lines.push(`ringfence: ${catalog.server}: ${redactedLine(problem)}`);
   // Definitions withheld on first sight are counted in the notice above, which names the command.
   for (const entry of catalog.withheld)
     if (entry.kind !== 'filtered' && entry.kind !== 'first-sight') lines.push(withheldLine(entry));

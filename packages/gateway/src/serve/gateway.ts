@@ -9,6 +9,7 @@ import { UpstreamError } from '../ports/errors.js';
 import { LOCAL_ONLY, type PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
 import type { Upstream, UpstreamCapabilities } from '../ports/upstream.js';
+import { redactedLine } from '../text/redact.js';
 import { rendered } from '../text/render.js';
 import { startupMark } from '../util/startup.js';
 import { withTimeout } from '../util/timeout.js';
@@ -47,7 +48,7 @@ import { readThrough, Subscriptions } from './resource-reads.js';
 import { ResourceIndex } from './resources.js';
 import { SERVER_INFO } from './server-info.js';
 import { declaredEntry, type RequestSink, ServerRequests } from './server-requests.js';
-import { withheldRefusal } from './withheld.js';
+import { firstSightOf, withheldRefusal } from './withheld.js';
 
 export interface GatewayOptions {
   readonly servers: readonly ServerConfig[];
@@ -150,9 +151,15 @@ export class Gateway extends EventEmitter<{
     try {
       upstream = this.options.createUpstream(declaredEntry(config, this.policy));
       const started = upstream;
-      started.onLog((params) => this.logs.relay(config.name, params));
+      started.onLog((params) => {
+        const catalog = this.states.get(config.name)?.catalog;
+        if (!this.held(config)) this.logs.relay(config.name, params);
+        else if (catalog) this.dropHeld(config.name, 1);
+        else this.early.set(config.name, (this.early.get(config.name) ?? 0) + 1);
+      });
       started.onServerRequest((request) => this.serverRequests.handle(config, request));
       started.onResourceUpdated((uri) => {
+        if (this.held(config)) return;
         const shown = this.subscriptions.updated(config.name, uri);
         if (shown !== undefined) this.emit('resourceUpdated', shown);
       });
@@ -171,6 +178,13 @@ export class Gateway extends EventEmitter<{
       );
       this.upstreams.set(config.name, started);
       this.states.set(config.name, { status: 'running', catalog });
+      const early = this.early.get(config.name) ?? 0;
+      this.early.delete(config.name);
+      if (early > 0 && catalog.awaitingReview) this.dropHeld(config.name, early);
+      else if (early > 0)
+        this.options.log(
+          `ringfence: ${config.name}: dropped ${early} log message(s) it sent while starting, before its listing showed it is not awaiting a first review; later ones are relayed.`,
+        );
       started.onListChanged(() => void this.refresh(config.name));
       started.onClosed((reason) => this.markStopped(config.name, reason));
       this.report(catalog);
@@ -188,11 +202,36 @@ export class Gateway extends EventEmitter<{
     } catch (error) {
       const reason = (error as Error).message;
       this.states.set(config.name, { status: 'failed', reason });
-      this.options.log(
-        `ringfence: ${config.name} failed to start and is skipped: ${rendered(reason, 'line')}`,
-      );
+      this.options.log(`ringfence: ${config.name} failed to start and is skipped: ${redactedLine(reason)}`);
       await upstream?.close().catch(() => {});
     }
+  }
+
+  /** Log messages dropped per server held at first sight (see `held`). */
+  private readonly heldLogs = new Map<string, number>();
+
+  /**
+   * Whether nothing of `config`'s server may reach a client: it awaits its first review (first
+   * sight withholds and nothing of it was ever approved). Before its listing is known, a server
+   * that first sight would withhold counts as held, since its listing may yet show it is new.
+   */
+  private held(config: ServerConfig): boolean {
+    const catalog = this.states.get(config.name)?.catalog;
+    if (catalog) return catalog.awaitingReview;
+    return firstSightOf(this.policy, config.name, config.review_first === true).mode === 'withhold';
+  }
+
+  /** Log messages dropped before a server's listing said whether it is held. */
+  private readonly early = new Map<string, number>();
+
+  /** Count a held server's dropped log messages; the first drop of a start is said on stderr. */
+  private dropHeld(name: string, dropped: number): void {
+    const before = this.heldLogs.get(name) ?? 0;
+    this.heldLogs.set(name, before + dropped);
+    if (before === 0)
+      this.options.log(
+        `ringfence: ${name} awaits its first review, so its log messages are dropped, not relayed to clients (how many is said when the gateway stops). Read its definitions with: ringfence mcp pins show ${name}, then approve at a terminal with: ringfence mcp pins approve ${name}`,
+      );
   }
 
   private async listServer(upstream: Upstream, previous?: ServerCatalog): Promise<ServerCatalog> {
@@ -293,7 +332,7 @@ export class Gateway extends EventEmitter<{
       // A server that cannot list any more keeps nothing exposed.
       this.states.set(name, { status: 'failed', reason: `re-listing failed: ${(error as Error).message}` });
       this.options.log(
-        `ringfence: ${name}: re-listing its tools and prompts failed, all are withheld: ${rendered((error as Error).message, 'line')}`,
+        `ringfence: ${name}: re-listing its tools and prompts failed, all are withheld: ${redactedLine((error as Error).message)}`,
       );
     }
     this.rebuildCatalog();
@@ -304,7 +343,7 @@ export class Gateway extends EventEmitter<{
     if (state?.status !== 'running') return;
     this.states.set(name, { status: 'stopped', reason, catalog: state.catalog });
     this.options.log(
-      `ringfence: ${name} stopped: ${rendered(reason, 'line')}. Its tools and prompts fail until the gateway restarts.`,
+      `ringfence: ${name} stopped: ${redactedLine(reason)}. Its tools and prompts fail until the gateway restarts.`,
     );
   }
 
@@ -543,8 +582,13 @@ export class Gateway extends EventEmitter<{
    * told is named on stderr; the session's own filter is set whatever the servers were told.
    */
   async setLoggingLevel(level: string, caller: Caller = {}): Promise<void> {
+    // A server held at first sight is not told: nothing of a client reaches it either, and its
+    // log messages are dropped whatever level it logs at.
     const targets = [...this.upstreams].filter(
-      ([name, upstream]) => this.states.get(name)?.status === 'running' && upstream.capabilities().logging,
+      ([name, upstream]) =>
+        this.states.get(name)?.status === 'running' &&
+        upstream.capabilities().logging &&
+        this.states.get(name)?.catalog?.awaitingReview !== true,
     );
     const deps = this.pipelineDeps();
     await Promise.all(
@@ -568,6 +612,11 @@ export class Gateway extends EventEmitter<{
 
   async close(): Promise<void> {
     this.logs.close();
+    for (const [name, count] of this.heldLogs)
+      this.options.log(
+        `ringfence: ${name}: dropped ${count} log message(s) while it awaited its first review. Review it with: ringfence mcp pins show ${name}`,
+      );
+    this.heldLogs.clear();
     const all = [...this.upstreams.values()];
     this.upstreams.clear();
     await Promise.all(all.map((u) => u.close().catch(() => {})));

@@ -1,5 +1,6 @@
 import type { Caller } from '../ports/caller.js';
 import type { Upstream } from '../ports/upstream.js';
+import { redactedLine } from '../text/redact.js';
 import { rendered } from '../text/render.js';
 import {
   type LogLevelRequest,
@@ -43,12 +44,12 @@ export async function forwardLogLevel(
   );
   if (failure)
     log(
-      `ringfence: ${name}: setting its log level failed: ${rendered(upstreamErrorSource(failure.error), 'line')}`,
+      `ringfence: ${name}: setting its log level failed: ${redactedLine(upstreamErrorSource(failure.error))}`,
     );
   if ('error' in outcome) {
     // An audit write failed: before forwarding (nothing was sent), or the result's after a failure.
     const what = failure ? 'the result of' : 'the decision on';
-    const message = rendered(String((outcome.error as Error)?.message ?? outcome.error), 'line');
+    const message = redactedLine(String((outcome.error as Error)?.message ?? outcome.error));
     log(`ringfence: audit: ${what} ${shownRequestLabel(request)} could not be recorded: ${message}`);
     return;
   }

@@ -14,6 +14,7 @@ import type { SchemaChecks } from '../ports/schema.js';
 import type { ToolListing, Upstream } from '../ports/upstream.js';
 import { hostileText } from '../text/__fixtures__/hostile-text.js';
 import { decodeRendered } from '../text/decode.js';
+import { redactText } from '../text/redact.js';
 import { guardedLine, rendered } from '../text/render.js';
 import { Gateway } from './gateway.js';
 
@@ -123,7 +124,9 @@ async function printedLines(text: string): Promise<string[]> {
 }
 
 /** The same lines with the server's text as it came: what each printed line must decode to. */
-function sourceLines(text: string): string[] {
+function sourceLines(source: string): string[] {
+  // Errors are redacted before they are rendered: a secret-looking part of the text is `***`.
+  const text = redactText(source);
   return [
     `ringfence: broken failed to start and is skipped: ${text}`,
     `ringfence: partial: listing its prompts failed, so none is exposed: [-32603] ${text}`,
@@ -189,6 +192,16 @@ describe('report lines of mcp serve', () => {
       checked++;
     }
     expect(checked).toBeGreaterThan(60);
+  });
+
+  it('a runtime or engine error quoting a URL with its password or token shows neither', async () => {
+    const printed = await printedLines('cannot reach https://u:hunter2Secret@h/x?access_token=hunter2Secret');
+    const errors = printed.filter((line) => !line.startsWith('ringfence: withheld '));
+    expect(errors.find((l) => l.includes('failed to start'))).toBe(
+      'ringfence: broken failed to start and is skipped: cannot reach https://***@h/x?access_token=***',
+    );
+    expect(errors.length).toBeGreaterThan(5);
+    for (const line of errors) expect(line).not.toContain('hunter2Secret');
   });
 
   it('a real ESC prints as \\u{1B} and the six characters \\u{1B} print as \\\\u{1B}: never the same', async () => {

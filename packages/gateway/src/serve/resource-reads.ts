@@ -129,9 +129,15 @@ export class Subscriptions {
     return shown;
   }
 
-  /** A server's `resources/updated`: the URI to tell subscribers, or undefined when nobody subscribed to it. */
+  /**
+   * A server's `resources/updated`: the URI to tell subscribers, or undefined when nobody
+   * subscribed to it or it is withheld now (its definition changed since the subscription, seen
+   * at a re-list after `list_changed`): no update of a withheld URI reaches a client. The
+   * subscription itself is kept, so a client's unsubscribe still reaches the server.
+   */
   updated(server: string, uri: unknown): string | undefined {
     if (typeof uri !== 'string' || !this.counts.has(`${server}\u0000${uri}`)) return undefined;
+    if (this.index.withheld(server, uri)) return undefined;
     return this.index.clientUri(server, uri);
   }
 }

@@ -1,7 +1,8 @@
 import type { Naming } from '../catalog/present.js';
 import type { ResourceEntry, ServerCatalog, TemplateEntry } from './catalog.js';
 import type { ResourceTarget } from './pipeline/index.js';
-import { clientUri, serverUri, templateMatches, URI_MAX } from './resource-uri.js';
+import { clientUri, compileTemplate, serverUri, templateMatches, URI_MAX } from './resource-uri.js';
+import { type WithheldEntry, withheldNextStep, withheldReason } from './withheld.js';
 
 /** The most URIs per server a client may follow from results; the oldest are forgotten first. */
 export const MAX_LINKED_PER_SERVER = 10_000;
@@ -22,6 +23,9 @@ export type Resolved =
 export class ResourceIndex {
   private resources = new Map<string, ResourceEntry>();
   private templates: TemplateEntry[] = [];
+  /** Withheld resources by server and URI, and withheld templates with what they match. */
+  private withheldResources = new Map<string, WithheldEntry>();
+  private withheldTemplates: { entry: WithheldEntry; matcher: ReturnType<typeof compileTemplate> }[] = [];
   private readonly linked = new Map<string, Set<string>>();
 
   /** `only`: the one server of `--only` (URIs are then that server's own). */
@@ -46,6 +50,13 @@ export class ResourceIndex {
       digests(templates) !== digests(this.templates);
     this.resources = resources;
     this.templates = templates;
+    const withheld = catalogs.flatMap((c) => c.withheld);
+    this.withheldResources = new Map(
+      withheld.filter((w) => w.definition === 'resource').map((w) => [key(w.server, w.tool), w]),
+    );
+    this.withheldTemplates = withheld
+      .filter((w) => w.definition === 'template')
+      .map((entry) => ({ entry, matcher: compileTemplate(entry.tool) }));
     return changed;
   }
 
@@ -93,6 +104,30 @@ export class ResourceIndex {
     return uri.length <= URI_MAX ? serverUri(uri, this.only) : undefined;
   }
 
+  /**
+   * Whether `server` may be asked for its URI `own`: listed and exposed, or matched by an exposed
+   * template, passes; else a withheld resource or template (pending review, changed, malformed…)
+   * refuses it, even when the server put it in a result the gateway passed on (a link does not
+   * approve what a review has not); else a linked URI passes; else it is unknown.
+   */
+  private check(server: string, own: string): 'pass' | 'unknown' | WithheldEntry {
+    if (this.resources.has(key(server, own))) return 'pass';
+    const resource = this.withheldResources.get(key(server, own));
+    if (resource) return resource;
+    if (this.templates.some((t) => t.server === server && templateMatches(t.matcher, own))) return 'pass';
+    const template = this.withheldTemplates.find(
+      (t) => t.entry.server === server && templateMatches(t.matcher, own),
+    );
+    if (template) return template.entry;
+    return this.linked.get(server)?.has(own) === true ? 'pass' : 'unknown';
+  }
+
+  /** Whether `server`'s URI `own` is withheld now (a subscription to it then gets no more updates). */
+  withheld(server: string, own: string): boolean {
+    const found = this.check(server, own);
+    return found !== 'pass' && found !== 'unknown';
+  }
+
   /** The one server and URI a client's URI may be read from, or why it is refused (nothing was forwarded). */
   resolve(uri: string): Resolved {
     const shown = JSON.stringify(uri.length > 200 ? `${uri.slice(0, 200)}…` : uri);
@@ -104,11 +139,15 @@ export class ResourceIndex {
       };
     }
     const { server, uri: own } = named;
-    const listed =
-      this.resources.has(key(server, own)) ||
-      this.templates.some((t) => t.server === server && templateMatches(t.matcher, own)) ||
-      this.linked.get(server)?.has(own) === true;
-    if (!listed) {
+    const found = this.check(server, own);
+    if (found !== 'pass' && found !== 'unknown') {
+      const next = withheldNextStep(found);
+      return {
+        pass: false,
+        what: `${shown} is withheld: it is ${found.definition === 'template' ? `a URI of the withheld template ${JSON.stringify(found.tool)}` : 'a withheld resource'} of ${server} (${withheldReason(found)}), so it is not read or subscribed even when a result of ${server} links to it; it was not forwarded.${next ? ` ${next}` : ''} (ringfence mcp pins show ${server} shows every pending definition whole.)`,
+      };
+    }
+    if (found === 'unknown') {
       return {
         pass: false,
         what: `${shown} is not a resource ${server} listed, does not match a template of ${server} the gateway exposes, and was not in a result of ${server}; it was not forwarded. See what can be read with resources/list and resources/templates/list (a withheld one is shown by: ringfence mcp pins diff ${server}).`,

@@ -1,7 +1,15 @@
 export { decodeRendered, NotRenderedText } from './decode.js';
 export { stringifyForTerminal, terminalSafeJson } from './json.js';
 export { printable } from './printable.js';
-export { REDACTED, redactArgs, redactText, redactUrl, redactValue } from './redact.js';
+export {
+  REDACTED,
+  redactArgs,
+  redactJson,
+  redactJsonLine,
+  redactText,
+  redactUrl,
+  redactValue,
+} from './redact.js';
 export {
   clip,
   escapedCharacterCount,

@@ -2,7 +2,7 @@
 // alone, and a property test that puts random secrets in every position and finds none of them
 // in what is shown.
 import { describe, expect, it } from 'vitest';
-import { REDACTED, redactArgs, redactText, redactUrl } from './redact.js';
+import { REDACTED, redactArgs, redactText, redactUrl, redactValue } from './redact.js';
 import { hasTokenShape, isCredentialName, looksLikeSecretWord } from './secret-shapes.js';
 
 /** A small seeded generator, so a failure names the case that failed and reruns the same. */
@@ -263,6 +263,83 @@ describe('redactText', () => {
   });
 });
 
+describe('secrets in the shapes a review found missed (each holds hunter2Secret)', () => {
+  const S = 'hunter2Secret';
+  const args = (list: string[]) => redactArgs(['npx', 'srv', ...list]).join(' ');
+
+  it('a value after a credential flag that starts with a dash is the value, not a flag', () => {
+    expect(redactArgs(['--token', `-${S}`])).toEqual(['--token', REDACTED]);
+    expect(redactArgs(['--password', `-x${S}`])).toEqual(['--password', REDACTED]);
+    // A long flag (two dashes) after it is a flag: the credential flag had no value.
+    expect(redactArgs(['--auth', '--port', '80'])).toEqual(['--auth', '--port', '80']);
+    expect(redactArgs(['--token', `--token=${S}`])).toEqual(['--token', `--token=${REDACTED}`]);
+    expect(redactText(`bad flag: --token -${S}`)).not.toContain(S);
+  });
+
+  it('a scheme-relative //user:password@host is a URL with credentials', () => {
+    expect(redactArgs([`//u:${S}@h/x`])).toEqual([`//${REDACTED}@h/x`]);
+    expect(redactArgs(['--url', `//u:${S}@h/x`])).toEqual(['--url', `//${REDACTED}@h/x`]);
+    expect(redactText(`cannot reach //u:${S}@h/x now`)).toBe(`cannot reach //${REDACTED}@h/x now`);
+    expect(redactValue('//server/share/file')).toBe('//server/share/file');
+  });
+
+  it('a JSON string value with escaped quotes is hidden whole', () => {
+    const json = `{"token":"ab\\"${S}"}`;
+    expect(redactText(json)).toBe(`{"token":${REDACTED}}`);
+    expect(args([json])).not.toContain(S);
+    expect(redactText(`{'password':'a\\'${S}'}`)).not.toContain(S);
+  });
+
+  it('after Authorization or Proxy-Authorization, the whole rest of the value is hidden', () => {
+    for (const value of [`token ${S}`, `Token ${S}`, `Negotiate ${S}`, `ApiKey ${S}`, `Bearer: ${S}`, S]) {
+      for (const header of ['Authorization', 'Proxy-Authorization', 'authorization']) {
+        const line = `${header}: ${value}`;
+        expect(redactText(`sent ${line}\nnext line`), line).not.toContain(S);
+        expect(redactText(`sent ${line}\nnext line`), line).toContain('\nnext line');
+        expect(args(['-H', line]), line).not.toContain(S);
+        expect(redactText(`curl -H "${line}" https://h`), line).not.toContain(S);
+      }
+    }
+    expect(redactText(`Authorization: token ${S}`)).toBe(`Authorization: token ${REDACTED}`);
+  });
+
+  it('a user:password pair after -u or --user is a credential', () => {
+    expect(redactArgs(['--user', `admin:${S}`])).toEqual(['--user', `admin:${REDACTED}`]);
+    expect(redactArgs(['-u', `admin:${S}`])).toEqual(['-u', `admin:${REDACTED}`]);
+    expect(redactArgs([`--user=admin:${S}`])).toEqual([`--user=admin:${REDACTED}`]);
+    expect(redactText(`curl -u admin:${S} https://h/x`)).toBe(`curl -u admin:${REDACTED} https://h/x`);
+    expect(redactText(`curl --user admin:${S} https://h`)).not.toContain(S);
+    // A user name alone is no credential.
+    expect(redactArgs(['-u', 'admin'])).toEqual(['-u', 'admin']);
+  });
+
+  it('a credential flag whose value is an auth scheme hides the scheme and the next word', () => {
+    expect(redactArgs(['--auth', 'Bearer', S])).toEqual(['--auth', REDACTED, REDACTED]);
+    expect(redactArgs(['--auth', 'token', S, '--port', '1'])).toEqual([
+      '--auth',
+      REDACTED,
+      REDACTED,
+      '--port',
+      '1',
+    ]);
+    expect(redactText(`ran with --auth Bearer ${S}`)).not.toContain(S);
+  });
+
+  it('a YAML value on the line after its name', () => {
+    expect(redactText(`token:\n  ${S}\nother: 1`)).toBe(`token:\n  ${REDACTED}\nother: 1`);
+    expect(redactText(`env:\n  password:\n    ${S}`)).not.toContain(S);
+    // A nested mapping under a credential-like name is not read as its value.
+    expect(redactText('auth:\n  type: oauth')).toBe('auth:\n  type: oauth');
+  });
+
+  it('credential-named pairs of a Cookie header', () => {
+    expect(redactText(`sent Cookie: a=1; session=${S}`)).not.toContain(S);
+    expect(redactText(`sent Cookie: a=1; session=${S}`)).toContain('session=***');
+    expect(redactText(`Set-Cookie: sid=${S}; Path=/`)).not.toContain(S);
+    expect(args(['-H', `Cookie: a=1; session=${S}`])).not.toContain(S);
+  });
+});
+
 describe('what counts as a credential name or a random word', () => {
   it('names', () => {
     for (const name of [
@@ -342,6 +419,15 @@ describe('no secret survives, wherever it is put (seeded property test)', () => 
           [`SLACK_BOT_TOKEN=${s}`],
           [`https://h.example/mcp?key=${s}`],
         ];
+        placed.push(
+          ['--token', `-${s}`],
+          ['--user', `admin:${s}`],
+          ['-u', `admin:${s}`],
+          ['--auth', 'Bearer', s],
+          ['-H', `Proxy-Authorization: Negotiate ${s}`],
+          [`{"token":"ab\\"${s}"}`],
+        );
+        if (!s.includes('/')) placed.push([`//u:${s}@h.example/x`], ['--url', `//u:${s}@h.example/x`]);
         if (s.length >= 32) placed.push([s], ['serve', s, '--port', '1'], [`CONFIG=${s}`]);
         for (const args of placed) {
           const shown = redactArgs(['npx', '-y', 'some-server@1.0.0', ...args]).join(' ');
@@ -363,6 +449,15 @@ describe('no secret survives, wherever it is put (seeded property test)', () => 
           `{"api_key": "${s}"}`,
           `GITHUB_TOKEN=${s} is not valid`,
           `no engine answers at admin:${s}@engine.example:2375`,
+          `sent Authorization: token ${s}\nthen`,
+          `sent Proxy-Authorization: ApiKey ${s}`,
+          `curl -H "Authorization: Negotiate ${s}" https://h.example`,
+          `sent Cookie: a=1; session=${s}; b=2`,
+          `token:\n  ${s}\nother: 1`,
+          `{"token":"ab\\"${s}"}`,
+          `curl -u admin:${s} https://h.example`,
+          `bad flag: --password -${s}`,
+          ...(s.includes('/') ? [] : [`cannot reach //u:${s}@h.example/x`]),
         ])
           expect(redactText(message), message).not.toContain(s);
         // In running text only a known format marks a word as a secret on its own.

@@ -5,6 +5,8 @@
  * hides is replaced whole by `***`, never shortened. What counts as a secret is in
  * secret-shapes.ts; the rules are documented in docs/untrusted-text.md ("Secrets are not shown").
  */
+
+import { rendered } from './render.js';
 import {
   isCredentialName,
   isCredentialParameter,
@@ -29,14 +31,41 @@ const URL_IN_TEXT = /\b[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s"'<>`]+/g;
 /** `user:password@host` in running text, with no scheme before it (a URL is handled whole). */
 const USERINFO_IN_TEXT = /(?<![\w/.:%~-])[A-Za-z0-9._~%-]+:(?!\/\/)[^\s@'"<>`]+@(?=[A-Za-z0-9[])/g;
 
-/** `name=value`, `name: value` or `"name": "value"` in running text (`value` up to a space or a separator). */
-const PAIR_IN_TEXT = /([A-Za-z_][A-Za-z0-9_.-]*)(["']?[ \t]*(?:=|:)[ \t]*)("[^"]*"|'[^']*'|[^\s&;,'"]+)/g;
+/**
+ * `name=value`, `name: value` or `"name": "value"` in running text (`value` up to a space or a
+ * separator; a quoted value up to its closing quote, escaped quotes inside it included). In YAML
+ * the value may be on the next line, indented (`token:\n  VALUE`), unless that line is a key of
+ * its own or a list item (a nested mapping is not a value).
+ */
+const PAIR_IN_TEXT =
+  /([A-Za-z_][A-Za-z0-9_.-]*)(["']?[ \t]*(?:=|:)(?:[ \t]*\r?\n[ \t]+(?![A-Za-z_][\w.-]*[ \t]*:(?:\s|$)|-\s)|[ \t]*))("(?:[^"\\\r\n]|\\.)*"|'(?:[^'\\\r\n]|\\.)*'|[^\s&;,'"]+)/g;
+
+/** Scheme words an Authorization value begins with (`Bearer X`, `token X`, `ApiKey X`…). */
+const SCHEME_WORD =
+  /^(?:Bearer|Basic|Digest|Token|Negotiate|NTLM|ApiKey|Api-Key|Key|Hawk|AWS4-HMAC-SHA256|DPoP|MAC)$/i;
+
+/**
+ * `Authorization: …` and `Proxy-Authorization: …` (a header line, a `-H` value in a message):
+ * the whole rest of the value, up to the end of the line or a closing quote or bracket, is the
+ * credential, whatever scheme it names; a leading scheme word followed by a value is kept.
+ */
+const AUTHORIZATION_IN_TEXT =
+  /\b((?:Proxy-)?Authorization)(["']?[ \t]*[:=][ \t]*)((?:[A-Za-z][A-Za-z0-9-]*[ \t]+)?)([^\r\n"'`)\]}]+)/gi;
+
+/** `Cookie: a=1; session=X` (and `Set-Cookie:`): pairs named like a credential parameter are hidden. */
+const COOKIE_IN_TEXT = /\b((?:Set-)?Cookie)([ \t]*:[ \t]*)([^\r\n"'`]+)/gi;
+
+/** `-u user:password`, `--user user:password` in running text (curl, wget). */
+const USER_FLAG_IN_TEXT = /((?:^|[\s"'])(?:-u|--user)(?:=|[ \t]+))([^\s:'"]+):([^\s'"]+)/g;
+
+/** `//user:password@host` (scheme-relative, no scheme before it) in running text. */
+const SCHEME_RELATIVE_USERINFO = /(?<![\w:/])\/\/[^\s/@'"<>`]+@(?=[A-Za-z0-9[])/g;
 
 /** What a message writes where a person fills in a value (`--token TOKEN`, `KEY=VALUE`, `…`). */
 const PLACEHOLDER = /^(?:[A-Z][A-Z_]{1,15}|…|\.\.\.|\*+|\.{1,2}\/\S*|~\/\S*)[.,;:)\]]*$/;
 
 /** `--name value` or `--name=value` in running text. */
-const FLAG_IN_TEXT = /(--?[A-Za-z][A-Za-z0-9_.-]*)(=|[ \t]+)("[^"]*"|'[^']*'|[^\s'"]+)/g;
+const FLAG_IN_TEXT = /(--?[A-Za-z][A-Za-z0-9_.-]*)(=|[ \t]+)("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|[^\s'"]+)/g;
 
 /** Every known token format in `text`, each replaced whole. */
 function replaceTokenShapes(text: string): string {
@@ -75,6 +104,22 @@ function redactParameters(query: string, separator: RegExp): string {
     .join('');
 }
 
+/** `a=1; session=X`: a pair named like a credential parameter (`session`, `sid`, `token`…) loses its value. */
+function redactCookiePairs(pairs: string): string {
+  return pairs
+    .split(/(;[ \t]*)/)
+    .map((pair, index) => {
+      if (index % 2 === 1) return pair;
+      const eq = pair.indexOf('=');
+      if (eq <= 0) return pair;
+      const name = pair.slice(0, eq).trim();
+      return isCredentialParameter(name) || redactWord(pair.slice(eq + 1)) !== pair.slice(eq + 1)
+        ? `${pair.slice(0, eq)}=${REDACTED}`
+        : pair;
+    })
+    .join('');
+}
+
 /** One word on its own: a known token or a long random-looking word becomes `***`. */
 function redactWord(word: string): string {
   if (word === '') return word;
@@ -95,6 +140,8 @@ function redactWord(word: string): string {
  * not a URL is redacted as text.
  */
 export function redactUrl(raw: string): string {
+  // `//user:password@host/x`, scheme-relative: read as a URL with an authority.
+  if (raw.startsWith('//')) return redactUrl(`x:${raw}`).slice(2);
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*:)([/\\]*)/.exec(raw);
   if (!scheme) return redactText(raw);
   const url = withoutMalformedUserinfo(raw, scheme[0]);
@@ -203,7 +250,7 @@ function nameOnly(pair: string): string {
  * `***`, anything else as text.
  */
 export function redactValue(arg: string): string {
-  if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(arg)) return redactUrl(arg);
+  if (/^(?:[A-Za-z][A-Za-z0-9+.-]*:)?\/\//.test(arg)) return redactUrl(arg);
   const pair = /^([A-Za-z_][A-Za-z0-9_.-]*)(=|:\s*)([\s\S]*)$/.exec(arg);
   if (pair) {
     const [, name, sep, value] = pair as unknown as [string, string, string, string];
@@ -247,26 +294,50 @@ export function redactArgs(args: readonly string[]): string[] {
       shown.push(nameOnly(arg));
       continue;
     }
+    if (previous !== undefined && USER_FLAGS.has(previous)) {
+      shown.push(userOnly(arg));
+      continue;
+    }
     const withValue = /^(--?[A-Za-z][A-Za-z0-9_.-]*)=([\s\S]*)$/.exec(arg);
     if (withValue && isFlagWord(withValue[1]!)) {
       const [, flag, value] = withValue as unknown as [string, string, string];
       if (PAIR_FLAGS.has(flag)) shown.push(`${flag}=${nameOnly(value)}`);
+      else if (USER_FLAGS.has(flag)) shown.push(`${flag}=${userOnly(value)}`);
       else if (isCredentialFlag(flag)) shown.push(`${flag}=${REDACTED}`);
       else shown.push(`${flag}=${redactValue(value)}`);
       continue;
     }
     if (isFlagWord(arg)) {
       shown.push(arg);
-      // The flag's value follows unless the next word is itself a flag (`--auth --port 80`).
-      if (isCredentialFlag(arg) && next !== undefined && !isFlagWord(next)) {
+      // The flag's value follows unless the next word is itself a long flag (`--auth --port
+      // 80`): a word with one dash is the value (a secret may start with `-`). A scheme word
+      // (`--auth Bearer X`) is hidden with the word after it.
+      if (isCredentialFlag(arg) && next !== undefined && !(next.startsWith('--') && isFlagWord(next))) {
+        if (next.startsWith('--') && /^--[A-Za-z]/.test(next)) {
+          // `--token=…` or another long flag with a value: judged as an argument of its own.
+          continue;
+        }
         shown.push(REDACTED);
         i++;
+        if (SCHEME_WORD.test(next) && args[i + 1] !== undefined) {
+          shown.push(REDACTED);
+          i++;
+        }
       }
       continue;
     }
     shown.push(redactValue(arg));
   }
   return shown;
+}
+
+/** Flags whose value is `user` or `user:password` (curl and wget `-u`/`--user`). */
+const USER_FLAGS = new Set(['-u', '--user']);
+
+/** `user:password` with the password hidden; a user name alone is kept. */
+function userOnly(value: string): string {
+  const colon = value.indexOf(':');
+  return colon === -1 ? redactValue(value) : `${value.slice(0, colon)}:${REDACTED}`;
 }
 
 /** A word that is a flag, not a value that happens to start with `-` (a random token may). */
@@ -295,16 +366,72 @@ export function redactText(text: string): string {
     return `${redactUrl(match.slice(0, match.length - trail.length))}${trail}`;
   });
   out = out.replace(USERINFO_IN_TEXT, `${REDACTED}@`);
+  out = out.replace(SCHEME_RELATIVE_USERINFO, `//${REDACTED}@`);
+  out = out.replace(USER_FLAG_IN_TEXT, (_m, flag: string, user: string) => `${flag}${user}:${REDACTED}`);
   out = out.replace(AUTH_SCHEME, (_match, scheme: string, space: string) => `${scheme}${space}${REDACTED}`);
-  const kept = (value: string) =>
-    value === REDACTED || PLACEHOLDER.test(value) || /^(?:Bearer|Basic|Digest)$/i.test(value);
+  const kept = (value: string) => value === REDACTED || PLACEHOLDER.test(value) || SCHEME_WORD.test(value);
+  out = out.replace(
+    AUTHORIZATION_IN_TEXT,
+    (_m, name: string, sep: string, scheme: string, value: string) =>
+      `${name}${sep}${SCHEME_WORD.test(scheme.trim()) ? scheme : ''}${kept(value.trim()) && !SCHEME_WORD.test(value.trim()) ? value : `${REDACTED}${/\s*$/.exec(value)![0]}`}`,
+  );
+  // A value after a credential flag is hidden unless it is itself a long flag (`--auth --port`):
+  // one dash starts a value as well as a flag.
   out = out.replace(FLAG_IN_TEXT, (match, flag: string, gap: string, value: string) =>
-    flag.length > 2 && isCredentialFlag(flag) && (gap === '=' || !isFlagWord(value)) && !kept(value)
+    flag.length > 2 &&
+    isCredentialFlag(flag) &&
+    (gap === '=' || !(value.startsWith('--') && isFlagWord(value))) &&
+    !kept(value)
       ? `${flag}${gap}${REDACTED}`
       : match,
   );
   out = out.replace(PAIR_IN_TEXT, (match, name: string, sep: string, value: string) =>
     isCredentialName(name) && !kept(value) && !value.startsWith('//') ? `${name}${sep}${REDACTED}` : match,
   );
+  out = out.replace(
+    COOKIE_IN_TEXT,
+    (_m, name: string, sep: string, pairs: string) => `${name}${sep}${redactCookiePairs(pairs)}`,
+  );
   return out;
+}
+
+/**
+ * A parsed JSON value with every string leaf passed through `redactText` (object keys are kept):
+ * for printing a whole record (an audit entry) a person may read.
+ */
+export function redactJson(value: unknown): unknown {
+  if (typeof value === 'string') return redactText(value);
+  if (Array.isArray(value)) return value.map(redactJson);
+  if (typeof value === 'object' && value !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [key, leaf] of Object.entries(value)) out[key] = redactJson(leaf);
+    return out;
+  }
+  return value;
+}
+
+/**
+ * One stored JSON line as a person may see it: unchanged when no string leaf holds a secret,
+ * else re-serialized with each such leaf redacted (`redactJson`) — then it is a copy that no
+ * longer hashes to its chain digest; the file itself is what `audit verify` reads. A line that is
+ * not JSON is redacted as text.
+ */
+export function redactJsonLine(raw: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return redactText(raw);
+  }
+  const redacted = redactJson(parsed);
+  return JSON.stringify(redacted) === JSON.stringify(parsed) ? raw : JSON.stringify(redacted);
+}
+
+/**
+ * An error or reason for one report line: redacted (`redactText`), then rendered once as a line.
+ * Every runtime and engine error `mcp serve` prints goes through here, so a URL with its token in
+ * an error message is not shown.
+ */
+export function redactedLine(text: string): string {
+  return rendered(redactText(text), 'line');
 }

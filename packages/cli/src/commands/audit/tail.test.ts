@@ -95,6 +95,35 @@ describe('ringfence audit tail', () => {
     expect(JSON.parse(json)).toEqual(JSON.parse((await readFile(path, 'utf8')).trimEnd()));
   });
 
+  it('shows no secret an entry holds: a redacted copy with --json, and the file untouched', async () => {
+    const log = await AuditLog.open({ path, session: 'tail-test' });
+    await log.append({
+      type: 'mcp.decision',
+      refs: {
+        phase: 'call',
+        server: 'docs',
+        tool: 'https://api.example.com/doc?access_token=hunter2Secret',
+        kind: 'resource',
+        allowed: false,
+        rule: 'deny',
+        reason: 'cannot fetch https://u:hunter2Secret@h/x',
+        arguments: {},
+      },
+    });
+    await log.close();
+    const { stdout } = await runCommand(['audit', 'tail'], { root });
+    expect(stdout).not.toContain('hunter2Secret');
+    expect(stdout).toContain('docs/resource https://api.example.com/doc?access_token=***');
+    const { stdout: json } = await runCommand(['audit', 'tail', '--json'], { root });
+    expect(json).not.toContain('hunter2Secret');
+    expect(JSON.parse(json)).toMatchObject({
+      refs: { tool: 'https://api.example.com/doc?access_token=***', reason: 'cannot fetch https://***@h/x' },
+    });
+    expect(await readFile(path, 'utf8')).toContain('hunter2Secret');
+    const verify = await runCommand(['audit', 'verify'], { root });
+    expect(verify.error).toBeUndefined();
+  });
+
   it('says on stderr when there is no log, exit 0; a bad --type is a usage error (2)', async () => {
     const { stdout, stderr } = await runCommand(['audit', 'tail'], { root });
     expect(stdout).toBe('');

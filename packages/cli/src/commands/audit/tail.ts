@@ -7,7 +7,7 @@ import {
   followAuditLog,
   readAuditTail,
 } from '@ringfence/gateway/audit';
-import { terminalSafeJson } from '@ringfence/gateway/text';
+import { redactJsonLine, terminalSafeJson } from '@ringfence/gateway/text';
 import { RingfenceCommand } from '../../lib/base-command.js';
 
 export default class AuditTail extends RingfenceCommand {
@@ -28,7 +28,7 @@ export default class AuditTail extends RingfenceCommand {
     }),
     json: Flags.boolean({
       description:
-        'Print the JSON lines as stored (JSON Lines); characters a terminal would hide or obey are printed as JSON \\u escapes.',
+        'Print the JSON lines as stored (JSON Lines), except that a string holding a secret (a token in a URL, a password) is redacted in a copy of its line (the file is untouched: read it, or run `audit verify`, for the exact bytes); characters a terminal would hide or obey are printed as JSON \\u escapes.',
     }),
     type: Flags.string({ description: 'Only entries of this type.', options: [...AUDIT_TYPES] }),
     file: Flags.string({
@@ -41,10 +41,11 @@ export default class AuditTail extends RingfenceCommand {
     const { flags } = await this.parse(AuditTail);
     const path = flags.file ?? defaultAuditPath();
     const tail = await readAuditTail(path, { count: flags.lines, type: flags.type });
-    // --json: the stored values; a line holding characters a terminal would hide or obey is printed
-    // with those as JSON \u escapes (same values, other bytes: `audit verify` reads the file itself).
+    // --json: the stored line, unless a string in it holds a secret (a reason quoting a URL with
+    // its token): then a redacted copy, which no longer hashes to its chain digest. Characters a
+    // terminal would hide or obey are printed as JSON \u escapes. `audit verify` reads the file.
     const print = (line: AuditLogLine) =>
-      this.log(flags.json ? terminalSafeJson(line.raw) : describeAuditLine(line));
+      this.log(flags.json ? terminalSafeJson(redactJsonLine(line.raw)) : describeAuditLine(line));
     if (!tail.exists && !flags.follow)
       this.logToStderr(`No audit log at ${path} yet: nothing has been logged.`);
     for (const line of tail.lines) print(line);

@@ -53,6 +53,26 @@ describe('ringfence mcp ls --logs', () => {
 });
 
 describe('ringfence mcp ls', () => {
+  it('shows a container image reference redacted, in text and --json: it may carry userinfo', async () => {
+    await mkdir(home, { recursive: true, mode: 0o700 });
+    const server = {
+      name: 'img',
+      transport: 'container',
+      image: 'u:hunter2Secret@registry.example.com/img:1',
+      image_id: `sha256:${'a'.repeat(64)}`,
+      egress: { mode: 'deny' },
+    };
+    await writeFile(join(home, 'mcp-servers.json'), JSON.stringify({ version: 1, servers: [server] }), {
+      mode: 0o600,
+    });
+    const { stdout, error } = await runCommand(['mcp', 'ls'], { root });
+    expect(error).toBeUndefined();
+    expect(stdout).toContain('img  container  ***@registry.example.com/img:1  egress deny');
+    const json = await runCommand(['mcp', 'ls', '--json'], { root });
+    expect(json.stdout).not.toContain('hunter2Secret');
+    expect(stdout).not.toContain('hunter2Secret');
+  });
+
   it('shows what a server may ask the client, where its fence is shown, and nothing for one that may not', async () => {
     await mkdir(home, { recursive: true, mode: 0o700 });
     const servers = [

@@ -3,7 +3,7 @@ import type { CallToolResult } from '../../ports/caller.js';
 import { UpstreamError } from '../../ports/errors.js';
 import type { CallOptions } from '../../ports/upstream.js';
 import { printable } from '../../text/printable.js';
-import { rendered } from '../../text/render.js';
+import { redactedLine } from '../../text/redact.js';
 import type { CompletionAnswer } from './completions.js';
 import { stepsOf } from './method-steps.js';
 import { requestLabel, shownRequestLabel } from './methods.js';
@@ -118,7 +118,7 @@ export async function runForward(deps: PipelineDeps, request: ForwardedRequest):
     { defer: true },
   ).catch((error: unknown) =>
     deps.log(
-      `ringfence: audit: the result of ${shownRequestLabel(request)} could not be recorded: ${rendered((error as Error).message, 'line')}`,
+      `ringfence: audit: the result of ${shownRequestLabel(request)} could not be recorded: ${redactedLine((error as Error).message)}`,
     ),
   );
   return checked.reply;

@@ -1,7 +1,6 @@
 import type { PrecomputedDigest } from '../../audit/format.js';
 import type { CallToolResult } from '../../ports/caller.js';
-import { printable } from '../../text/printable.js';
-import { clip } from '../../text/render.js';
+import { clip, rendered } from '../../text/render.js';
 import { validationSentence } from '../../text/validation-error.js';
 import { requestLabel } from './methods.js';
 import { errorResult } from './record.js';
@@ -20,12 +19,15 @@ const errorCode = (error: unknown): string => {
 const errorMessage = (error: unknown): string =>
   validationSentence(error) ?? String((error as Error)?.message ?? error);
 
-/** An upstream failure as the model may read it: its code, and at most 300 printable characters. */
+/**
+ * An upstream failure as the model (and a client showing the reply or the JSON-RPC error) reads
+ * it: its code, and at most 300 of the server's characters, cut first (so no escape is cut in
+ * half), then rendered once as one line: the message sits inside a sentence of the gateway's
+ * (`ringfence: S/T failed upstream: …`), and a newline in it could begin a line that reads as the
+ * gateway's own (`ringfence: the person approved …`). As a progress message is.
+ */
 export function upstreamErrorText(error: unknown): string {
-  const text = printable(errorMessage(error));
-  const clipped =
-    text.length > ERROR_TEXT_MAX ? `${text.slice(0, ERROR_TEXT_MAX)}… (${text.length} characters)` : text;
-  return errorCode(error) + clipped;
+  return errorCode(error) + rendered(clip(errorMessage(error), ERROR_TEXT_MAX), 'line');
 }
 
 /**

@@ -380,6 +380,26 @@ describe('the call pipeline: forwarding', () => {
     expect(cut).toContain(`${'y'.repeat(298)}\\u{1B}\\u{1B}… (301 characters)`);
   });
 
+  it("renders a schema verdict's words in the reply (a server's structuredContent key, a schema's property name), once, and keeps them as they came in the audit", async () => {
+    const said = 'structuredContent /x\u202Eevorppa: must be number';
+    const out = harness({
+      guard: { checkResult: async () => ({ ok: false, code: 'RESULT_INVALID', message: said }) },
+    });
+    const withheldReply = text(await runForward(out.deps, out.request({})));
+    expect(withheldReply).not.toContain('\u202E');
+    expect(withheldReply).toContain('structuredContent /x\\u{202E}evorppa: must be number');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(JSON.stringify(out.written.map((w) => w.input))).toContain('x\u202Eevorppa');
+    const wrote = "the arguments: must have required property 'q\u200B'";
+    const inp = harness({
+      guard: { checkArguments: async () => ({ ok: false, code: 'ARGUMENTS_INVALID', message: wrote }) },
+    });
+    const refusedReply = text(await runForward(inp.deps, inp.request({})));
+    expect(refusedReply).not.toContain('\u200B');
+    expect(refusedReply).toContain("required property 'q\\u{200B}'");
+    expect(refs(decisions(inp.written)[0])?.reason).toBe(wrote);
+  });
+
   const withheld: { name: string; result: unknown; setup?: Parameters<typeof harness>[0]; why: RegExp }[] = [
     { name: 'a result that is not an object', result: 'text', why: /malformed result/ },
     { name: 'a result without content', result: { structuredContent: {} }, why: /malformed result/ },

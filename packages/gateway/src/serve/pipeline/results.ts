@@ -6,7 +6,7 @@ import { requestLabel } from './methods.js';
 import { errorResult } from './record.js';
 import { measureAndDigest, measureResult, resultTooLarge } from './result-size.js';
 import { sanitisePrompt, sanitiseRead, sanitiseResult } from './sanitise.js';
-import { isPlainObject } from './steps.js';
+import { isPlainObject, shownVerdict } from './steps.js';
 import type { ForwardedRequest, PipelineDeps, PromptResult, ReadResult, ToolCallRequest } from './types.js';
 
 const ERROR_TEXT_MAX = 300;
@@ -55,10 +55,10 @@ export function resultCap(deps: PipelineDeps, request: ForwardedRequest): number
   return request.upstream?.limits.maxResultBytes ?? deps.maxResultBytes;
 }
 
-export function withheld(request: ForwardedRequest, why: string): ResultOutcome<never> {
+export function withheld(request: ForwardedRequest, why: string, shown: string = why): ResultOutcome<never> {
   return {
     reply: errorResult(
-      `ringfence withheld the result of ${requestLabel(request)}: ${why}. The ${request.method === 'tools/call' ? 'call' : 'request'} reached the server; its answer was not passed on.`,
+      `ringfence withheld the result of ${requestLabel(request)}: ${shown}. The ${request.method === 'tools/call' ? 'call' : 'request'} reached the server; its answer was not passed on.`,
     ),
     refused: why,
   };
@@ -95,11 +95,11 @@ export async function checkResult(
   if (size > cap) return { ...refuse(resultTooLarge(request, size, cap)), digest };
   const { entry } = request;
   const verdict = await deps.guard.checkResult(entry.outputSchema, result, { key: entry.server });
-  if (!verdict.ok)
-    return {
-      ...refuse(`it does not match the tool's pinned output schema (${verdict.message ?? verdict.code})`),
-      digest,
-    };
+  if (!verdict.ok) {
+    const said = verdict.message ?? verdict.code;
+    const why = (text: string) => `it does not match the tool's pinned output schema (${text})`;
+    return { ...withheld(request, why(said), why(shownVerdict(said))), digest };
+  }
   return { reply: result as CallToolResult, digest };
 }
 

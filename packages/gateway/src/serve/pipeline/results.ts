@@ -96,7 +96,7 @@ export async function checkResult(
   const { entry } = request;
   const verdict = await deps.guard.checkResult(entry.outputSchema, result, { key: entry.server });
   if (!verdict.ok) {
-    const said = verdict.message ?? verdict.code;
+    const said = verdict.message ?? String(verdict.code);
     const why = (text: string) => `it does not match the tool's pinned output schema (${text})`;
     return { ...withheld(request, why(said), why(shownVerdict(said))), digest };
   }

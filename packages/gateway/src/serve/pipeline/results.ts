@@ -2,7 +2,7 @@ import type { PrecomputedDigest } from '../../audit/format.js';
 import type { CallToolResult } from '../../ports/caller.js';
 import { clip, rendered } from '../../text/render.js';
 import { validationSentence } from '../../text/validation-error.js';
-import { requestLabel } from './methods.js';
+import { shownRequestLabel } from './methods.js';
 import { errorResult } from './record.js';
 import { measureAndDigest, measureResult, resultTooLarge } from './result-size.js';
 import { sanitisePrompt, sanitiseRead, sanitiseResult } from './sanitise.js';
@@ -58,7 +58,7 @@ export function resultCap(deps: PipelineDeps, request: ForwardedRequest): number
 export function withheld(request: ForwardedRequest, why: string, shown: string = why): ResultOutcome<never> {
   return {
     reply: errorResult(
-      `ringfence withheld the result of ${requestLabel(request)}: ${shown}. The ${request.method === 'tools/call' ? 'call' : 'request'} reached the server; its answer was not passed on.`,
+      `ringfence withheld the result of ${shownRequestLabel(request)}: ${shown}. The ${request.method === 'tools/call' ? 'call' : 'request'} reached the server; its answer was not passed on.`,
     ),
     refused: why,
   };
@@ -118,7 +118,7 @@ export function sanitise(
   const context = {
     protocolVersion: request.protocolVersion,
     server,
-    label: requestLabel(request),
+    label: shownRequestLabel(request),
     // Links and embedded resources may be followed; what a read returns is only named.
     linkUri: (uri: string) => deps.linkUri(server, uri, request.method !== 'resources/read'),
     // The output schema checked structuredContent (`checkResult`); without one it must agree with the text.

@@ -114,6 +114,17 @@ describe('planRegistration', () => {
       { url: 'https://a.example/mcp', headers: ['Authorization: Bearer abc.def'] },
       '--header expects KEY=VALUE, got "Authorization: ***"',
     ],
+    // Nothing of a value is shown, short or long, whatever its header's name.
+    [{ image: 'i', env: ['hunter2xyz'] }, '--env expects KEY=VALUE, got "***"'],
+    [{ image: 'i', env: ['correct horse battery staple'] }, '--env expects KEY=VALUE, got "***"'],
+    [
+      { url: 'https://a.example/mcp', headers: ['X-Custom: s3cretPass'] },
+      '--header expects KEY=VALUE, got "X-Custom: ***"',
+    ],
+    [
+      { url: 'https://a.example/mcp', headers: ['X-Custom s3cretPass: x'] },
+      '--header expects KEY=VALUE, got "***: ***"',
+    ],
     [
       { image: 'i', mounts: ['../up'] },
       '--mount "../up" must be a relative path inside the workspace (e.g. docs or out:rw).',
@@ -209,7 +220,7 @@ describe('flag parsers', () => {
   it('keeps everything after the first "=" as the value and refuses an empty key', () => {
     expect(parseKeyValues(['A=b=c', 'E='], '--env')).toEqual({ A: 'b=c', E: '' });
     expect(refusal(() => parseKeyValues(['=v'], '--header')).message).toBe(
-      '--header expects KEY=VALUE, got "=v"',
+      '--header expects KEY=VALUE, got "=***"',
     );
     expect(parseKeyValues(undefined, '--env')).toEqual({});
   });

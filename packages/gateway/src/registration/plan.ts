@@ -15,7 +15,7 @@ import {
   validateServerName,
 } from '../config/servers.js';
 import { type NpmRequest, parseNpmRequest } from '../images/npm-fetch.js';
-import { redactValue } from '../text/redact.js';
+import { REDACTED } from '../text/redact.js';
 import { RegistrationError } from './errors.js';
 
 /** The flags of `mcp add`, as given (repeatable flags as lists). */
@@ -99,13 +99,28 @@ export function limitsFromFlags(input: RegistrationInput): {
   return limits;
 }
 
+/**
+ * A refused `--env`/`--header` value as the refusal shows it: nothing of a value, ever. What was
+ * given instead of KEY=VALUE is often the secret itself (`-e $TOKEN` expanded, a short password as
+ * much as a long token) or a header written `Name: value`: a name before `:` or `=` is kept (when
+ * it is a plain name) and the rest is `***`; a word alone is shown only when it is an environment
+ * variable's name (`NOVALUE`: upper case, digits, `_`), else `***`.
+ */
+export function refusedPairShown(value: string): string {
+  const at = value.search(/[=:]/);
+  if (at >= 0) {
+    const name = value.slice(0, at);
+    return `${/^[A-Za-z0-9_.-]*$/.test(name) ? name : REDACTED}${value[at] === ':' ? ': ' : '='}${REDACTED}`;
+  }
+  return /^[A-Z_][A-Z0-9_]{0,63}$/.test(value) ? value : REDACTED;
+}
+
 /** Repeated KEY=VALUE flags → a record; an entry without "=" (or with an empty key) is refused. */
 export function parseKeyValues(values: readonly string[] | undefined, flag: string): Record<string, string> {
   const record: Record<string, string> = {};
   for (const value of values ?? []) {
     const index = value.indexOf('=');
-    // What was given instead is often the secret itself (`-e $TOKEN` expanded): shown redacted.
-    if (index <= 0) throw usage(`${flag} expects KEY=VALUE, got "${redactValue(value)}"`);
+    if (index <= 0) throw usage(`${flag} expects KEY=VALUE, got "${refusedPairShown(value)}"`);
     record[value.slice(0, index)] = value.slice(index + 1);
   }
   return record;

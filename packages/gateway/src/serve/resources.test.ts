@@ -14,7 +14,7 @@ import { LOCAL_ONLY } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
 import type { CallOptions, Upstream } from '../ports/upstream.js';
 import { Gateway } from './gateway.js';
-import { MAX_LINKED_PER_SERVER } from './resources.js';
+import { MAX_LINKED_PER_SERVER, ResourceIndex } from './resources.js';
 
 const ok = async () => ({ ok: true });
 const guard: SchemaChecks = { prepare: ok, checkArguments: ok, checkResult: ok };
@@ -439,5 +439,18 @@ describe('resources through the gateway', () => {
       await expect(read(gateway, 'ringfence:s/test://x')).rejects.toThrow('is withheld');
       expect(up.reads).toEqual([]);
     });
+  });
+});
+
+describe('a refused URI in what the client is told', () => {
+  it('is rendered, JSON-quoted: a URI a server wrote into a link (then followed by the client) carries no bidirectional or invisible character into the refusal', () => {
+    const index = new ResourceIndex({ prefixed: true });
+    const refused = index.resolve('ringfence:evil/x\u202Etxt.exe\u200B"y');
+    expect(refused.pass).toBe(false);
+    const what = (refused as { what: string }).what;
+    expect(what).not.toMatch(/[\u202E\u200B]/);
+    expect(
+      what.startsWith('"ringfence:evil/x\\u{202E}txt.exe\\u{200B}\\"y" is not a resource evil listed'),
+    ).toBe(true);
   });
 });

@@ -1,4 +1,5 @@
 import type { Naming } from '../catalog/present.js';
+import { renderJsonText } from '../text/render.js';
 import type { ResourceEntry, ServerCatalog, TemplateEntry } from './catalog.js';
 import type { ResourceTarget } from './pipeline/index.js';
 import { clientUri, compileTemplate, serverUri, templateMatches, URI_MAX } from './resource-uri.js';
@@ -20,6 +21,9 @@ export type Resolved =
  * on (a link, an embedded resource, a read). Nothing else is forwarded, so a server can neither
  * answer for another's URI nor have the client read a URI it never offered.
  */
+/** Text quoted as a JSON string, every character a person could not see shown as `\u{HEX}`. */
+const quotedRendered = (text: string): string => renderJsonText(JSON.stringify(text)).text;
+
 export class ResourceIndex {
   private resources = new Map<string, ResourceEntry>();
   private templates: TemplateEntry[] = [];
@@ -130,7 +134,9 @@ export class ResourceIndex {
 
   /** The one server and URI a client's URI may be read from, or why it is refused (nothing was forwarded). */
   resolve(uri: string): Resolved {
-    const shown = JSON.stringify(uri.length > 200 ? `${uri.slice(0, 200)}…` : uri);
+    // Partly the server's words (a URI it wrote into a link, which the client followed): quoted as
+    // JSON, every hidden character rendered (`renderJsonText`, as a whole definition's JSON is).
+    const shown = quotedRendered(uri.length > 200 ? `${uri.slice(0, 200)}…` : uri);
     const named = uri.length <= URI_MAX ? serverUri(uri, this.only) : undefined;
     if (!named) {
       return {
@@ -144,7 +150,7 @@ export class ResourceIndex {
       const next = withheldNextStep(found);
       return {
         pass: false,
-        what: `${shown} is withheld: it is ${found.definition === 'template' ? `a URI of the withheld template ${JSON.stringify(found.tool)}` : 'a withheld resource'} of ${server} (${withheldReason(found)}), so it is not read or subscribed even when a result of ${server} links to it; it was not forwarded.${next ? ` ${next}` : ''} (ringfence mcp pins show ${server} shows every pending definition whole.)`,
+        what: `${shown} is withheld: it is ${found.definition === 'template' ? `a URI of the withheld template ${quotedRendered(found.tool)}` : 'a withheld resource'} of ${server} (${withheldReason(found)}), so it is not read or subscribed even when a result of ${server} links to it; it was not forwarded.${next ? ` ${next}` : ''} (ringfence mcp pins show ${server} shows every pending definition whole.)`,
       };
     }
     if (found === 'unknown') {

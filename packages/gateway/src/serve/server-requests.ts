@@ -60,6 +60,23 @@ const jsonSize = (value: unknown): number => {
 };
 
 /**
+ * The signal a request passed on to the client is cancelled by: the server's cancel, with the
+ * gateway's words as its reason. A server's `notifications/cancelled` carries a reason of its own
+ * choosing, the SDK aborts the request's signal with it, and the SDK's `request` copies whatever
+ * reason aborted its signal into the `notifications/cancelled` it sends the client: the server's
+ * text would reach the client (and a person, if the client shows why a form closed) raw and
+ * unattributed. So the client is told only which server cancelled what. (The SDK aborts the
+ * signal without a reason when the server's connection closes: the same words then.)
+ */
+export function serverCancel(signal: AbortSignal, server: string, method: ServerRequestMethod): AbortSignal {
+  const controller = new AbortController();
+  const reason = `ringfence: ${server} cancelled its ${method} request (or its connection closed)`;
+  if (signal.aborted) controller.abort(reason);
+  else signal.addEventListener('abort', () => controller.abort(reason), { once: true });
+  return controller.signal;
+}
+
+/**
  * The entry an upstream is built from: sampling and elicitation declared to the server only where
  * the registration and the policy both allow them. Each request is decided again anyway.
  */
@@ -165,10 +182,13 @@ export class ServerRequests {
         .catch(() => {});
     let answer: Record<string, unknown>;
     try {
-      answer = await sink.forward(server, method, forwarded, request.signal);
+      answer = await sink.forward(server, method, forwarded, serverCancel(request.signal, server, method));
     } catch (error) {
-      // As it came, cut: the audit log keeps reasons unrendered, and `audit tail` renders them once.
-      const reason = `the client answered with an error: ${clip(String((error as Error).message ?? error), 300)}`;
+      // The server's cancel is the gateway's words here too: its reason is never the client's error.
+      // Else as it came, cut: the audit log keeps reasons unrendered, and `audit tail` renders them once.
+      const reason = request.signal.aborted
+        ? `${server} cancelled its request (or its connection closed) before the client answered`
+        : `the client answered with an error: ${clip(String((error as Error).message ?? error), 300)}`;
       await answered(undefined, reason);
       throw new ServerRequestRefused('client-error', `${method} failed: ${reason}`);
     }

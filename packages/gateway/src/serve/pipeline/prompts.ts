@@ -1,3 +1,4 @@
+import { rendered } from '../../text/render.js';
 import { measureAndDigest, resultTooLarge } from './result-size.js';
 import { type ResultOutcome, resultCap, withheld } from './results.js';
 import { isPlainObject } from './steps.js';
@@ -15,13 +16,17 @@ import {
  */
 export function promptArguments(request: PromptGetRequest, args: Record<string, unknown>): StepOutcome {
   const declared = request.entry.arguments;
-  const refuse = (reason: string): StepOutcome => ({
+  // The declared names are the server's words (its pinned prompt): what the client is told shows
+  // them rendered once, as names, so none can carry a line break or a bidirectional character into
+  // the gateway's sentence; the audit reason keeps them as they came (`audit tail` renders it).
+  const name = (text: string) => rendered(text, 'name');
+  const refuse = (reason: string, shown: string = reason): StepOutcome => ({
     pass: false,
     code: 'PROMPT_ARGUMENTS',
     rule: 'prompt-arguments',
     reason,
-    what: `${reason}.`,
-    next: `The prompt declares: ${declared.length > 0 ? declared.map((a) => `${a.name}${a.required ? ' (required)' : ''}`).join(', ') : 'no arguments'}. Fix the arguments and request it again.`,
+    what: `${shown}.`,
+    next: `The prompt declares: ${declared.length > 0 ? declared.map((a) => `${name(a.name)}${a.required ? ' (required)' : ''}`).join(', ') : 'no arguments'}. Fix the arguments and request it again.`,
   });
   for (const [name, value] of Object.entries(args)) {
     if (!declared.some((a) => a.name === name))
@@ -29,7 +34,11 @@ export function promptArguments(request: PromptGetRequest, args: Record<string, 
     if (typeof value !== 'string') return refuse(`argument ${JSON.stringify(name)} must be a string`);
   }
   const missing = declared.filter((a) => a.required && !Object.hasOwn(args, a.name)).map((a) => a.name);
-  if (missing.length > 0) return refuse(`required argument(s) missing: ${missing.join(', ')}`);
+  if (missing.length > 0)
+    return refuse(
+      `required argument(s) missing: ${missing.join(', ')}`,
+      `required argument(s) missing: ${missing.map(name).join(', ')}`,
+    );
   return PASS;
 }
 

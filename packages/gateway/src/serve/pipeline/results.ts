@@ -1,13 +1,12 @@
 import type { PrecomputedDigest } from '../../audit/format.js';
 import type { CallToolResult } from '../../ports/caller.js';
-import { printable } from '../../text/printable.js';
-import { clip } from '../../text/render.js';
+import { clip, rendered } from '../../text/render.js';
 import { validationSentence } from '../../text/validation-error.js';
-import { requestLabel } from './methods.js';
+import { shownRequestLabel } from './methods.js';
 import { errorResult } from './record.js';
 import { measureAndDigest, measureResult, resultTooLarge } from './result-size.js';
 import { sanitisePrompt, sanitiseRead, sanitiseResult } from './sanitise.js';
-import { isPlainObject } from './steps.js';
+import { isPlainObject, shownVerdict } from './steps.js';
 import type { ForwardedRequest, PipelineDeps, PromptResult, ReadResult, ToolCallRequest } from './types.js';
 
 const ERROR_TEXT_MAX = 300;
@@ -20,12 +19,15 @@ const errorCode = (error: unknown): string => {
 const errorMessage = (error: unknown): string =>
   validationSentence(error) ?? String((error as Error)?.message ?? error);
 
-/** An upstream failure as the model may read it: its code, and at most 300 printable characters. */
+/**
+ * An upstream failure as the model (and a client showing the reply or the JSON-RPC error) reads
+ * it: its code, and at most 300 of the server's characters, cut first (so no escape is cut in
+ * half), then rendered once as one line: the message sits inside a sentence of the gateway's
+ * (`ringfence: S/T failed upstream: …`), and a newline in it could begin a line that reads as the
+ * gateway's own (`ringfence: the person approved …`). As a progress message is.
+ */
 export function upstreamErrorText(error: unknown): string {
-  const text = printable(errorMessage(error));
-  const clipped =
-    text.length > ERROR_TEXT_MAX ? `${text.slice(0, ERROR_TEXT_MAX)}… (${text.length} characters)` : text;
-  return errorCode(error) + clipped;
+  return errorCode(error) + rendered(clip(errorMessage(error), ERROR_TEXT_MAX), 'line');
 }
 
 /**
@@ -53,10 +55,10 @@ export function resultCap(deps: PipelineDeps, request: ForwardedRequest): number
   return request.upstream?.limits.maxResultBytes ?? deps.maxResultBytes;
 }
 
-export function withheld(request: ForwardedRequest, why: string): ResultOutcome<never> {
+export function withheld(request: ForwardedRequest, why: string, shown: string = why): ResultOutcome<never> {
   return {
     reply: errorResult(
-      `ringfence withheld the result of ${requestLabel(request)}: ${why}. The ${request.method === 'tools/call' ? 'call' : 'request'} reached the server; its answer was not passed on.`,
+      `ringfence withheld the result of ${shownRequestLabel(request)}: ${shown}. The ${request.method === 'tools/call' ? 'call' : 'request'} reached the server; its answer was not passed on.`,
     ),
     refused: why,
   };
@@ -93,11 +95,11 @@ export async function checkResult(
   if (size > cap) return { ...refuse(resultTooLarge(request, size, cap)), digest };
   const { entry } = request;
   const verdict = await deps.guard.checkResult(entry.outputSchema, result, { key: entry.server });
-  if (!verdict.ok)
-    return {
-      ...refuse(`it does not match the tool's pinned output schema (${verdict.message ?? verdict.code})`),
-      digest,
-    };
+  if (!verdict.ok) {
+    const said = verdict.message ?? String(verdict.code);
+    const why = (text: string) => `it does not match the tool's pinned output schema (${text})`;
+    return { ...withheld(request, why(said), why(shownVerdict(said))), digest };
+  }
   return { reply: result as CallToolResult, digest };
 }
 
@@ -116,7 +118,7 @@ export function sanitise(
   const context = {
     protocolVersion: request.protocolVersion,
     server,
-    label: requestLabel(request),
+    label: shownRequestLabel(request),
     // Links and embedded resources may be followed; what a read returns is only named.
     linkUri: (uri: string) => deps.linkUri(server, uri, request.method !== 'resources/read'),
     // The output schema checked structuredContent (`checkResult`); without one it must agree with the text.

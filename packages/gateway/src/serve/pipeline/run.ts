@@ -6,7 +6,7 @@ import { printable } from '../../text/printable.js';
 import { redactedLine } from '../../text/redact.js';
 import type { CompletionAnswer } from './completions.js';
 import { stepsOf } from './method-steps.js';
-import { requestLabel, shownRequestLabel } from './methods.js';
+import { shownRequestLabel } from './methods.js';
 import { errorResult, recordDecision, recordResult, refuse } from './record.js';
 import { type ResultOutcome, sanitise, upstreamErrorText } from './results.js';
 import { availability, rulesAndAsk, shapeAndSize } from './steps.js';
@@ -75,7 +75,7 @@ export async function runForward(deps: PipelineDeps, request: ForwardedRequest):
     { allowed: true, rule: verdict.rule, reason: verdict.reason },
     digest,
   );
-  const label = requestLabel(request);
+  const label = shownRequestLabel(request);
   let result: unknown;
   try {
     result = await steps.forward(request, args, callOptions(deps, request));
@@ -156,7 +156,7 @@ function endedWithoutAnswer(
   error: unknown,
 ): { reason: string; reply: string; cancelled?: 'client' | 'timeout' } | undefined {
   if (!(error instanceof UpstreamError)) return undefined;
-  const label = requestLabel(request);
+  const label = shownRequestLabel(request);
   const message = printable(error.message);
   switch (error.code) {
     case 'CALL_CANCELLED':

@@ -211,6 +211,15 @@ export async function rulesAndAsk(
   return { pass: true, rule: decision.rule, reason: decision.reason };
 }
 
+/**
+ * A schema verdict's message as a reply shows it: rendered once, as one line. It quotes what the
+ * server chose (a key of its structuredContent in the instance path, a property name or pattern
+ * of its pinned schema) and what the model sent (an argument's key); the schema guard only
+ * flattens controls, so a bidirectional or invisible character would otherwise reach the reply as
+ * it came. The audit keeps the message as it came (`audit tail` renders it once).
+ */
+export const shownVerdict = (message: string): string => rendered(message, 'line');
+
 /** Input schema: the arguments against the tool's pinned input schema (in the schema workers). */
 export async function inputSchema(
   deps: PipelineDeps,
@@ -227,7 +236,7 @@ export async function inputSchema(
     code: 'INPUT_SCHEMA',
     rule: 'input-schema',
     reason: why,
-    what: `the arguments do not match the tool's pinned input schema: ${check.message ?? check.code}.`,
+    what: `the arguments do not match the tool's pinned input schema: ${shownVerdict(why)}.`,
     next: 'Fix the arguments and call again.',
   };
 }

@@ -283,8 +283,9 @@ describe('resources through mcp serve over stdio', () => {
     );
     await eventually(() => changes > 0, 'resources list_changed');
     expect((await served.client.listResourceTemplates()).resourceTemplates).toEqual([]);
+    // A URI of the withheld template is refused as withheld, with the command to review it.
     await expect(served.client.readResource({ uri: 'ringfence:a/test://template/7/data' })).rejects.toThrow(
-      'does not match a template of a the gateway exposes',
+      /is withheld: it is a URI of the withheld template "test:\/\/template\/\{id\}\/data" of a .*ringfence mcp pins diff a/,
     );
     expect(served.stderr()).toContain(
       'withheld a/template test://template/{id}/data: its definition changed since it was pinned. Review it with: ringfence mcp pins diff a',

@@ -13,7 +13,7 @@ import { DEFINITION_KINDS } from '../pins/kinds.js';
 import { type DefinitionDiff, diffPending } from '../pins/reconcile.js';
 import { PinStore, pendingOf, pinnedOf } from '../pins/store.js';
 import { describePolicy } from '../policy-view/describe.js';
-import { redactUrl, redactValue } from '../text/redact.js';
+import { redactImage, redactUrl } from '../text/redact.js';
 import { escapedCharacterCount, type RenderMode, renderJsonText, renderUntrusted } from '../text/render.js';
 import type {
   GatewayRun,
@@ -29,7 +29,7 @@ const show = (text: string, mode: RenderMode = 'block'): ShownText => renderUntr
 
 /** The image or the URL through the one redactor (a registry reference may carry userinfo too). */
 function targetOf(server: ServerConfig): string {
-  return server.transport === 'container' ? redactValue(server.image) : redactUrl(server.url);
+  return server.transport === 'container' ? redactImage(server.image) : redactUrl(server.url);
 }
 
 function egressOf(server: ServerConfig): string {

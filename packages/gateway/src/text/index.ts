@@ -4,6 +4,7 @@ export { printable } from './printable.js';
 export {
   REDACTED,
   redactArgs,
+  redactImage,
   redactJson,
   redactJsonLine,
   redactText,

@@ -2,7 +2,7 @@
 // alone, and a property test that puts random secrets in every position and finds none of them
 // in what is shown.
 import { describe, expect, it } from 'vitest';
-import { REDACTED, redactArgs, redactText, redactUrl, redactValue } from './redact.js';
+import { REDACTED, redactArgs, redactImage, redactText, redactUrl, redactValue } from './redact.js';
 import { hasTokenShape, isCredentialName, looksLikeSecretWord } from './secret-shapes.js';
 
 /** A small seeded generator, so a failure names the case that failed and reruns the same. */
@@ -464,5 +464,26 @@ describe('no secret survives, wherever it is put (seeded property test)', () => 
         if (hasTokenShape(s)) expect(redactText(`found ${s} in it`)).not.toContain(s);
       }
     }
+  });
+});
+
+describe('redactImage', () => {
+  it('shows a reference in the engine grammar as it is: its tags and digests are random by design', () => {
+    for (const reference of [
+      'ringfence/node-base:20.20.2-f7282ee1bb67f1c9',
+      'ringfence-test/probe:3b2c9d0e1f4a5b6c7d8e9f0a1b2c3d4e',
+      'registry.example.com:5000/team/img:1',
+      `img@sha256:${'ab'.repeat(32)}`,
+      'mcp/server_memory__x:latest',
+    ])
+      expect(redactImage(reference)).toBe(reference);
+  });
+  it('hides what the grammar has no place for, and a known token format in a tag', () => {
+    for (const [reference, secret] of [
+      ['u:hunter2Secret@registry.example.com/img:1', 'hunter2Secret'],
+      ['https://u:hunter2Secret@registry.example.com/img', 'hunter2Secret'],
+      [`img:ghp_${'a1B2c3D4e5'.repeat(4)}`, 'a1B2c3D4e5'],
+    ] as const)
+      expect(redactImage(reference)).not.toContain(secret);
   });
 });

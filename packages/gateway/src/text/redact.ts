@@ -8,6 +8,7 @@
 
 import { rendered } from './render.js';
 import {
+  hasTokenShape,
   isCredentialName,
   isCredentialParameter,
   looksLikeSecretWord,
@@ -435,3 +436,18 @@ export function redactJsonLine(raw: string): string {
 export function redactedLine(text: string): string {
   return rendered(redactText(text), 'line');
 }
+
+/**
+ * A container image reference as a person may see it. A reference in the engine's grammar
+ * (`[HOST[:PORT]/]PATH[:TAG][@ALGO:HEX]`) has no place for a credential, and its tags and digests
+ * are long random-looking words by design (`node-base:20.20.2-f7282ee1bb67f1c9`), so it is shown as
+ * it is unless a known token format sits in it. Anything outside the grammar (`u:p@host/img`) goes
+ * through `redactValue`.
+ */
+export function redactImage(reference: string): string {
+  if (IMAGE_REFERENCE.test(reference) && !hasTokenShape(reference)) return reference;
+  return redactValue(reference);
+}
+
+const IMAGE_REFERENCE =
+  /^(?:[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?::[0-9]{1,5})?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@[a-z0-9]+(?:[+._-][a-z0-9]+)*:[0-9a-fA-F]{32,})?$/;

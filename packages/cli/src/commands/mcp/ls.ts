@@ -6,7 +6,7 @@ import { resolveHome } from '@ringfence/gateway/home';
 import { DEFINITION_KINDS, PinStore, pendingOf, pinnedOf } from '@ringfence/gateway/pins';
 import { clientRequestsOf } from '@ringfence/gateway/registration';
 import { stderrLogPath } from '@ringfence/gateway/runtime';
-import { redactText, redactUrl, redactValue, rendered } from '@ringfence/gateway/text';
+import { redactImage, redactText, redactUrl, rendered } from '@ringfence/gateway/text';
 import { loadInstalledPolicy } from '@ringfence/policy';
 import { RingfenceCommand } from '../../lib/base-command.js';
 
@@ -54,7 +54,7 @@ export default class McpLs extends RingfenceCommand {
           transport: server.transport,
           // A remote URL may carry a token in its query or path, an image reference userinfo: shown
           // (and in --json) redacted.
-          target: server.transport === 'http' ? redactUrl(server.url) : redactValue(server.image),
+          target: server.transport === 'http' ? redactUrl(server.url) : redactImage(server.image),
           ...(server.transport === 'container'
             ? {
                 egress:

@@ -24,6 +24,7 @@ import type { DefinitionKind } from '../pins/kinds.js';
 import type { Caller } from '../ports/caller.js';
 import type { CallProgress } from '../ports/upstream.js';
 import type { Gateway } from './gateway.js';
+import { withServerInstructions } from './instructions.js';
 import { isLogLevel, type LogLevel, logPasses, type RelayedLog } from './log-relay.js';
 import { CallRefused } from './pipeline/index.js';
 import { SERVER_INFO } from './server-info.js';
@@ -93,7 +94,10 @@ export function createEndpointServer(
   };
   const server = new Server(SERVER_INFO, {
     capabilities,
-    instructions: `${gateway.options.notice ? `${gateway.options.notice}\n` : ''}${INSTRUCTIONS}`,
+    instructions: withServerInstructions(
+      gateway,
+      `${gateway.options.notice ? `${gateway.options.notice}\n` : ''}${INSTRUCTIONS}`,
+    ),
   });
 
   const protocolVersion = negotiatedVersion(server);

@@ -263,8 +263,7 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
         prompt: inputs.policy.orgPins(server, 'prompt') ?? new Map(),
         resource: inputs.policy.orgPins(server, 'resource') ?? new Map(),
         template: inputs.policy.orgPins(server, 'template') ?? new Map(),
-        // The policy has no pin for instructions: a server it pins has its instructions withheld.
-        instructions: new Map(),
+        instructions: inputs.policy.orgPins(server, 'instructions') ?? new Map(),
       }
     : undefined;
   const firstSight = firstSightOf(inputs.policy, server, inputs.reviewFirst === true);
@@ -283,15 +282,13 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
   });
   for (const { pinnable, kind } of reconciliation.withheld) {
     const reason =
-      kind === 'org' && pinnable.kind === 'instructions'
-        ? `the organisation policy "${inputs.policy.ref?.name}" pins this server, and a policy has no pin for a server's instructions, so they are withheld`
-        : kind === 'org'
-          ? `the organisation policy "${inputs.policy.ref?.name}" does not pin this definition (${pinnable.digest}); ask your policy admin to pin it`
-          : kind === 'changed'
-            ? 'its definition changed since it was pinned'
-            : kind === 'first-sight'
-              ? `${server} is new and ${firstSight.why} withholds a new server's definitions until a person approves them`
-              : 'it is new since the server was pinned';
+      kind === 'org'
+        ? `the organisation policy "${inputs.policy.ref?.name}" does not pin this definition (${pinnable.digest}); ask your policy admin to pin it`
+        : kind === 'changed'
+          ? 'its definition changed since it was pinned'
+          : kind === 'first-sight'
+            ? `${server} is new and ${firstSight.why} withholds a new server's definitions until a person approves them`
+            : 'it is new since the server was pinned';
     withheld.push({
       server,
       tool: pinnable.name,

@@ -4,12 +4,15 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { AuditInput } from '../audit/types.js';
 import type { Naming } from '../catalog/present.js';
 import { DEFAULT_CALL_LIMITS } from '../config/limits.js';
 import type { ServerConfig } from '../config/servers.js';
+import { fingerprintInstructions, fingerprintTool } from '../pins/fingerprint.js';
 import { approvePending } from '../pins/reconcile.js';
 import { PinStore, pendingOf, pinnedOf } from '../pins/store.js';
-import type { AuditInput, AuditSink } from '../ports/audit.js';
+import type { AuditSink } from '../ports/audit.js';
+import { LOCAL_ONLY, type PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
 import type { ToolListing, Upstream } from '../ports/upstream.js';
 import { NO_RESOURCES } from './__fixtures__/no-resources.js';
@@ -79,7 +82,7 @@ afterEach(async () => {
 const server = (name: string, extra: Partial<ServerConfig> = {}): ServerConfig =>
   ({ name, transport: 'http', url: 'https://example.invalid/mcp', ...extra }) as ServerConfig;
 
-async function started(servers: ServerConfig[], naming?: Naming): Promise<Gateway> {
+async function started(servers: ServerConfig[], naming?: Naming, policy?: PolicyView): Promise<Gateway> {
   const audit: AuditSink = {
     append: async (input) => {
       audited.push(input);
@@ -95,6 +98,7 @@ async function started(servers: ServerConfig[], naming?: Naming): Promise<Gatewa
     log: (line) => logged.push(line),
     session: 'test',
     ...(naming ? { naming } : {}),
+    ...(policy ? { policy } : {}),
   });
   await g.start();
   return g;
@@ -299,5 +303,43 @@ describe("a server's instructions reach a client only as approved, rendered and 
     await g.close();
     expect(next).not.toContain('Version');
     expect(next).toContain('ringfence: the instructions of MCP server "docs" are withheld');
+  });
+
+  it('under organisation pins, only the instructions digest the policy pins is passed; nothing is written locally', async () => {
+    const digest = (result: ReturnType<typeof fingerprintTool>) => (result.ok ? result.pinnable.digest : '');
+    const tool = digest(
+      fingerprintTool({ name: 'read', description: 'read', inputSchema: { type: 'object' } }),
+    );
+    const policy = (instructions: string): PolicyView => ({
+      ...LOCAL_ONLY,
+      ref: {
+        name: 'corp',
+        version: 1,
+        digest: 'sha256:0',
+        signer: 'k',
+        signers: ['k'],
+        expires: '2099-01-01',
+      },
+      orgPins: (_server, kind) =>
+        new Map(
+          kind === 'tool' || kind === undefined
+            ? [['read', tool]]
+            : kind === 'instructions'
+              ? [['instructions', digest(fingerprintInstructions(instructions))]]
+              : [],
+        ),
+    });
+    said.docs = 'Pinned by the organisation.';
+    const g = await started([server('docs')], undefined, policy('Pinned by the organisation.'));
+    expect(await instructionsOf(g)).toContain(`${serverLabel('docs')}Pinned by the organisation.`);
+    await g.close();
+    const other = await started([server('docs')], undefined, policy('Something else.'));
+    const text = await instructionsOf(other);
+    await other.close();
+    expect(text).not.toContain('Pinned by the organisation');
+    expect(text).toMatch(
+      /ringfence: the instructions of MCP server "docs" are withheld and not given to you: the organisation policy "corp" does not pin this definition \(sha256:[0-9a-f]{64}\); ask your policy admin to pin it\.$/,
+    );
+    expect(await new PinStore(home).server('docs')).toBeUndefined();
   });
 });

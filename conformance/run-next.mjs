@@ -102,7 +102,12 @@ function notScoredSummary(runs, notScored) {
     const checks = (runs.find((r) => r.scenario === scenario)?.checks ?? []).filter(
       (c) => c.status === 'SUCCESS' || c.status === 'FAILURE',
     );
-    return { scenario, reason, passed: checks.filter((c) => c.status === 'SUCCESS').length, reported: checks.length };
+    return {
+      scenario,
+      reason,
+      passed: checks.filter((c) => c.status === 'SUCCESS').length,
+      reported: checks.length,
+    };
   });
   return {
     passed: rows.reduce((n, r) => n + r.passed, 0),
@@ -119,23 +124,38 @@ async function measureMode(mode, options, requirements, inventory, resultsDir) {
   try {
     let url = fixture.url;
     if (mode !== 'direct') {
-      through = await serveThroughRingfence({ fixtureUrl: fixture.url, name: SERVER_NAME, allow: mode === 'allowed' });
+      through = await serveThroughRingfence({
+        fixtureUrl: fixture.url,
+        name: SERVER_NAME,
+        allow: mode === 'allowed',
+      });
       url = through.url;
     }
     for (const revision of options.revisions) {
       const started = Date.now();
       const workDir = join(resultsDir, revision, mode);
-      const run = await runSuite({ url, workDir, suiteDir: SUITE_NEXT_DIR, args: ['--requirements', revision] });
+      const run = await runSuite({
+        url,
+        workDir,
+        suiteDir: SUITE_NEXT_DIR,
+        args: ['--requirements', revision],
+      });
       if (run.blocked.length > 0)
-        throw new Error(`the suite tried to reach beyond loopback, so this run counts for nothing:\n${run.blocked.join('\n')}`);
+        throw new Error(
+          `the suite tried to reach beyond loopback, so this run counts for nothing:\n${run.blocked.join('\n')}`,
+        );
       const { scored, notScored } = requirements[revision];
       const missing = scored.filter((s) => !run.runs.some((r) => r.scenario === s));
-      if (missing.length > 0) throw new Error(`the suite did not run these scored scenarios: ${missing.join(', ')}`);
+      if (missing.length > 0)
+        throw new Error(`the suite did not run these scored scenarios: ${missing.join(', ')}`);
       if (mode === 'direct' && options.record) {
         inventory.sets[revision] = { scenarios: inventoryOf(run.runs, scored) };
       }
       const set = inventory.sets[revision];
-      if (!set) throw new Error(`conformance/next/checks.json has no inventory for ${revision}; record it with --direct --record-inventory`);
+      if (!set)
+        throw new Error(
+          `conformance/next/checks.json has no inventory for ${revision}; record it with --direct --record-inventory`,
+        );
       if (mode === 'direct') {
         const differences = inventoryDifferences(
           run.runs.filter((r) => scored.includes(r.scenario)),
@@ -199,7 +219,9 @@ async function main() {
   const thresholds = options.thresholds ? JSON.parse(readFileSync(THRESHOLDS, 'utf8')) : undefined;
   const results = [];
   try {
-    const requirements = Object.fromEntries(options.revisions.map((r) => [r, readRequirements(SUITE_PACKAGE, r)]));
+    const requirements = Object.fromEntries(
+      options.revisions.map((r) => [r, readRequirements(SUITE_PACKAGE, r)]),
+    );
     for (const mode of options.modes) {
       for (const result of await measureMode(mode, options, requirements, inventory, resultsDir)) {
         results.push(result);
@@ -233,7 +255,8 @@ async function main() {
   for (const v of verdicts) {
     const threshold = v.expected === undefined ? 'no threshold' : `threshold ${v.expected}`;
     let note = '';
-    if (!v.ok) note = ` — ${v.expected - v.passed} below the threshold: something that passed before fails now`;
+    if (!v.ok)
+      note = ` — ${v.expected - v.passed} below the threshold: something that passed before fails now`;
     else if (v.expected !== undefined && v.passed > v.expected)
       note = ` — above the threshold: raise "${v.revision}"."${v.mode}"."${v.transport}" to ${v.passed} in conformance/next/thresholds.json`;
     process.stdout.write(

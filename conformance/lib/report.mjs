@@ -66,9 +66,12 @@ export function inventoryDifferences(runs, inventory) {
     for (const id of new Set([...ids, ...got])) {
       const want = count(ids, id);
       const have = count(got, id);
-      if (have < want) differences.push(`${scenario}: check ${id} missing${want > 1 ? ` (${have} of ${want})` : ''}`);
+      if (have < want)
+        differences.push(`${scenario}: check ${id} missing${want > 1 ? ` (${have} of ${want})` : ''}`);
       else if (have > want)
-        differences.push(`${scenario}: check ${id} not in the inventory${want > 0 ? ` (${have} reported, ${want} expected)` : ''}`);
+        differences.push(
+          `${scenario}: check ${id} not in the inventory${want > 0 ? ` (${have} reported, ${want} expected)` : ''}`,
+        );
     }
   }
   for (const scenario of ran.keys()) {

@@ -9,9 +9,12 @@ export const REVISIONS = /** @type {const} */ (['2025-11-25', '2026-07-28']);
 
 /** Parse one requirement set: { scored: [scenario], notScored: [{ scenario, reason }] } (server leg). */
 export function parseRequirements(text) {
+  /** @type {string[]} */
   const scored = [];
+  /** @type {{ scenario: string, leg?: string, reason?: string }[]} */
   const notScored = [];
   let section;
+  /** @type {{ scenario: string, leg?: string, reason?: string } | undefined} */
   let entry;
   for (const line of text.split('\n')) {
     if (/^\s*(#|$)/.test(line)) continue;
@@ -23,14 +26,15 @@ export function parseRequirements(text) {
     if (section === 'server') {
       const item = /^ {2}- (\S+)\s*$/.exec(line);
       if (!item) throw new Error(`unexpected line in the server list: ${line}`);
-      scored.push(item[1]);
+      scored.push(String(item[1]));
     } else if (section === 'not_scored') {
       const start = /^ {2}- scenario: (\S+)\s*$/.exec(line);
       const field = /^ {4}(leg|reason): (\S+)\s*$/.exec(line);
       if (start) {
-        entry = { scenario: start[1] };
-        notScored.push(entry);
-      } else if (field && entry) entry[field[1]] = field[2];
+        const started = { scenario: String(start[1]) };
+        notScored.push(started);
+        entry = started;
+      } else if (field && entry) entry[/** @type {'leg' | 'reason'} */ (field[1])] = field[2];
     }
   }
   if (scored.length === 0) throw new Error('no server scenarios in the requirement set');

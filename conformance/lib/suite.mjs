@@ -162,7 +162,7 @@ export async function runSuite({
   timeoutMs = 600_000,
   env = process.env,
   suiteDir = SUITE_DIR,
-  args = [],
+  args = /** @type {string[]} */ ([]),
 }) {
   const { node, entry } = locateSuite(env, suiteDir);
   rmSync(workDir, { recursive: true, force: true });

@@ -131,6 +131,8 @@ async function measureMode(mode, options, requirements, inventory, resultsDir) {
       });
       url = through.url;
     }
+    // The gateway's audit log is read after each set's run: what that run added is its own.
+    let audited = through?.serverRequests();
     for (const revision of options.revisions) {
       const started = Date.now();
       const workDir = join(resultsDir, revision, mode);
@@ -171,7 +173,14 @@ async function measureMode(mode, options, requirements, inventory, resultsDir) {
         revision,
         mode,
         transport: TRANSPORT,
-        ...(through ? { gateway: { serve: through.mode, serverRequests: through.serverRequests() } } : {}),
+        ...(through
+          ? {
+              gateway: {
+                serve: through.mode,
+                serverRequests: since(audited, (audited = through.serverRequests())),
+              },
+            }
+          : {}),
         passed: scoredResult.passed,
         total: scoredResult.total,
         notScored: notScoredSummary(run.runs, notScored),
@@ -194,6 +203,20 @@ async function measureMode(mode, options, requirements, inventory, resultsDir) {
     await through?.close();
     await fixture.close();
   }
+}
+
+/** Audit counts of sampling and elicitation (lib/ringfence.mjs) added between two readings. */
+function since(before, after) {
+  const rules = {};
+  for (const [rule, n] of Object.entries(after.rules)) {
+    const added = n - (before?.rules[rule] ?? 0);
+    if (added > 0) rules[rule] = added;
+  }
+  return {
+    passed: after.passed - (before?.passed ?? 0),
+    refused: after.refused - (before?.refused ?? 0),
+    rules,
+  };
 }
 
 const LABELS = {
@@ -227,6 +250,15 @@ async function main() {
         results.push(result);
         const label = `${result.revision} ${LABELS[mode]}${result.gateway ? `, ${result.gateway.serve} mode` : ''}, ${TRANSPORT}`;
         process.stdout.write(`${formatMode(label, result)}\n`);
+        if (result.gateway) {
+          const { passed, refused, rules } = result.gateway.serverRequests;
+          const why = Object.entries(rules)
+            .map(([rule, n]) => `${rule} ${n}`)
+            .join(', ');
+          process.stdout.write(
+            `  sampling and elicitation in the gateway's audit log for this run: ${passed} passed on, ${refused} refused${why ? ` (${why})` : ''}\n`,
+          );
+        }
         const ns = result.notScored;
         process.stdout.write(
           `  not scored by ${result.revision} (run for visibility): ${ns.passed}/${ns.reported} reported checks pass (${ns.rows

@@ -169,18 +169,14 @@ async function measureMode(mode, options, requirements, inventory, resultsDir) {
           );
       }
       const scoredResult = score(run.runs, set);
+      const auditedNow = through?.serverRequests();
+      const serverRequests = auditedNow && since(audited, auditedNow);
+      audited = auditedNow;
       results.push({
         revision,
         mode,
         transport: TRANSPORT,
-        ...(through
-          ? {
-              gateway: {
-                serve: through.mode,
-                serverRequests: since(audited, (audited = through.serverRequests())),
-              },
-            }
-          : {}),
+        ...(through && serverRequests ? { gateway: { serve: through.mode, serverRequests } } : {}),
         passed: scoredResult.passed,
         total: scoredResult.total,
         notScored: notScoredSummary(run.runs, notScored),

@@ -9,8 +9,10 @@
 // --requirements 2025-11-25 | 2026-07-28   the suite's frozen requirement set (default: both)
 // --direct / --through-ringfence / --through-ringfence-allowed   as in run.mjs, against the v2
 //                      fixture (fixtures/next/server.mjs); default: all three
-// thresholds           conformance/next/thresholds.json: the least number of scored checks that
-//                      must pass, per revision, mode and transport (--no-thresholds: report only)
+// thresholds           conformance/next/thresholds.json (--thresholds FILE): the least number of
+//                      scored checks that must pass, per revision, mode and transport
+//                      (--no-thresholds: report only)
+// --inventory FILE     the scored checks the direct run reports (default conformance/next/checks.json)
 // --record-inventory   write what the direct run reports as conformance/next/checks.json (after a
 //                      suite upgrade; review the diff)
 //
@@ -38,7 +40,7 @@ const SERVER_NAME = 'everything';
 const TRANSPORT = 'http';
 const MODES = /** @type {const} */ (['direct', 'through', 'allowed']);
 const USAGE =
-  'usage: node conformance/run-next.mjs [--requirements 2025-11-25|2026-07-28]... [--direct] [--through-ringfence] [--through-ringfence-allowed] [--no-thresholds] [--record-inventory] [--out FILE]';
+  'usage: node conformance/run-next.mjs [--requirements 2025-11-25|2026-07-28]... [--direct] [--through-ringfence] [--through-ringfence-allowed] [--thresholds FILE | --no-thresholds] [--inventory FILE] [--record-inventory] [--out FILE]';
 
 class UsageError extends Error {}
 
@@ -47,6 +49,8 @@ function parseArgs(argv) {
     revisions: /** @type {string[]} */ ([]),
     modes: /** @type {string[]} */ ([]),
     thresholds: true,
+    thresholdsFile: THRESHOLDS,
+    inventoryFile: INVENTORY,
     record: false,
     out: join(here, 'results', 'next.json'),
   };
@@ -61,7 +65,12 @@ function parseArgs(argv) {
     else if (arg === '--through-ringfence') options.modes.push('through');
     else if (arg === '--through-ringfence-allowed') options.modes.push('allowed');
     else if (arg === '--no-thresholds') options.thresholds = false;
-    else if (arg === '--record-inventory') options.record = true;
+    else if (arg === '--thresholds' || arg === '--inventory') {
+      const file = argv[++i];
+      if (!file) throw new UsageError(`${arg} needs a file`);
+      if (arg === '--thresholds') options.thresholdsFile = file;
+      else options.inventoryFile = file;
+    } else if (arg === '--record-inventory') options.record = true;
     else if (arg === '--out') {
       options.out = argv[++i];
       if (!options.out) throw new UsageError('--out needs a file');
@@ -234,12 +243,16 @@ async function main() {
   mkdirSync(resultsDir, { recursive: true });
   const inventory = options.record
     ? { suite: `@modelcontextprotocol/conformance@${suiteVersion(SUITE_NEXT_DIR)}`, sets: {} }
-    : JSON.parse(readFileSync(INVENTORY, 'utf8'));
-  const thresholds = options.thresholds ? JSON.parse(readFileSync(THRESHOLDS, 'utf8')) : undefined;
+    : JSON.parse(readFileSync(options.inventoryFile, 'utf8'));
+  const thresholds = options.thresholds
+    ? JSON.parse(readFileSync(options.thresholdsFile, 'utf8'))
+    : undefined;
   const results = [];
   try {
+    // CONFORMANCE_REQUIREMENTS_DIR: the requirement sets of a stand-in suite (tests).
+    const requirementsFrom = process.env.CONFORMANCE_REQUIREMENTS_DIR ?? SUITE_PACKAGE;
     const requirements = Object.fromEntries(
-      options.revisions.map((r) => [r, readRequirements(SUITE_PACKAGE, r)]),
+      options.revisions.map((r) => [r, readRequirements(requirementsFrom, r)]),
     );
     for (const mode of options.modes) {
       for (const result of await measureMode(mode, options, requirements, inventory, resultsDir)) {
@@ -268,8 +281,8 @@ async function main() {
     return 2;
   }
   if (options.record) {
-    writeFileSync(INVENTORY, `${JSON.stringify(inventory, null, 2)}\n`);
-    process.stdout.write(`\ninventory written to ${relative(process.cwd(), INVENTORY)}\n`);
+    writeFileSync(options.inventoryFile, `${JSON.stringify(inventory, null, 2)}\n`);
+    process.stdout.write(`\ninventory written to ${relative(process.cwd(), options.inventoryFile)}\n`);
   }
   const verdicts = results.map((r) => {
     const expected = thresholds?.[r.revision]?.[r.mode]?.[r.transport];

@@ -18,7 +18,10 @@ const prose = (text: string) => rendered(redactText(text), 'line');
  * one the kind implies (`docs/prompt greet completion/complete`); each part rendered as a name.
  */
 const subject = (r: { server: string; tool: string; kind?: string; method?: string }) =>
-  `${name(r.server)}/${r.kind ? `${name(r.kind)} ` : ''}${name(r.kind === 'resource' || r.kind === 'template' ? redactUrl(r.tool) : r.tool)}${r.method ? ` ${name(r.method)}` : ''}`;
+  // A server's instructions have one name: `docs/instructions`, as `pins diff` names them.
+  r.kind === 'instructions' && r.tool === 'instructions'
+    ? `${name(r.server)}/instructions`
+    : `${name(r.server)}/${r.kind ? `${name(r.kind)} ` : ''}${name(r.kind === 'resource' || r.kind === 'template' ? redactUrl(r.tool) : r.tool)}${r.method ? ` ${name(r.method)}` : ''}`;
 
 /**
  * One human line per entry: seq, time, type, then what matters for that type (server/tool,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { scanLine } from './scan.js';
-import { checkEntryShape, serializeEntry } from './spec.js';
+import { checkEntryShape, crossFieldProblem, serializeEntry } from './spec.js';
 import { AUDIT_GENESIS, type AuditEntry } from './types.js';
 
 const decision = (refs: Record<string, unknown>) =>
@@ -58,6 +58,7 @@ describe('the method field of call decisions and results', () => {
       [{ method: 'resources/subscribe', kind: 'template' }, /must be about a resource/],
       [{ method: 'completion/complete', kind: undefined }, /must be about a prompt or template/],
       [{ method: undefined, kind: 'log-level' }, /a log-level entry must name its method/],
+      [{ method: undefined, kind: 'instructions' }, /only an expose decision is about instructions/],
     ];
     for (const [refs, why] of bad) {
       const line = serializeEntry(decision(refs));
@@ -67,5 +68,23 @@ describe('the method field of call decisions and results', () => {
       });
       expect(scanLine(Buffer.from(line)), line).toBeUndefined();
     }
+  });
+
+  it("accepts an expose decision about a server's instructions, and nothing else about them", () => {
+    const exposed = serializeEntry(
+      decision({
+        phase: 'expose',
+        tool: 'instructions',
+        kind: 'instructions',
+        method: undefined,
+        arguments: undefined,
+        digest: `sha256:${'b'.repeat(64)}`,
+      }),
+    );
+    expect(checkEntryShape(JSON.parse(exposed)), exposed).toMatchObject({ ok: true });
+    expect(scanLine(Buffer.from(exposed)), exposed).toMatchObject({ seq: 2 });
+    expect(
+      crossFieldProblem({ type: 'mcp.result', seq: 3, parent_seq: 2, refs: { kind: 'instructions' } }),
+    ).toMatch(/a result is never about instructions/);
   });
 });

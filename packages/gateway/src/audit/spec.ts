@@ -224,7 +224,12 @@ export function crossFieldProblem(entry: FieldsAcross): string | undefined {
     const hasArguments = entry.refs.arguments !== undefined;
     if (entry.refs.phase === 'call' && !hasArguments) return 'a call decision must name its arguments digest';
     if (entry.refs.phase === 'expose' && hasArguments) return 'an expose decision has no arguments';
+    // Instructions are passed to a client or withheld, never called.
+    if (entry.refs.phase !== 'expose' && entry.refs.kind === 'instructions')
+      return 'only an expose decision is about instructions';
   }
+  if (entry.type === 'mcp.result' && entry.refs.kind === 'instructions')
+    return 'a result is never about instructions';
   if (entry.type === 'mcp.decision' || entry.type === 'mcp.result') {
     const problem = methodProblem(entry.refs);
     if (problem) return problem;

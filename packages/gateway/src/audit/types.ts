@@ -47,11 +47,12 @@ export interface StartRefs {
 
 /**
  * What a decision or result is about, when it is not a tool: `prompt` (exposing a prompt, or a
- * `prompts/get`), `resource`, `template`, or `log-level` (a `logging/setLevel` forwarded to a
- * server; `tool` then holds the level). Absent for tools, so tool entries keep the form older
+ * `prompts/get`), `resource`, `template`, `instructions` (exposing or withholding a server's
+ * instructions; `tool` then holds `instructions`), or `log-level` (a `logging/setLevel` forwarded
+ * to a server; `tool` then holds the level). Absent for tools, so tool entries keep the form older
  * versions wrote and read.
  */
-export const AUDIT_SUBJECT_KINDS = ['prompt', 'resource', 'template', 'log-level'] as const;
+export const AUDIT_SUBJECT_KINDS = ['prompt', 'resource', 'template', 'instructions', 'log-level'] as const;
 export type AuditSubjectKind = (typeof AUDIT_SUBJECT_KINDS)[number];
 
 /**

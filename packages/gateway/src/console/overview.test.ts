@@ -64,6 +64,14 @@ beforeEach(async () => {
               definition: { name: 'greet', description: 'Say hello.' },
             },
           },
+          pending_instructions: {
+            instructions: {
+              digest: digest('f'),
+              seen_at: at,
+              kind: 'new',
+              definition: { instructions: 'Search first.' },
+            },
+          },
         },
       },
     }),
@@ -113,7 +121,14 @@ describe('console overview', () => {
       'tool a\\u{20}b': ['ringfence mcp pins diff docs', 'ringfence mcp pins approve docs'],
       'tool search': ['ringfence mcp pins diff docs', 'ringfence mcp pins approve docs search'],
       'prompt greet': ['ringfence mcp pins diff docs', 'ringfence mcp pins approve docs --prompt greet'],
+      'instructions instructions': [
+        'ringfence mcp pins diff docs',
+        'ringfence mcp pins approve docs --instructions',
+      ],
     });
+    const instructions = overview.reviews.find((r) => r.definition === 'instructions')!;
+    expect(instructions.after.description.text).toBe('Search first.');
+    expect(instructions.after.rest.text).toBe('{}');
     expect(overview.policy.state).toBe('none');
     expect(overview.servers[0]!.state.text).toBe('never started');
   });

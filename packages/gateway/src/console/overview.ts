@@ -9,7 +9,7 @@
 import { loadInstalledPolicy, summarizePolicy } from '@ringfence/policy';
 import type { ServerConfig } from '../config/servers.js';
 import { ServerStore } from '../config/servers.js';
-import { DEFINITION_KINDS } from '../pins/kinds.js';
+import { DEFINITION_KINDS, type DefinitionKind, textMember } from '../pins/kinds.js';
 import { type DefinitionDiff, diffPending } from '../pins/reconcile.js';
 import { PinStore, pendingOf, pinnedOf } from '../pins/store.js';
 import { describePolicy } from '../policy-view/describe.js';
@@ -46,19 +46,28 @@ const shellWord = (word: string) =>
 /**
  * The command that approves one definition, when its name can be typed as shown; otherwise the
  * server-wide one (which still shows every definition before accepting it). Tools are positional
- * and every other kind has its flag, `--KIND NAME`.
+ * and every other kind has its flag, `--KIND NAME` (a server's instructions: `--instructions`).
  */
 function approveCommands(server: string, diff: DefinitionDiff): string[] {
   const commands = [`ringfence mcp pins diff ${shellWord(server)}`];
   const typeable = renderUntrusted(diff.tool, { mode: 'name' }).escaped === 0;
   if (!typeable) return [...commands, `ringfence mcp pins approve ${shellWord(server)}`];
   const which =
-    diff.definition === 'tool' ? shellWord(diff.tool) : `--${diff.definition} ${shellWord(diff.tool)}`;
+    diff.definition === 'tool'
+      ? shellWord(diff.tool)
+      : diff.definition === 'instructions'
+        ? '--instructions'
+        : `--${diff.definition} ${shellWord(diff.tool)}`;
   return [...commands, `ringfence mcp pins approve ${shellWord(server)} ${which}`];
 }
 
-function side(definition: Readonly<Record<string, unknown>>, digest: string | undefined): ReviewSide {
-  const { description, ...rest } = Object.fromEntries(Object.entries(definition));
+function side(
+  definition: Readonly<Record<string, unknown>>,
+  digest: string | undefined,
+  kind: DefinitionKind,
+): ReviewSide {
+  // The prose shown as text: a description, or a server's instructions.
+  const { [textMember(kind)]: description, ...rest } = Object.fromEntries(Object.entries(definition));
   const json = renderJsonText(JSON.stringify(rest, null, 2));
   return {
     ...(digest ? { digest } : {}),
@@ -143,8 +152,8 @@ export async function readOverview(home: string, run: GatewayRun | undefined): P
           definition: diff.definition,
           name: show(diff.tool, 'name'),
           change: diff.kind,
-          ...(pin ? { before: side(pin.definition, pin.digest) } : {}),
-          after: side(pending.definition, pending.digest),
+          ...(pin ? { before: side(pin.definition, pin.digest, diff.definition) } : {}),
+          after: side(pending.definition, pending.digest, diff.definition),
           movedFields: diff.movedFields.map((field) => show(field, 'name')),
           commands: approveCommands(server, diff).map((c) => renderUntrusted(c, { mode: 'line' }).text),
         };

@@ -8,7 +8,7 @@
  */
 import { canonicalize } from '@ringfence/policy';
 import { clip, escapedCharacterCount, rendered, renderJsonText } from '../text/render.js';
-import { type DefinitionKind, definitionLabel, KIND_ID } from './kinds.js';
+import { type DefinitionKind, definitionLabel, KIND_ID, textMember } from './kinds.js';
 
 type Definition = Readonly<Record<string, unknown>>;
 
@@ -55,19 +55,21 @@ const indented = (text: string, prefix: string) =>
  */
 export function wholeDefinitionLines(kind: DefinitionKind, definition: Definition, prefix = '  '): string[] {
   const lines: string[] = [];
-  const description = definition.description;
+  // A description, or a server's instructions: the prose a model reads, shown line by line.
+  const member = textMember(kind);
+  const description = definition[member];
   if (typeof description === 'string') {
     const lineCount = description.split('\n').length;
     lines.push(
-      `${prefix}description (${lineCount} line(s), ${Array.from(description).length} characters, all shown):`,
+      `${prefix}${member} (${lineCount} line(s), ${Array.from(description).length} characters, all shown):`,
     );
     lines.push(indented(rendered(description, 'block'), `${prefix}  ${DESCRIPTION_GUTTER}`));
   } else {
-    lines.push(`${prefix}description: ${description === undefined ? '(none)' : '(not a string; below)'}`);
+    lines.push(`${prefix}${member}: ${description === undefined ? '(none)' : '(not a string; below)'}`);
   }
-  const id = KIND_ID[kind];
+  const id = kind === 'instructions' ? undefined : KIND_ID[kind];
   const members = Object.keys(definition)
-    .filter((key) => key !== id && !(key === 'description' && typeof description === 'string'))
+    .filter((key) => key !== id && !(key === member && typeof description === 'string'))
     .sort();
   for (const key of members) {
     // Quoted as JSON, as the keys inside are: a member's name is the server's text too.
@@ -77,7 +79,7 @@ export function wholeDefinitionLines(kind: DefinitionKind, definition: Definitio
   // Said outright, so a reviewer need not wonder whether a part was left out.
   if (!members.includes('inputSchema') && kind === 'tool') lines.push(`${prefix}inputSchema: (absent)`);
   if (!members.includes('outputSchema') && kind === 'tool') lines.push(`${prefix}outputSchema: (absent)`);
-  if (!members.includes('annotations')) lines.push(`${prefix}annotations: (none)`);
+  if (!members.includes('annotations') && kind !== 'instructions') lines.push(`${prefix}annotations: (none)`);
   const escaped = escapedCharacterCount(definition);
   lines.push(
     escaped > 0

@@ -1,5 +1,5 @@
 import { digestOf, parseStrictJson } from '@ringfence/policy';
-import { type DefinitionKind, KIND_ID } from './kinds.js';
+import { type DefinitionKind, INSTRUCTIONS_NAME, KIND_ID } from './kinds.js';
 
 /** A definition (a tool, a prompt, a resource, a template) as the server sent it, minus `_meta`, with its fingerprint. */
 export interface PinnableDefinition {
@@ -28,6 +28,7 @@ export type FingerprintResult =
  * server lists would withhold it until someone approves it again.
  */
 export function fingerprintDefinition(raw: unknown, kind: DefinitionKind): FingerprintResult {
+  if (kind === 'instructions') return fingerprintInstructions(raw);
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     return { ok: false, reason: `the ${kind} is not a JSON object` };
   }
@@ -70,4 +71,20 @@ export function fingerprintDefinition(raw: unknown, kind: DefinitionKind): Finge
 /** A tool's fingerprint: what an organisation policy pins with `{tool, digest}`. */
 export function fingerprintTool(raw: unknown): FingerprintResult {
   return fingerprintDefinition(raw, 'tool');
+}
+
+/**
+ * A server's instructions (the text, as its `initialize` answer gave it) as the definition
+ * `{instructions: TEXT}`, pinned under `INSTRUCTIONS_NAME`: the whole text is fingerprinted, so a
+ * single changed character (an invisible one too) withholds it until a person approves it again.
+ */
+export function fingerprintInstructions(text: unknown): FingerprintResult {
+  const name = INSTRUCTIONS_NAME;
+  if (typeof text !== 'string') return { ok: false, name, reason: 'the instructions are not text' };
+  const definition = { instructions: text };
+  try {
+    return { ok: true, pinnable: { kind: 'instructions', name, digest: digestOf(definition), definition } };
+  } catch (error) {
+    return { ok: false, name, reason: `the instructions cannot be pinned: ${(error as Error).message}` };
+  }
 }

@@ -8,10 +8,17 @@ export {
 export {
   type FingerprintResult,
   fingerprintDefinition,
+  fingerprintInstructions,
   fingerprintTool,
   type PinnableDefinition,
 } from './fingerprint.js';
-export { DEFINITION_KINDS, type DefinitionKind, definitionLabel, KIND_KEYS } from './kinds.js';
+export {
+  DEFINITION_KINDS,
+  type DefinitionKind,
+  definitionLabel,
+  INSTRUCTIONS_NAME,
+  KIND_KEYS,
+} from './kinds.js';
 export {
   approvePending,
   type DefinitionDiff,

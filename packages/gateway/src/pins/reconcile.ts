@@ -1,6 +1,6 @@
 import { canonicalize, escapePointerToken, RingfenceError } from '@ringfence/policy';
 import type { PinnableDefinition } from './fingerprint.js';
-import { DEFINITION_KINDS, type DefinitionKind } from './kinds.js';
+import { DEFINITION_KINDS, type DefinitionKind, textMember } from './kinds.js';
 import {
   emptyServerPins,
   type PendingRecord,
@@ -241,6 +241,7 @@ export interface DefinitionDiff {
   readonly kind: 'changed' | 'new';
   readonly oldDigest?: string;
   readonly newDigest: string;
+  /** The description (for a server's instructions: their text) before and after. */
   readonly oldDescription?: string;
   readonly newDescription?: string;
   /** Top-level fields other than description whose content differs (added, removed or changed). */
@@ -266,8 +267,10 @@ export function diffPending(pins: ServerPins | undefined): DefinitionDiff[] {
           Object.fromEntries(Object.entries(record ?? {})) as Record<string, unknown>;
         const before = Object.assign(Object.create(null) as Record<string, unknown>, own(pin?.definition));
         const after = Object.assign(Object.create(null) as Record<string, unknown>, own(pending.definition));
+        // The prose (a description, or a server's instructions) is shown before and after in whole.
+        const prose = textMember(definition);
         const fields = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter(
-          (field) => field !== 'description',
+          (field) => field !== prose,
         );
         const movedFields = fields.filter((field) => !sameJson(before[field], after[field])).sort();
         const allPaths = movedFields.flatMap((field) =>
@@ -280,12 +283,8 @@ export function diffPending(pins: ServerPins | undefined): DefinitionDiff[] {
           kind: pending.kind,
           ...(pin ? { oldDigest: pin.digest } : {}),
           newDigest: pending.digest,
-          ...(describe(before.description) !== undefined
-            ? { oldDescription: describe(before.description) }
-            : {}),
-          ...(describe(after.description) !== undefined
-            ? { newDescription: describe(after.description) }
-            : {}),
+          ...(describe(before[prose]) !== undefined ? { oldDescription: describe(before[prose]) } : {}),
+          ...(describe(after[prose]) !== undefined ? { newDescription: describe(after[prose]) } : {}),
           movedFields,
           movedPaths: allPaths.slice(0, 50),
           morePaths: Math.max(0, allPaths.length - 50),

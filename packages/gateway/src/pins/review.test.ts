@@ -68,7 +68,7 @@ describe('pins diff', () => {
     expect(block).not.toContain('the whole pending definition');
     expect(block?.endsWith('\n')).toBe(true);
     expect(approve).toBe(
-      'Approve with: ringfence mcp pins approve docs [TOOL…] [--prompt PROMPT…] [--resource URI…] [--template URI_TEMPLATE…]',
+      'Approve with: ringfence mcp pins approve docs [TOOL…] [--prompt PROMPT…] [--resource URI…] [--template URI_TEMPLATE…] [--instructions]',
     );
     expect(formatPendingReview(review, { full: true })[0]).toContain(
       'the whole pending definition (what approving accepts)',

@@ -22,7 +22,7 @@ import {
   visiblePart,
 } from '../text/render.js';
 import { wholeDefinitionLines } from './definition-view.js';
-import { DEFINITION_KINDS, type DefinitionKind, definitionLabel } from './kinds.js';
+import { DEFINITION_KINDS, type DefinitionKind, definitionLabel, textMember } from './kinds.js';
 import {
   approvePending,
   type DefinitionDiff,
@@ -76,19 +76,20 @@ export function formatDiff(
   ];
   if (diff.oldDigest) lines.push(`  pinned:  ${diff.oldDigest}`);
   lines.push(`  pending: ${diff.newDigest}`);
+  const prose = textMember(diff.definition);
   if (diff.kind === 'changed' && diff.oldDescription !== diff.newDescription) {
     lines.push(
-      ...descriptionLines('description before', diff.oldDescription, '  - '),
-      ...descriptionLines('description after', diff.newDescription, '  + '),
+      ...descriptionLines(`${prose} before`, diff.oldDescription, '  - '),
+      ...descriptionLines(`${prose} after`, diff.newDescription, '  + '),
     );
     if (visiblePart(diff.oldDescription ?? '') === visiblePart(diff.newDescription ?? ''))
       lines.push(
-        '  the descriptions differ only in invisible or control characters: compare the escapes above',
+        `  the ${prose === 'description' ? 'descriptions' : 'instructions'} differ only in invisible or control characters: compare the escapes above`,
       );
   } else if (diff.kind === 'new') {
     // Its description is in the whole definition below, line by line.
   } else {
-    lines.push('  description: unchanged');
+    lines.push(`  ${prose}: unchanged`);
   }
   if (diff.kind === 'changed') {
     lines.push(
@@ -144,7 +145,7 @@ export function formatPendingReview(review: PendingReview, options: { full?: boo
       (diff) =>
         `${formatDiff(server, diff, { full: options.full, before: review.pinned.get(pinnedKey(diff)) })}\n`,
     ),
-    `Approve with: ringfence mcp pins approve ${server} [TOOL…] [--prompt PROMPT…] [--resource URI…] [--template URI_TEMPLATE…]`,
+    `Approve with: ringfence mcp pins approve ${server} [TOOL…] [--prompt PROMPT…] [--resource URI…] [--template URI_TEMPLATE…] [--instructions]`,
   ];
 }
 
@@ -165,7 +166,7 @@ export async function reviewApproval(
   if (missing.length > 0) {
     throw new PinError(
       'PIN_NOTHING_PENDING',
-      `Nothing pending for ${missing.map(({ kind, name }) => (kind === 'tool' ? name : `${kind} ${name}`)).join(', ')} of ${server}. See what is pending: ringfence mcp pins diff ${server}`,
+      `Nothing pending for ${missing.map(({ kind, name }) => (kind === 'tool' ? name : kind === 'instructions' ? 'the instructions' : `${kind} ${name}`)).join(', ')} of ${server}. See what is pending: ringfence mcp pins diff ${server}`,
     );
   }
   if (wanted.length === 0) return review;

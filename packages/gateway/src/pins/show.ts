@@ -6,7 +6,7 @@
  */
 import { rendered } from '../text/render.js';
 import { descriptionSummary, formatWholeDefinition } from './definition-view.js';
-import { DEFINITION_KINDS, type DefinitionKind } from './kinds.js';
+import { DEFINITION_KINDS, type DefinitionKind, textMember } from './kinds.js';
 import { PinError } from './reconcile.js';
 import { type PinStore, pendingOf, pinnedOf } from './store.js';
 
@@ -60,8 +60,8 @@ export async function showPins(store: PinStore, server?: string): Promise<ShownP
           tool,
           digest: pin.digest,
           pinned_at: pin.pinned_at,
-          ...(typeof pin.definition.description === 'string'
-            ? { description: pin.definition.description }
+          ...(typeof pin.definition[textMember(definition)] === 'string'
+            ? { description: pin.definition[textMember(definition)] as string }
             : {}),
           pinnedDefinition: pin.definition,
         })),
@@ -94,7 +94,9 @@ export function selectShown(shown: ShownPins, named: NamedDefinitions): ShownPin
       ![...shown.pinned, ...shown.pending].some((item) => item.definition === kind && item.tool === name),
   );
   if (missing.length > 0) {
-    const names = missing.map(({ kind, name }) => (kind === 'tool' ? name : `${kind} ${name}`));
+    const names = missing.map(({ kind, name }) =>
+      kind === 'tool' ? name : kind === 'instructions' ? 'instructions' : `${kind} ${name}`,
+    );
     throw new PinError(
       'PIN_NONE',
       `${shown.server} has no pinned or pending ${names.map((n) => rendered(n, 'line')).join(', ')}. See what it has with: ringfence mcp pins show ${shown.server} --summary`,
@@ -104,11 +106,17 @@ export function selectShown(shown: ShownPins, named: NamedDefinitions): ShownPin
 }
 
 const label = (p: { definition: DefinitionKind; tool: string }) =>
-  p.definition === 'tool' ? rendered(p.tool, 'name') : `${p.definition} ${rendered(p.tool, 'name')}`;
+  p.definition === 'tool'
+    ? rendered(p.tool, 'name')
+    : p.definition === 'instructions'
+      ? 'instructions'
+      : `${p.definition} ${rendered(p.tool, 'name')}`;
 
 /** How `pins approve` names one definition: a tool by name, every other kind by its flag. */
 const approveArgument = (p: { definition: DefinitionKind; tool: string }) =>
-  `${p.definition === 'tool' ? '' : `--${p.definition} `}${rendered(p.tool, 'name')}`;
+  p.definition === 'instructions'
+    ? '--instructions'
+    : `${p.definition === 'tool' ? '' : `--${p.definition} `}${rendered(p.tool, 'name')}`;
 
 /** One line per definition: the first line of its description, saying what it leaves out. */
 export function formatShownPins(servers: readonly ShownPins[]): string[] {

@@ -28,6 +28,9 @@ export interface ServerPins {
   pending_resources?: Record<string, PendingRecord>;
   templates?: Record<string, PinRecord>;
   pending_templates?: Record<string, PendingRecord>;
+  /** A server's instructions, under the one name `instructions` (see `INSTRUCTIONS_NAME`). */
+  instructions?: Record<string, PinRecord>;
+  pending_instructions?: Record<string, PendingRecord>;
 }
 
 export interface PinsFile {

@@ -10,6 +10,11 @@ export interface Upstream {
   start(): Promise<void>;
   /** What the server declared when it initialised (known once `start()` resolved). */
   capabilities(): UpstreamCapabilities;
+  /**
+   * The instructions the server gave when it initialised, still untrusted (known once `start()`
+   * resolved; undefined when it gave none). Optional: an upstream without it gives none.
+   */
+  instructions?(): string | undefined;
   /** How long its calls may run and how large their results may be (its entry's, or the defaults). */
   readonly limits: CallLimits;
   /** Every tool the server lists (all pages), each still untrusted and unparsed. */

@@ -14,9 +14,16 @@ import type { PinStore } from '../pins/store.js';
 import type { PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
 import { iconsNote, withPassableIcons } from './icons.js';
+import {
+  approvedInstructions,
+  type InstructionsEntry,
+  isListedDefinition,
+  listInstructions,
+} from './instructions-pin.js';
 import { clientUri, compileTemplate, uriProblem } from './resource-uri.js';
 import { firstSightOf, nameReason, type WithheldEntry } from './withheld.js';
 
+export type { InstructionsEntry } from './instructions-pin.js';
 export { type WithheldEntry, withheldLine, withheldReason } from './withheld.js';
 
 /** A tool the client may call, with what its checks need. */
@@ -74,6 +81,8 @@ export interface TemplateEntry {
 
 export interface ServerCatalog {
   readonly server: string;
+  /** Its instructions when they are pinned (absent: it gave none, or they are withheld). */
+  readonly instructions?: InstructionsEntry;
   readonly entries: readonly CatalogEntry[];
   readonly prompts: readonly PromptEntry[];
   readonly resources: readonly ResourceEntry[];
@@ -91,9 +100,17 @@ interface Inputs {
   readonly rawTools: readonly unknown[];
   /** Undefined when the server does not offer prompts: its prompt pins are then left alone. */
   readonly rawPrompts?: readonly unknown[];
-  /** Undefined when the server does not offer resources: its resource and template pins are then left alone. */
+  /**
+   * Undefined when the server does not offer resources, or that listing failed: its resource (or
+   * template) pins are then left alone. Each is independent of the other.
+   */
   readonly rawResources?: readonly unknown[];
   readonly rawTemplates?: readonly unknown[];
+  /**
+   * The instructions the server gave when it started, still untrusted (undefined or empty: none;
+   * its instructions pin, if any, is kept, and nothing is given to clients).
+   */
+  readonly instructions?: unknown;
   readonly problems: readonly string[];
   readonly localAllow: readonly string[] | undefined;
   /** The registration's `review_first`: withhold on first sight even when the policy would pin. */
@@ -237,6 +254,7 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
     ...fingerprintAll(server, 'resource', inputs.rawResources ?? [], withheld),
     ...fingerprintAll(server, 'template', inputs.rawTemplates ?? [], withheld),
   ];
+  listInstructions(server, inputs.instructions, listed, withheld);
 
   const toolPins = inputs.policy.orgPins(server, 'tool');
   const orgPins: OrgPins | undefined = toolPins
@@ -245,6 +263,7 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
         prompt: inputs.policy.orgPins(server, 'prompt') ?? new Map(),
         resource: inputs.policy.orgPins(server, 'resource') ?? new Map(),
         template: inputs.policy.orgPins(server, 'template') ?? new Map(),
+        instructions: inputs.policy.orgPins(server, 'instructions') ?? new Map(),
       }
     : undefined;
   const firstSight = firstSightOf(inputs.policy, server, inputs.reviewFirst === true);
@@ -253,7 +272,11 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
     kinds: [
       'tool',
       ...(inputs.rawPrompts ? (['prompt'] as const) : []),
-      ...(inputs.rawResources ? (['resource', 'template'] as const) : []),
+      // A listing that failed covers nothing: that kind's pins and pending stay as they were.
+      ...(inputs.rawResources ? (['resource'] as const) : []),
+      ...(inputs.rawTemplates ? (['template'] as const) : []),
+      // Always covered: instructions a server stopped giving are no longer pending review.
+      'instructions',
     ],
     ...(orgPins ? { orgPins } : {}),
   });
@@ -287,8 +310,9 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
     args?: PromptArgument[];
     matcher?: RE2JS;
   };
+  const instructions = approvedInstructions(server, reconciliation.exposed);
   const checked = await Promise.all(
-    reconciliation.exposed.map(async (item): Promise<Checked> => {
+    reconciliation.exposed.filter(isListedDefinition).map(async (item): Promise<Checked> => {
       if (item.kind === 'resource' || item.kind === 'template') {
         const name = clientUri(server, item.name, naming);
         const problem = resourceProblem(item);
@@ -374,6 +398,7 @@ export async function buildServerCatalog(inputs: Inputs): Promise<ServerCatalog>
   }
   return {
     server,
+    ...(instructions ? { instructions } : {}),
     entries,
     prompts,
     resources,

@@ -11,6 +11,7 @@ import type { DefinitionKind } from '../pins/kinds.js';
 import type { Caller } from '../ports/caller.js';
 import type { CallProgress } from '../ports/upstream.js';
 import type { Gateway } from './gateway.js';
+import { withServerInstructions } from './instructions.js';
 import { isLogLevel, type LogLevel, logPasses, type RelayedLog } from './log-relay.js';
 import { CallRefused } from './pipeline/index.js';
 import { SERVER_INFO } from './server-info.js';
@@ -52,7 +53,10 @@ export function createEndpointServer(
   };
   const server = new Server(SERVER_INFO, {
     capabilities,
-    instructions: `${gateway.options.notice ? `${gateway.options.notice}\n` : ''}${INSTRUCTIONS}`,
+    instructions: withServerInstructions(
+      gateway,
+      `${gateway.options.notice ? `${gateway.options.notice}\n` : ''}${INSTRUCTIONS}`,
+    ),
   });
 
   // The version this server answered the client's `initialize` with: it decides what a result may carry.

@@ -4,6 +4,7 @@ import { redactedLine } from '../text/redact.js';
 import { rendered } from '../text/render.js';
 import {
   type CatalogEntry,
+  type InstructionsEntry,
   type PromptEntry,
   type ResourceEntry,
   type ServerCatalog,
@@ -12,8 +13,8 @@ import {
   withheldLine,
 } from './catalog.js';
 
-/** An exposed tool, prompt, resource or template. */
-export type Exposed = CatalogEntry | PromptEntry | ResourceEntry | TemplateEntry;
+/** An exposed tool, prompt, resource or template, or a server's instructions given to clients. */
+export type Exposed = CatalogEntry | PromptEntry | ResourceEntry | TemplateEntry | InstructionsEntry;
 
 /** The name (or URI, or URI template) the server lists it under. */
 export const nameOf = (entry: Exposed): string =>
@@ -23,7 +24,9 @@ export const nameOf = (entry: Exposed): string =>
       ? entry.prompt
       : entry.kind === 'resource'
         ? entry.uri
-        : entry.template;
+        : entry.kind === 'template'
+          ? entry.template
+          : 'instructions';
 
 /** `server/name` (or `server/prompt name`) for a report line: both names rendered once, as names. */
 export const shownLabel = (entry: Exposed): string =>
@@ -34,6 +37,7 @@ const allExposed = (catalog: ServerCatalog): Exposed[] => [
   ...catalog.prompts,
   ...catalog.resources,
   ...catalog.templates,
+  ...(catalog.instructions ? [catalog.instructions] : []),
 ];
 
 const exposedKey = (entry: Exposed) =>
@@ -88,10 +92,10 @@ export function exposureDecisions(
 
 /** `3 tool(s) and 1 prompt(s)`: `count` of each kind (tools always named, other kinds when any). */
 function kindCounts(count: (kind: DefinitionKind) => number): string {
-  const counts = (['tool', 'prompt', 'resource', 'template'] as const)
+  const counts = (['tool', 'prompt', 'resource', 'template', 'instructions'] as const)
     .map((kind) => [kind, count(kind)] as const)
     .filter(([kind, n]) => kind === 'tool' || n > 0)
-    .map(([kind, n]) => `${n} ${kind}(s)`);
+    .map(([kind, n]) => (kind === 'instructions' ? 'its instructions' : `${n} ${kind}(s)`));
   return counts.length > 1
     ? `${counts.slice(0, -1).join(', ')} and ${counts[counts.length - 1]}`
     : (counts[0] ?? '');

@@ -30,6 +30,7 @@ import {
   shownLabel,
   withheldKey,
 } from './exposure.js';
+import { listServerDefinitions } from './listings.js';
 import { localFailureResult } from './local-failure.js';
 import { forwardLogLevel } from './log-levels.js';
 import { DEFAULT_LOG_RATE, type LogRateOptions, LogRelay, type RelayedLog } from './log-relay.js';
@@ -41,7 +42,6 @@ import {
   type PromptResult,
   type ReadResult,
   runForward,
-  upstreamErrorSource,
 } from './pipeline/index.js';
 import { refusedText } from './refused.js';
 import { readThrough, Subscriptions } from './resource-reads.js';
@@ -236,42 +236,11 @@ export class Gateway extends EventEmitter<{
 
   private async listServer(upstream: Upstream, previous?: ServerCatalog): Promise<ServerCatalog> {
     const config = this.options.servers.find((s) => s.name === upstream.name)!;
-    const listing = await upstream.listTools();
-    const problems = [...listing.problems];
-    let rawPrompts: readonly unknown[] | undefined;
-    if (upstream.capabilities().prompts) {
-      // A prompt listing that fails costs the server its prompts, not its tools.
-      try {
-        const prompts = await upstream.listPrompts();
-        rawPrompts = prompts.prompts;
-        problems.push(...prompts.problems.map((problem) => `prompts: ${problem}`));
-      } catch (error) {
-        problems.push(`listing its prompts failed, so none is exposed: ${upstreamErrorSource(error)}`);
-      }
-    }
-    let rawResources: readonly unknown[] | undefined;
-    let rawTemplates: readonly unknown[] | undefined;
-    if (upstream.capabilities().resources) {
-      // As for prompts: a failed resource listing costs the server its resources alone.
-      try {
-        const [resources, templates] = await Promise.all([
-          upstream.listResources(),
-          upstream.listResourceTemplates(),
-        ]);
-        rawResources = resources.resources;
-        rawTemplates = templates.resourceTemplates;
-        problems.push(...[...resources.problems, ...templates.problems].map((p) => `resources: ${p}`));
-      } catch (error) {
-        problems.push(`listing its resources failed, so none is exposed: ${upstreamErrorSource(error)}`);
-      }
-    }
+    const listed = await listServerDefinitions(upstream);
     const catalog = await buildServerCatalog({
       server: upstream.name,
       destination: upstream.destination,
-      rawTools: listing.tools,
-      ...(rawPrompts ? { rawPrompts } : {}),
-      ...(rawResources && rawTemplates ? { rawResources, rawTemplates } : {}),
-      problems,
+      ...listed,
       localAllow: config.allow_tools,
       reviewFirst: config.review_first === true,
       pins: this.options.pins,

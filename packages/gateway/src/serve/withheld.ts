@@ -12,7 +12,7 @@ export interface WithheldEntry {
   readonly server: string;
   /** The name as the server lists it, whatever its kind (the field keeps its first name). */
   readonly tool: string;
-  /** A tool or a prompt. */
+  /** A tool, a prompt, a resource, a template, or the server's instructions. */
   readonly definition: DefinitionKind;
   readonly reason: string;
   readonly kind:
@@ -67,6 +67,8 @@ export function withheldNextStep(entry: WithheldEntry): string {
     return `Review it with: ringfence mcp pins diff ${entry.server}`;
   // Org-pinned definitions say "ask your policy admin" in their reason; filtered ones are by choice.
   if (entry.kind === 'org' || entry.kind === 'filtered') return '';
+  if (entry.definition === 'instructions')
+    return "The server's tools, prompts and resources are unaffected; report this to the server's author.";
   return `The server's other ${entry.definition}s are unaffected; report this one to the server's author.`;
 }
 

@@ -140,6 +140,10 @@ export class ContainerUpstream implements Upstream {
     return this.live.capabilities();
   }
 
+  instructions(): string | undefined {
+    return this.live.instructions();
+  }
+
   listTools(): Promise<ToolListing> {
     return this.live.listTools();
   }

@@ -158,6 +158,11 @@ export class UpstreamClient {
     };
   }
 
+  /** The instructions the server gave at initialisation, untrusted. */
+  instructions(): string | undefined {
+    return this.client.getInstructions();
+  }
+
   onLog(listener: (params: unknown) => void): void {
     this.logListener = listener;
   }

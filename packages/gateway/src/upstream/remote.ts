@@ -128,6 +128,10 @@ export class RemoteUpstream implements Upstream {
     return this.live.client.capabilities();
   }
 
+  instructions(): string | undefined {
+    return this.live.client.instructions();
+  }
+
   listTools(): Promise<ToolListing> {
     return this.withSessionRetry((client) => client.listTools());
   }

@@ -41,7 +41,7 @@ export function summarizePolicy(verified: VerifiedPolicy, now: number): string[]
       );
       for (const pin of entry.pins.slice(0, 20))
         lines.push(
-          `                     ${'tool' in pin ? pin.tool : `${pinSubject(pin).kind} ${pinSubject(pin).name}`}  ${pin.digest}`,
+          `                     ${'tool' in pin ? pin.tool : 'instructions' in pin ? 'instructions' : `${pinSubject(pin).kind} ${pinSubject(pin).name}`}  ${pin.digest}`,
         );
       if (entry.pins.length > 20) lines.push(`                     … and ${entry.pins.length - 20} more`);
     }

@@ -109,6 +109,15 @@ describe('servers', () => {
     expect(orgPins(pinned, 'docs', 'resource')).toEqual(new Map([['test://a', DIGEST_A]]));
     expect(orgPins(pinned, 'docs', 'template')).toEqual(new Map([['test://a', DIGEST_B]]));
     expect(orgPins(pinned, 'docs', 'tool')).toEqual(new Map());
+    expect(orgPins(pinned, 'docs', 'instructions')).toEqual(new Map());
+  });
+
+  it("pins a server's instructions under the one name instructions", () => {
+    const pinned = basePolicy({
+      mcp: [{ server: 'docs', pins: [{ instructions: true, digest: DIGEST_A }] }],
+    });
+    expect(orgPins(pinned, 'docs', 'instructions')).toEqual(new Map([['instructions', DIGEST_A]]));
+    expect(orgPins(pinned, 'docs', 'tool')).toEqual(new Map());
   });
 
   it('gives the call-time cap of a server that has one, and none otherwise', () => {

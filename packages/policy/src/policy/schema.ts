@@ -97,7 +97,7 @@ export const POLICY_SCHEMA = {
         },
         pins: {
           description:
-            'When present, the only pins that count for this server: each tool, prompt, resource (by URI) or resource template (by URI template) it lists is exposed only with the digest pinned here.',
+            'When present, the only pins that count for this server: each tool, prompt, resource (by URI) or resource template (by URI template) it lists, and its instructions ({"instructions": true}), is exposed only with the digest pinned here.',
           type: 'array',
           maxItems: 10000,
           items: {
@@ -125,6 +125,12 @@ export const POLICY_SCHEMA = {
                 additionalProperties: false,
                 required: ['template', 'digest'],
                 properties: { template: { $ref: '#/$defs/resourceUri' }, digest: { $ref: '#/$defs/digest' } },
+              },
+              {
+                type: 'object',
+                additionalProperties: false,
+                required: ['instructions', 'digest'],
+                properties: { instructions: { const: true }, digest: { $ref: '#/$defs/digest' } },
               },
             ],
           },

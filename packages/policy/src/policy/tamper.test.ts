@@ -249,6 +249,30 @@ describe('tamper suite', () => {
     expectCode(verify(policyText(empty)), 'POLICY_SCHEMA');
   });
 
+  it('an instructions pin: {instructions: true, digest}, once per server, nothing else in it', () => {
+    const DIGEST = `sha256:${'c'.repeat(64)}`;
+    const good = basePolicy();
+    good.mcp![0]!.pins = [
+      { instructions: true, digest: DIGEST },
+      { tool: 'static', digest: DIGEST },
+    ];
+    expect(verify(policyText(good)).ok).toBe(true);
+    for (const pins of [
+      [
+        { instructions: true, digest: DIGEST },
+        { instructions: true, digest: DIGEST },
+      ],
+      [{ instructions: false, digest: DIGEST }],
+      [{ instructions: 'docs', digest: DIGEST }],
+      [{ instructions: true, tool: 'static', digest: DIGEST }],
+      [{ instructions: true }],
+    ]) {
+      const bad = basePolicy();
+      bad.mcp![0]!.pins = pins as never;
+      expectCode(verify(policyText(bad)), 'POLICY_SCHEMA');
+    }
+  });
+
   it('a call-time cap that is not a whole number of seconds from 1 to 86400', () => {
     for (const bad of [0, -5, 1.5, 86401, '60']) {
       const policy = basePolicy();

@@ -7,10 +7,10 @@ export type Action = 'allow' | 'deny' | 'ask';
  */
 export type FirstSight = 'pin' | 'withhold';
 
-/** What a server lists and a policy can pin. */
-export type PinKind = 'tool' | 'prompt' | 'resource' | 'template';
+/** What a server lists (or, for its instructions, says when it starts) and a policy can pin. */
+export type PinKind = 'tool' | 'prompt' | 'resource' | 'template' | 'instructions';
 
-export const PIN_KINDS: readonly PinKind[] = ['tool', 'prompt', 'resource', 'template'];
+export const PIN_KINDS: readonly PinKind[] = ['tool', 'prompt', 'resource', 'template', 'instructions'];
 
 /**
  * An organisation pin: the only fingerprint this tool (or prompt, resource by its URI, resource
@@ -21,13 +21,16 @@ export type PolicyPin =
   | { tool: string; digest: string }
   | { prompt: string; digest: string }
   | { resource: string; digest: string }
-  | { template: string; digest: string };
+  | { template: string; digest: string }
+  /** The server's instructions: one text per server, pinned under the name `instructions`. */
+  | { instructions: true; digest: string };
 
 /** Which kind a pin pins, and the name (or URI, or URI template) it pins. */
 export function pinSubject(pin: PolicyPin): { kind: PinKind; name: string } {
   if ('tool' in pin) return { kind: 'tool', name: pin.tool };
   if ('prompt' in pin) return { kind: 'prompt', name: pin.prompt };
   if ('resource' in pin) return { kind: 'resource', name: pin.resource };
+  if ('instructions' in pin) return { kind: 'instructions', name: 'instructions' };
   return { kind: 'template', name: pin.template };
 }
 

@@ -4,6 +4,7 @@ import {
   approveReviewed,
   assertLocalPinsCount,
   formatApprovalReview,
+  INSTRUCTIONS_NAME,
   PinStore,
   reviewApproval,
 } from '@ringfence/gateway/pins';
@@ -13,12 +14,13 @@ import { confirm, requireTerminal } from '../../../lib/terminal.js';
 
 export default class PinsApprove extends RingfenceCommand {
   static override description =
-    'Approve withheld definitions of a server (all pending, or the named tools, --prompt prompts, --resource resources and --template templates) after seeing them. Needs a terminal; accepts exactly the definitions shown.';
+    'Approve withheld definitions of a server (all pending, or the named tools, --prompt prompts, --resource resources, --template templates and --instructions) after seeing them. Needs a terminal; accepts exactly the definitions shown.';
   static override examples = [
     '<%= config.bin %> mcp pins approve docs',
     '<%= config.bin %> mcp pins approve docs search',
     '<%= config.bin %> mcp pins approve docs --prompt summarize',
     "<%= config.bin %> mcp pins approve docs --template 'file:///{path}'",
+    '<%= config.bin %> mcp pins approve docs --instructions',
   ];
   static override strict = false;
   static override args = {
@@ -26,7 +28,7 @@ export default class PinsApprove extends RingfenceCommand {
     tools: Args.string({
       required: false,
       description:
-        'tool names (default: every pending definition, unless --prompt, --resource or --template names some)',
+        'tool names (default: every pending definition, unless --prompt, --resource, --template or --instructions names some)',
     }),
   };
   static override flags = {
@@ -38,6 +40,9 @@ export default class PinsApprove extends RingfenceCommand {
     template: Flags.string({
       description: 'a resource template to approve, by its URI template (repeat for more)',
       multiple: true,
+    }),
+    instructions: Flags.boolean({
+      description: "approve the server's instructions (the text it gives clients when they connect)",
     }),
   };
 
@@ -52,6 +57,7 @@ export default class PinsApprove extends RingfenceCommand {
       prompt: flags.prompt ?? [],
       resource: flags.resource ?? [],
       template: flags.template ?? [],
+      instructions: flags.instructions ? [INSTRUCTIONS_NAME] : [],
     });
     if (review.pending.length === 0) {
       this.log(`Nothing pending for ${args.server}.`);
@@ -64,7 +70,11 @@ export default class PinsApprove extends RingfenceCommand {
     }
     const approved = await approveReviewed(store, review);
     const names = approved.map((d) =>
-      d.kind === 'tool' ? rendered(d.name, 'name') : `${d.kind} ${rendered(d.name, 'name')}`,
+      d.kind === 'tool'
+        ? rendered(d.name, 'name')
+        : d.kind === 'instructions'
+          ? 'its instructions'
+          : `${d.kind} ${rendered(d.name, 'name')}`,
     );
     this.log(
       `Approved ${names.join(', ')}. A running gateway exposes them after its next re-list or restart.`,

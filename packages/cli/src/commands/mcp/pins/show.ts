@@ -3,6 +3,7 @@ import { resolveHome } from '@ringfence/gateway/home';
 import {
   formatServerDefinitions,
   formatShownPins,
+  INSTRUCTIONS_NAME,
   PinStore,
   type ShownPins,
   selectShown,
@@ -12,11 +13,12 @@ import { RingfenceCommand } from '../../../lib/base-command.js';
 
 export default class PinsShow extends RingfenceCommand {
   static override description =
-    "Show a server's pinned and pending definitions whole: every line of each description, the input and output schemas, annotations, title, icons and every other member, as canonical JSON with hidden characters shown escaped. This is the review that matters on first sight. Without a server (or with --summary), one line per definition.";
+    "Show a server's pinned and pending definitions whole: every line of each description, the input and output schemas, annotations, title, icons and every other member, and the server's instructions, as canonical JSON with hidden characters shown escaped. This is the review that matters on first sight. Without a server (or with --summary), one line per definition.";
   static override examples = [
     '<%= config.bin %> mcp pins show docs',
     '<%= config.bin %> mcp pins show docs --tool search',
     '<%= config.bin %> mcp pins show docs --prompt summarize',
+    '<%= config.bin %> mcp pins show docs --instructions',
     '<%= config.bin %> mcp pins show --summary',
     '<%= config.bin %> mcp pins show docs --json',
   ];
@@ -33,6 +35,9 @@ export default class PinsShow extends RingfenceCommand {
       description: 'show only this resource template, by its URI template (repeat for more)',
       multiple: true,
     }),
+    instructions: Flags.boolean({
+      description: "show only the server's instructions (the text it gives clients when they connect)",
+    }),
     summary: Flags.boolean({
       description: 'one line per definition (the first line of its description) instead of each whole',
     }),
@@ -45,11 +50,12 @@ export default class PinsShow extends RingfenceCommand {
       prompt: flags.prompt ?? [],
       resource: flags.resource ?? [],
       template: flags.template ?? [],
+      instructions: flags.instructions ? [INSTRUCTIONS_NAME] : [],
     };
     const naming = Object.values(named).some((names) => names.length > 0);
     if (naming && args.server === undefined)
       this.error(
-        '--tool, --prompt, --resource and --template name definitions of one server: ringfence mcp pins show SERVER --tool NAME',
+        '--tool, --prompt, --resource, --template and --instructions name definitions of one server: ringfence mcp pins show SERVER --tool NAME',
         { exit: 2 },
       );
     const store = new PinStore(resolveHome());

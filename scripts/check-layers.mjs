@@ -113,6 +113,48 @@ for (const file of files) {
     });
 }
 
+// The edge's shape (docs/architecture.md, "The edge: codecs, dispatcher, registry"): within serve/,
+// one module starts and lists upstreams, one sends them requests, and the pipeline is entered only
+// through the dispatcher and the helpers it calls. A regex over code lines (comments skipped): a
+// receiver named `…upstream` or `…Upstream`, as every such variable in serve/ is named.
+const EDGE_RULES = [
+  {
+    pattern:
+      /\bcreateUpstream\(|\b\w*[uU]pstream[!?]?\.(?:start|close|listTools|listPrompts|listResources|listResourceTemplates)\(/,
+    only: ['serve/registry.ts'],
+    what: 'creates, starts, lists or closes an upstream: only the registry (serve/registry.ts) does',
+  },
+  {
+    pattern:
+      /\b\w*[uU]pstream[!?]?\.(?:callTool|getPrompt|readResource|complete|subscribeResource|setLoggingLevel)\(/,
+    only: ['serve/pipeline/method-steps.ts'],
+    what: "sends an upstream a request: only the pipeline's forward step (serve/pipeline/method-steps.ts) does",
+  },
+  {
+    pattern: /\brunForward\(/,
+    only: [
+      'serve/dispatch.ts',
+      'serve/resource-reads.ts',
+      'serve/completion.ts',
+      'serve/log-levels.ts',
+      'serve/pipeline/run.ts',
+    ],
+    what: 'enters the pipeline: only the dispatcher (serve/dispatch.ts) and the helpers it calls do',
+  },
+];
+for (const file of files) {
+  const name = relative(root, file);
+  if (!name.startsWith('serve/')) continue;
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .forEach((line, i) => {
+      if (/^\s*(\/\/|\*|\/\*)/.test(line)) return;
+      for (const rule of EDGE_RULES)
+        if (rule.pattern.test(line) && !rule.only.includes(name))
+          problems.push(`${name}:${i + 1} ${rule.what}`);
+    });
+}
+
 if (problems.length > 0) {
   console.error(`check-layers: ${problems.length} problem(s) in packages/gateway/src:`);
   for (const p of problems) console.error(`  ${p}`);

@@ -182,35 +182,35 @@ export function createEndpointServer(
     },
   };
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: gateway.listTools() as never[] }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    const { tools } = await gateway.dispatch('tools/list', {}, { caller: identity });
+    return { tools: tools as never[] };
+  });
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) =>
     refusals(() =>
       tracked('tool', request.params.name, extra as Extra, () =>
-        gateway.callTool(
-          request.params.name,
-          request.params.arguments,
-          caller(),
-          protocolVersion(),
-          forwarding(request.params, extra as Extra),
-        ),
+        gateway.dispatch('tools/call', request.params, {
+          caller: caller(),
+          protocolVersion: protocolVersion(),
+          ...forwarding(request.params, extra as Extra),
+        }),
       ),
     ),
   );
 
   if (capabilities.prompts) {
-    server.setRequestHandler(ListPromptsRequestSchema, async () => ({
-      prompts: gateway.listPrompts() as never[],
-    }));
+    server.setRequestHandler(ListPromptsRequestSchema, async () => {
+      const { prompts } = await gateway.dispatch('prompts/list', {}, { caller: identity });
+      return { prompts: prompts as never[] };
+    });
     server.setRequestHandler(GetPromptRequest, async (request, extra) =>
       refusals(() =>
         tracked('prompt', request.params.name, extra as Extra, async () => {
-          const result = await gateway.getPrompt(
-            request.params.name,
-            request.params.arguments,
-            caller(),
-            protocolVersion(),
-            forwarding(request.params as { _meta?: { progressToken?: unknown } }, extra as Extra),
-          );
+          const result = await gateway.dispatch('prompts/get', request.params, {
+            caller: caller(),
+            protocolVersion: protocolVersion(),
+            ...forwarding(request.params as { _meta?: { progressToken?: unknown } }, extra as Extra),
+          });
           return result as never;
         }),
       ),
@@ -221,7 +221,8 @@ export function createEndpointServer(
     server.setRequestHandler(CompleteRequestSchema, async (request, extra) =>
       refusals(
         async () =>
-          (await gateway.complete(request.params as Record<string, unknown>, identity, {
+          (await gateway.dispatch('completion/complete', request.params as Record<string, unknown>, {
+            caller: identity,
             signal: (extra as Extra).signal,
           })) as never,
       ),
@@ -232,21 +233,22 @@ export function createEndpointServer(
   // The URIs this session subscribed to, as clients are shown them: updates go to these only.
   const subscribed = new Set<string>();
   if (capabilities.resources) {
-    server.setRequestHandler(ListResourcesRequestSchema, async () => ({
-      resources: gateway.resources.listResources() as never[],
-    }));
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
-      resourceTemplates: gateway.resources.listTemplates() as never[],
-    }));
+    server.setRequestHandler(ListResourcesRequestSchema, async () => {
+      const { resources } = await gateway.dispatch('resources/list', {}, { caller: identity });
+      return { resources: resources as never[] };
+    });
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => {
+      const listed = await gateway.dispatch('resources/templates/list', {}, { caller: identity });
+      return { resourceTemplates: listed.resourceTemplates as never[] };
+    });
     server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) =>
       refusals(() =>
         tracked('resource', request.params.uri, extra as Extra, async () => {
-          const result = await gateway.readResource(
-            request.params.uri,
-            caller(),
-            protocolVersion(),
-            forwarding(request.params as { _meta?: { progressToken?: unknown } }, extra as Extra),
-          );
+          const result = await gateway.dispatch('resources/read', request.params, {
+            caller: caller(),
+            protocolVersion: protocolVersion(),
+            ...forwarding(request.params as { _meta?: { progressToken?: unknown } }, extra as Extra),
+          });
           return result as never;
         }),
       ),
@@ -259,9 +261,10 @@ export function createEndpointServer(
         refusals(async () => {
           const known = gateway.resources.shown(request.params.uri);
           if (known !== undefined && subscribed.has(known)) return {};
-          const shown = await gateway.subscribe(request.params.uri, true, caller());
+          const shown = await gateway.dispatch('resources/subscribe', request.params, { caller: caller() });
           // A second subscribe to the same URI that ran at the same time: counted once.
-          if (subscribed.has(shown)) await gateway.subscribe(shown, false, identity);
+          if (subscribed.has(shown))
+            await gateway.dispatch('resources/unsubscribe', { uri: shown }, { caller: identity });
           subscribed.add(shown);
           return {};
         }),
@@ -271,7 +274,7 @@ export function createEndpointServer(
           const named = gateway.resources.named(request.params.uri);
           const known = named ? gateway.resources.clientUri(named.server, named.uri) : undefined;
           if (known !== undefined && subscribed.delete(known))
-            await gateway.subscribe(known, false, identity);
+            await gateway.dispatch('resources/unsubscribe', { uri: known }, { caller: identity });
           return {};
         }),
       );
@@ -288,7 +291,8 @@ export function createEndpointServer(
   const endResources = () => {
     gateway.off('resourcesChanged', onResources);
     gateway.off('resourceUpdated', onResourceUpdated);
-    for (const uri of subscribed) gateway.subscribe(uri, false, identity).catch(() => {});
+    for (const uri of subscribed)
+      gateway.dispatch('resources/unsubscribe', { uri }, { caller: identity }).catch(() => {});
     subscribed.clear();
   };
   // --- end resources ---
@@ -302,7 +306,7 @@ export function createEndpointServer(
       if (!isLogLevel(level))
         throw rpcError(ErrorCode.InvalidParams, `ringfence: unknown log level ${level}`);
       threshold = level;
-      await gateway.setLoggingLevel(level, identity);
+      await gateway.dispatch('logging/setLevel', { level }, { caller: identity });
       return {};
     });
   }

@@ -10,27 +10,25 @@ import type { SchemaChecks } from '../ports/schema.js';
 import type { Upstream } from '../ports/upstream.js';
 import { startupMark } from '../util/startup.js';
 import type { WithheldEntry } from './catalog.js';
-import { type CompletionAnswer, completePrompt } from './completion.js';
-import { HeldLogs } from './held-logs.js';
-import { localFailureResult } from './local-failure.js';
-import { forwardLogLevel } from './log-levels.js';
-import { DEFAULT_LOG_RATE, type LogRateOptions, LogRelay, type RelayedLog } from './log-relay.js';
+import type { CompletionAnswer } from './completion.js';
 import {
-  CallRefused,
-  type ForwardedRequest,
-  lookup,
-  type PipelineDeps,
-  type PromptResult,
-  type ReadResult,
-  runForward,
-} from './pipeline/index.js';
-import { refusedText } from './refused.js';
+  type ClientMethod,
+  type ClientMethods,
+  type DispatchContext,
+  type DispatchDeps,
+  dispatch,
+} from './dispatch.js';
+import { HeldLogs } from './held-logs.js';
+import { DEFAULT_LOG_RATE, type LogRateOptions, LogRelay, type RelayedLog } from './log-relay.js';
+import type { PipelineDeps, PromptResult, ReadResult } from './pipeline/index.js';
 import { type OfferedCapabilities, policyRefOf, ServerRegistry, type ServerState } from './registry.js';
-import { readThrough, Subscriptions } from './resource-reads.js';
+import { Subscriptions } from './resource-reads.js';
 import type { ResourceIndex } from './resources.js';
 import { SERVER_INFO } from './server-info.js';
 import { type RequestSink, ServerRequests } from './server-requests.js';
-import { withheldRefusal } from './withheld.js';
+
+/** The client's cancel and progress sink, for a forwarded request. */
+type Forwarding = Pick<DispatchContext, 'signal' | 'onProgress'>;
 
 export type { OfferedCapabilities, ServerState } from './registry.js';
 
@@ -85,6 +83,7 @@ export class Gateway extends EventEmitter<{
   private readonly heldLogs: HeldLogs;
   private readonly serverRequests: ServerRequests;
   private readonly subscriptions: Subscriptions;
+  private readonly dispatchDeps: DispatchDeps;
 
   constructor(readonly options: GatewayOptions) {
     super();
@@ -116,6 +115,12 @@ export class Gateway extends EventEmitter<{
       (s) => this.registry.target(s),
       () => this.pipelineDeps(),
     );
+    this.dispatchDeps = {
+      registry: this.registry,
+      subscriptions: this.subscriptions,
+      pipeline: () => this.pipelineDeps(),
+      log: options.log,
+    };
   }
 
   /** Resources and templates clients may read (the registry's). */
@@ -206,127 +211,69 @@ export class Gateway extends EventEmitter<{
     return this.registry.withheld();
   }
 
-  /** Why a name is not served: withheld (with the command that would expose it) or unknown. */
-  private notListed(kind: 'tool' | 'prompt', name: string, unknown: string): string {
-    return withheldRefusal(this.withheld(), kind, name, this.registry.naming) ?? `ringfence: ${unknown}`;
+  /**
+   * Answer one client method (`dispatch.ts`): what every codec calls, whatever its protocol era.
+   * A refusal of a method with no error result is thrown as a `CallRefused`.
+   */
+  dispatch<M extends ClientMethod>(
+    method: M,
+    params: ClientMethods[M]['params'],
+    context: DispatchContext,
+  ): Promise<ClientMethods[M]['result']> {
+    return dispatch(this.dispatchDeps, method, params, context);
   }
 
-  /**
-   * Run one call through the pipeline; refusals come back as error results that say why.
-   * `protocolVersion` is what the endpoint negotiated with this client (undefined: none). `call`
-   * carries the client's cancel and, when it asked for progress, where progress goes.
-   */
-  async callTool(
+  // The methods by name, each one `dispatch` (for the CLI and tests; a codec calls `dispatch`).
+
+  /** `tools/call`: refusals come back as error results that say why. */
+  callTool(
     name: string,
     args: unknown,
     caller: Caller,
     protocolVersion: string | undefined,
-    call: Pick<ForwardedRequest, 'signal' | 'onProgress'> = {},
+    call: Forwarding = {},
   ): Promise<CallToolResult> {
-    const found = lookup(this.registry.exposedTools, name, 'tool');
-    if (!found.pass) throw new CallRefused('UNKNOWN_TOOL', this.notListed('tool', name, found.what));
-    const { entry } = found;
-    return runForward(this.pipelineDeps(), {
-      method: 'tools/call',
-      entry,
-      args,
-      caller,
-      ...this.registry.target(entry.server),
-      protocolVersion,
-      ...call,
-    }).catch((error: unknown) => localFailureResult(error, name));
+    return this.dispatch('tools/call', { name, arguments: args }, { caller, protocolVersion, ...call });
   }
 
-  /**
-   * Run one prompt request through the pipeline. `prompts/get` has no error result, so every
-   * refusal is thrown as a `CallRefused` that says why (the endpoint sends it as a JSON-RPC error).
-   * `protocolVersion` and `call`, as for `callTool`, decide what the messages' content may carry
-   * and carry the client's cancel and progress.
-   */
-  async getPrompt(
+  /** `prompts/get`: every refusal is thrown as a `CallRefused`. */
+  getPrompt(
     name: string,
     args: unknown,
     caller: Caller,
     protocolVersion: string | undefined,
-    call: Pick<ForwardedRequest, 'signal' | 'onProgress'> = {},
+    call: Forwarding = {},
   ): Promise<PromptResult> {
-    const found = lookup(this.registry.exposedPrompts, name, 'prompt');
-    if (!found.pass) throw new CallRefused('UNKNOWN_PROMPT', this.notListed('prompt', name, found.what));
-    const { entry } = found;
-    const reply = await runForward(this.pipelineDeps(), {
-      method: 'prompts/get',
-      entry,
-      args,
-      caller,
-      ...this.registry.target(entry.server),
-      protocolVersion,
-      ...call,
-    }).catch((error: unknown) => localFailureResult(error, name));
-    const refused = refusedText(reply);
-    if (refused !== undefined) throw new CallRefused('REFUSED', refused);
-    return reply as PromptResult;
+    return this.dispatch('prompts/get', { name, arguments: args }, { caller, protocolVersion, ...call });
   }
 
-  /** `resources/read` through the pipeline (see `readThrough`); every refusal is a `CallRefused`. */
+  /** `resources/read`: every refusal is a `CallRefused`. */
   readResource(
     uri: string,
     caller: Caller,
     protocolVersion: string | undefined,
-    call: Pick<ForwardedRequest, 'signal' | 'onProgress'> = {},
+    call: Forwarding = {},
   ): Promise<ReadResult> {
-    const deps = { pipeline: this.pipelineDeps(), target: (s: string) => this.registry.target(s) };
-    return readThrough(this.resources, deps, { uri, caller, protocolVersion, call });
+    return this.dispatch('resources/read', { uri }, { caller, protocolVersion, ...call });
   }
 
-  /**
-   * `resources/subscribe` or (with `on` false) unsubscribe, counted over sessions and decided
-   * through the pipeline (see `Subscriptions`); every refusal is a `CallRefused`.
-   */
+  /** `resources/subscribe` or (with `on` false) unsubscribe; returns the URI as clients are shown it. */
   subscribe(uri: string, on: boolean, caller: Caller = {}): Promise<string> {
-    return this.subscriptions
-      .set(uri, on, caller)
-      .catch(refusedLocally(on ? 'the subscription' : 'the unsubscription'));
+    return this.dispatch(on ? 'resources/subscribe' : 'resources/unsubscribe', { uri }, { caller });
   }
 
-  /** `completion/complete`, for an exposed prompt or template only, through the pipeline (see `completePrompt`). */
+  /** `completion/complete`, for an exposed prompt or template only. */
   complete(
     params: Record<string, unknown>,
     caller: Caller = {},
     call: { signal?: AbortSignal } = {},
   ): Promise<CompletionAnswer> {
-    const deps = {
-      pipeline: this.pipelineDeps(),
-      caller,
-      target: (s: string) => this.registry.target(s),
-      template: (uri: string) => this.resources.template(uri),
-    };
-    return completePrompt(this.registry.exposedPrompts, params, deps, call).catch(
-      refusedLocally('the completion'),
-    );
+    return this.dispatch('completion/complete', params, { caller, ...call });
   }
 
-  /**
-   * `logging/setLevel`, forwarded through the pipeline to every running server that offers
-   * logging: each server's whole-server rules decide whether it is told (an `ask` rule does not:
-   * nobody is asked about a log level), with a decision and a result entry. The level is shared:
-   * the servers are shared by every client session, so the last level set wins. A server not
-   * told is named on stderr; the session's own filter is set whatever the servers were told.
-   */
+  /** `logging/setLevel`, forwarded to every running server that offers logging and may be told. */
   async setLoggingLevel(level: string, caller: Caller = {}): Promise<void> {
-    // A server held at first sight is not told: nothing of a client reaches it either, and its
-    // log messages are dropped whatever level it logs at.
-    const targets = this.registry
-      .running()
-      .filter(
-        ([name, upstream]) =>
-          upstream.capabilities().logging && this.registry.catalogOf(name)?.awaitingReview !== true,
-      );
-    const deps = this.pipelineDeps();
-    await Promise.all(
-      targets.map(([name, upstream]) =>
-        forwardLogLevel(deps, { name, upstream }, level, caller, this.options.log),
-      ),
-    );
+    await this.dispatch('logging/setLevel', { level }, { caller });
   }
 
   private pipelineDeps(): PipelineDeps {
@@ -346,15 +293,4 @@ export class Gateway extends EventEmitter<{
     this.heldLogs.close();
     await this.registry.close();
   }
-}
-
-/**
- * For a method answered with a JSON-RPC error: an audit write that failed refuses the request, as
- * it refuses a call (`localFailureResult`: nothing was forwarded, and the fix is named).
- */
-function refusedLocally(label: string): (error: unknown) => never {
-  return (error) => {
-    if (error instanceof CallRefused) throw error;
-    throw new CallRefused('REFUSED', refusedText(localFailureResult(error, label)) as string);
-  };
 }

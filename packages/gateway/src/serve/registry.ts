@@ -6,7 +6,7 @@ import type { AuditSink } from '../ports/audit.js';
 import { UpstreamError } from '../ports/errors.js';
 import type { PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
-import type { Upstream, UpstreamCapabilities } from '../ports/upstream.js';
+import type { Upstream, UpstreamCapabilities, UpstreamRequests } from '../ports/upstream.js';
 import { redactedLine } from '../text/redact.js';
 import { rendered } from '../text/render.js';
 import { startupMark } from '../util/startup.js';
@@ -48,7 +48,7 @@ export function policyRefOf(policy: PolicyView): PipelineDeps['policyRef'] {
 
 /** Where a request for one server goes: its upstream while it runs, or why it does not. */
 export interface Target {
-  readonly upstream: Upstream | undefined;
+  readonly upstream: UpstreamRequests | undefined;
   readonly unavailableReason: string;
 }
 
@@ -337,7 +337,7 @@ export class ServerRegistry {
   }
 
   /** The running servers and their upstreams, in start order. */
-  running(): [string, Upstream][] {
+  running(): [string, UpstreamRequests][] {
     return [...this.upstreams].filter(([name]) => this.states.get(name)?.status === 'running');
   }
 

@@ -1,4 +1,4 @@
-import { DEFAULT_CALL_LIMITS } from '../../config/limits.js';
+import { type CallLimits, DEFAULT_CALL_LIMITS } from '../../config/limits.js';
 import type {
   CallOptions,
   PromptListing,
@@ -12,7 +12,7 @@ import type {
 
 /**
  * The one test double of the `Upstream` port. By default a server that starts, lists what it was
- * given, and answers every request with an empty success; a test changes what it needs through
+ * given, and answers every request with an empty success (a read fails: there is nothing to read); a test changes what it needs through
  * `script` (or a subclass overriding a method) and plays the server's side with `sendLog`,
  * `sendListChanged`, `sendResourceUpdated`, `sendRequest` and `lose`. Every request it receives is
  * recorded in `received`, in order, so a test can say what reached the server (and what did not).
@@ -27,6 +27,8 @@ export interface FakeScript {
   /** Overrides of what the server declares it offers. */
   readonly capabilities?: Partial<UpstreamCapabilities>;
   readonly destination?: string;
+  /** Its entry's limits, over the defaults. */
+  readonly limits?: Partial<CallLimits>;
   readonly start?: () => Promise<void>;
   readonly callTool?: (name: string, args: Record<string, unknown>, options?: CallOptions) => Promise<unknown>;
   readonly getPrompt?: (name: string, args: Record<string, string>, options?: CallOptions) => Promise<unknown>;
@@ -43,7 +45,7 @@ export interface Received {
 }
 
 export class FakeUpstream implements Upstream {
-  readonly limits = DEFAULT_CALL_LIMITS;
+  readonly limits: CallLimits;
   readonly destination: string;
   readonly received: Received[] = [];
   closed = false;
@@ -60,6 +62,7 @@ export class FakeUpstream implements Upstream {
     protected readonly script: FakeScript = {},
   ) {
     this.destination = script.destination ?? 'remote fake';
+    this.limits = { ...DEFAULT_CALL_LIMITS, ...script.limits };
   }
 
   async start(): Promise<void> {
@@ -101,7 +104,8 @@ export class FakeUpstream implements Upstream {
   }
   async readResource(uri: string, options?: CallOptions): Promise<unknown> {
     this.received.push({ method: 'resources/read', params: { uri } });
-    return this.script.readResource ? this.script.readResource(uri, options) : { contents: [] };
+    if (!this.script.readResource) throw new Error('this fake upstream offers no resources to read');
+    return this.script.readResource(uri, options);
   }
   async complete(params: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<unknown> {
     this.received.push({ method: 'completion/complete', params });

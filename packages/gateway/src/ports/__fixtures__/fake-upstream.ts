@@ -152,10 +152,14 @@ export class FakeUpstream implements Upstream {
     this.listeners.resourceUpdated?.(uri);
   }
   /** The server asks the client something (sampling, elicitation); refused when nobody listens. */
-  sendRequest(method: Parameters<ServerRequestHandler>[0]['method'], params: unknown): Promise<unknown> {
+  sendRequest(
+    method: Parameters<ServerRequestHandler>[0]['method'],
+    params: unknown,
+    signal: AbortSignal = new AbortController().signal,
+  ): Promise<unknown> {
     const handler = this.listeners.serverRequest;
     if (!handler) return Promise.reject(new Error('no handler for server requests'));
-    return handler({ method, params, signal: new AbortController().signal });
+    return handler({ method, params, signal });
   }
   /** The connection is lost outside of close(). */
   lose(reason: string): void {

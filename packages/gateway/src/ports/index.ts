@@ -15,5 +15,6 @@ export {
   type ToolListing,
   type Upstream,
   type UpstreamCapabilities,
+  type UpstreamRequests,
   type UpstreamTimeouts,
 } from './upstream.js';

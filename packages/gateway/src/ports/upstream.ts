@@ -179,3 +179,23 @@ export interface ContainedServer {
 
 /** Hands out a ContainedServer for a registered container server (provided by the runtime). */
 export type ContainerLauncher = (config: ContainerServerConfig) => ContainedServer;
+
+/**
+ * The narrow side of the port, all the dispatcher and the pipeline see of a server: what it
+ * offers, its limits, and the requests a client's request becomes. Creating, starting, listing,
+ * listening to and closing an upstream are the registry's (`serve/registry.ts`), which alone
+ * holds the whole `Upstream`.
+ */
+export type UpstreamRequests = Pick<
+  Upstream,
+  | 'name'
+  | 'destination'
+  | 'limits'
+  | 'capabilities'
+  | 'callTool'
+  | 'getPrompt'
+  | 'readResource'
+  | 'complete'
+  | 'subscribeResource'
+  | 'setLoggingLevel'
+>;

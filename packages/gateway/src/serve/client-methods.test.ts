@@ -135,7 +135,7 @@ describe('through the endpoint, under a policy denying the server', () => {
       /no-interns/,
     );
     await intern.client.unsubscribeResource({ uri: 'ringfence:s/test://x' });
-    s.updated?.('test://x');
+    s.sendResourceUpdated('test://x');
     await lead.client.ping();
     await intern.client.ping();
     expect(lead.updates).toEqual(['ringfence:s/test://x']);

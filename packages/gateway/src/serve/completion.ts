@@ -1,5 +1,5 @@
 import type { Caller } from '../ports/caller.js';
-import type { Upstream } from '../ports/upstream.js';
+import type { UpstreamRequests } from '../ports/upstream.js';
 import type { PromptEntry, TemplateEntry } from './catalog.js';
 import {
   CallRefused,
@@ -67,7 +67,7 @@ export async function completePrompt(
   deps: {
     pipeline: PipelineDeps;
     caller: Caller;
-    target: (server: string) => { upstream: Upstream | undefined; unavailableReason: string };
+    target: (server: string) => { upstream: UpstreamRequests | undefined; unavailableReason: string };
     template: (exposedUriTemplate: string) => TemplateEntry | undefined;
   },
   call: { signal?: AbortSignal } = {},

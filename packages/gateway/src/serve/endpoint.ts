@@ -7,6 +7,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import { GatewayError, WireError } from '../errors.js';
 import type { DefinitionKind } from '../pins/kinds.js';
 import type { Caller } from '../ports/caller.js';
 import type { CallProgress } from '../ports/upstream.js';
@@ -18,11 +19,11 @@ import { SERVER_INFO } from './server-info.js';
 import { type RequestSink, SERVER_REQUEST_TIMEOUT_MS } from './server-requests.js';
 
 /**
- * A JSON-RPC error with the bare text and its code: the SDK sends the message as given, and a
- * client's SDK may add its own `MCP error CODE: ` prefix once.
+ * A JSON-RPC error with the bare text and its code: the SDK sends the message as given (it reads
+ * the number off `.code`), and a client's SDK may add its own `MCP error CODE: ` prefix once.
  */
-export function rpcError(code: number, message: string): Error {
-  return new ProtocolError(code, message);
+export function rpcError(code: number, message: string): WireError {
+  return new WireError(code, message);
 }
 
 type Extra = ServerContext;
@@ -141,17 +142,18 @@ export function createEndpointServer(
     },
   };
 
-  server.setRequestHandler('tools/list', async () => ({ tools: gateway.listTools() as never[] }));
+  server.setRequestHandler('tools/list', async () => {
+    const { tools } = await gateway.dispatch('tools/list', {}, { caller: identity });
+    return { tools: tools as never[] };
+  });
   server.setRequestHandler('tools/call', async (request, extra) => {
     const result = await refusals(() =>
       tracked('tool', request.params.name, extra, () =>
-        gateway.callTool(
-          request.params.name,
-          request.params.arguments,
-          caller(),
-          protocolVersion(),
-          forwarding(request.params, extra),
-        ),
+        gateway.dispatch('tools/call', request.params, {
+          caller: caller(),
+          protocolVersion: protocolVersion(),
+          ...forwarding(request.params, extra),
+        }),
       ),
     );
     // The pipeline's result, already checked and sanitised; typed looser than the SDK's.
@@ -159,19 +161,18 @@ export function createEndpointServer(
   });
 
   if (capabilities.prompts) {
-    server.setRequestHandler('prompts/list', async () => ({
-      prompts: gateway.listPrompts() as never[],
-    }));
+    server.setRequestHandler('prompts/list', async () => {
+      const { prompts } = await gateway.dispatch('prompts/list', {}, { caller: identity });
+      return { prompts: prompts as never[] };
+    });
     server.setRequestHandler('prompts/get', { params: GetPromptParams }, async (params, extra) =>
       refusals(() =>
         tracked('prompt', params.name, extra, async () => {
-          const result = await gateway.getPrompt(
-            params.name,
-            params.arguments,
-            caller(),
-            protocolVersion(),
-            forwarding(params as { _meta?: { progressToken?: unknown } }, extra),
-          );
+          const result = await gateway.dispatch('prompts/get', params, {
+            caller: caller(),
+            protocolVersion: protocolVersion(),
+            ...forwarding(params as { _meta?: { progressToken?: unknown } }, extra),
+          });
           return result as never;
         }),
       ),
@@ -182,7 +183,8 @@ export function createEndpointServer(
     server.setRequestHandler('completion/complete', async (request, extra) =>
       refusals(
         async () =>
-          (await gateway.complete(request.params as Record<string, unknown>, identity, {
+          (await gateway.dispatch('completion/complete', request.params as Record<string, unknown>, {
+            caller: identity,
             signal: extra.mcpReq.signal,
           })) as never,
       ),
@@ -193,21 +195,22 @@ export function createEndpointServer(
   // The URIs this session subscribed to, as clients are shown them: updates go to these only.
   const subscribed = new Set<string>();
   if (capabilities.resources) {
-    server.setRequestHandler('resources/list', async () => ({
-      resources: gateway.resources.listResources() as never[],
-    }));
-    server.setRequestHandler('resources/templates/list', async () => ({
-      resourceTemplates: gateway.resources.listTemplates() as never[],
-    }));
+    server.setRequestHandler('resources/list', async () => {
+      const { resources } = await gateway.dispatch('resources/list', {}, { caller: identity });
+      return { resources: resources as never[] };
+    });
+    server.setRequestHandler('resources/templates/list', async () => {
+      const listed = await gateway.dispatch('resources/templates/list', {}, { caller: identity });
+      return { resourceTemplates: listed.resourceTemplates as never[] };
+    });
     server.setRequestHandler('resources/read', async (request, extra) =>
       refusals(() =>
         tracked('resource', request.params.uri, extra, async () => {
-          const result = await gateway.readResource(
-            request.params.uri,
-            caller(),
-            protocolVersion(),
-            forwarding(request.params as { _meta?: { progressToken?: unknown } }, extra),
-          );
+          const result = await gateway.dispatch('resources/read', request.params, {
+            caller: caller(),
+            protocolVersion: protocolVersion(),
+            ...forwarding(request.params as { _meta?: { progressToken?: unknown } }, extra),
+          });
           return result as never;
         }),
       ),
@@ -220,9 +223,10 @@ export function createEndpointServer(
         refusals(async () => {
           const known = gateway.resources.shown(request.params.uri);
           if (known !== undefined && subscribed.has(known)) return {};
-          const shown = await gateway.subscribe(request.params.uri, true, caller());
+          const shown = await gateway.dispatch('resources/subscribe', request.params, { caller: caller() });
           // A second subscribe to the same URI that ran at the same time: counted once.
-          if (subscribed.has(shown)) await gateway.subscribe(shown, false, identity);
+          if (subscribed.has(shown))
+            await gateway.dispatch('resources/unsubscribe', { uri: shown }, { caller: identity });
           subscribed.add(shown);
           return {};
         }),
@@ -232,7 +236,7 @@ export function createEndpointServer(
           const named = gateway.resources.named(request.params.uri);
           const known = named ? gateway.resources.clientUri(named.server, named.uri) : undefined;
           if (known !== undefined && subscribed.delete(known))
-            await gateway.subscribe(known, false, identity);
+            await gateway.dispatch('resources/unsubscribe', { uri: known }, { caller: identity });
           return {};
         }),
       );
@@ -249,7 +253,8 @@ export function createEndpointServer(
   const endResources = () => {
     gateway.off('resourcesChanged', onResources);
     gateway.off('resourceUpdated', onResourceUpdated);
-    for (const uri of subscribed) gateway.subscribe(uri, false, identity).catch(() => {});
+    for (const uri of subscribed)
+      gateway.dispatch('resources/unsubscribe', { uri }, { caller: identity }).catch(() => {});
     subscribed.clear();
   };
   // --- end resources ---
@@ -263,7 +268,7 @@ export function createEndpointServer(
       if (!isLogLevel(level))
         throw rpcError(ProtocolErrorCode.InvalidParams, `ringfence: unknown log level ${level}`);
       threshold = level;
-      await gateway.setLoggingLevel(level, identity);
+      await gateway.dispatch('logging/setLevel', { level }, { caller: identity });
       return {};
     });
   }

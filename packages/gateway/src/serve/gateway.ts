@@ -1,54 +1,36 @@
 import { EventEmitter } from 'node:events';
-import { type Naming, PREFIXED } from '../catalog/present.js';
+import type { Naming } from '../catalog/present.js';
 import type { ServerConfig } from '../config/servers.js';
 import type { DefinitionKind } from '../pins/kinds.js';
 import type { PinStore } from '../pins/store.js';
 import type { AuditSink } from '../ports/audit.js';
 import type { Caller, CallToolResult } from '../ports/caller.js';
-import { UpstreamError } from '../ports/errors.js';
 import { LOCAL_ONLY, type PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
-import type { Upstream, UpstreamCapabilities } from '../ports/upstream.js';
-import { redactedLine } from '../text/redact.js';
-import { rendered } from '../text/render.js';
+import type { Upstream } from '../ports/upstream.js';
 import { startupMark } from '../util/startup.js';
-import { withTimeout } from '../util/timeout.js';
+import type { WithheldEntry } from './catalog.js';
+import type { CompletionAnswer } from './completion.js';
 import {
-  buildServerCatalog,
-  type CatalogEntry,
-  type PromptEntry,
-  type ServerCatalog,
-  type WithheldEntry,
-  withheldLine,
-} from './catalog.js';
-import { type CompletionAnswer, completePrompt } from './completion.js';
-import {
-  catalogReport,
-  type Exposed,
-  exposureDecisions,
-  outcomeKeys,
-  shownLabel,
-  withheldKey,
-} from './exposure.js';
-import { listServerDefinitions } from './listings.js';
-import { localFailureResult } from './local-failure.js';
-import { forwardLogLevel } from './log-levels.js';
+  type ClientMethod,
+  type ClientMethods,
+  type DispatchContext,
+  type DispatchDeps,
+  dispatch,
+} from './dispatch.js';
+import { HeldLogs } from './held-logs.js';
 import { DEFAULT_LOG_RATE, type LogRateOptions, LogRelay, type RelayedLog } from './log-relay.js';
-import {
-  CallRefused,
-  type ForwardedRequest,
-  lookup,
-  type PipelineDeps,
-  type PromptResult,
-  type ReadResult,
-  runForward,
-} from './pipeline/index.js';
-import { refusedText } from './refused.js';
-import { readThrough, Subscriptions } from './resource-reads.js';
-import { ResourceIndex } from './resources.js';
+import type { PipelineDeps, PromptResult, ReadResult } from './pipeline/index.js';
+import { type OfferedCapabilities, policyRefOf, ServerRegistry, type ServerState } from './registry.js';
+import { Subscriptions } from './resource-reads.js';
+import type { ResourceIndex } from './resources.js';
 import { SERVER_INFO } from './server-info.js';
-import { declaredEntry, type RequestSink, ServerRequests } from './server-requests.js';
-import { firstSightOf, withheldRefusal } from './withheld.js';
+import { type RequestSink, ServerRequests } from './server-requests.js';
+
+/** The client's cancel and progress sink, for a forwarded request. */
+type Forwarding = Pick<DispatchContext, 'signal' | 'onProgress'>;
+
+export type { OfferedCapabilities, ServerState } from './registry.js';
 
 export interface GatewayOptions {
   readonly servers: readonly ServerConfig[];
@@ -79,18 +61,13 @@ export interface GatewayOptions {
   readonly notice?: string;
 }
 
-/** The capabilities a client is offered: what at least one running server offers. */
-export type OfferedCapabilities = UpstreamCapabilities;
-
-export type ServerState =
-  | { readonly status: 'running'; readonly catalog: ServerCatalog }
-  | { readonly status: 'failed' | 'stopped'; readonly reason: string; readonly catalog?: ServerCatalog };
-
 /**
- * The gateway's heart: starts every upstream at once, builds the catalog (tools and prompts) in
- * config order, runs each call and prompt request through the pipeline, and relays completions
- * and log messages. Emits `catalogChanged` when the exposed tools change, `promptsChanged` when
- * the exposed prompts change, and `log` for each server log message that passes its rate limit.
+ * The gateway as one piece, composed of: the registry (`registry.ts`: starts the servers, keeps
+ * the catalog, audits what is exposed), the relay of their log messages (`held-logs.ts`,
+ * `log-relay.ts`), their sampling and elicitation requests (`server-requests.ts`), and the client
+ * methods, each run through the pipeline. Emits `catalogChanged` when the exposed tools change,
+ * `promptsChanged` when the exposed prompts change, and `log` for each server log message that
+ * passes its rate limit.
  */
 export class Gateway extends EventEmitter<{
   catalogChanged: [];
@@ -101,14 +78,12 @@ export class Gateway extends EventEmitter<{
   log: [RelayedLog];
 }> {
   readonly policy: PolicyView;
-  private readonly upstreams = new Map<string, Upstream>();
-  private readonly states = new Map<string, ServerState>();
-  private catalog = new Map<string, CatalogEntry>();
-  private prompts = new Map<string, PromptEntry>();
+  readonly registry: ServerRegistry;
   private readonly logs: LogRelay;
+  private readonly heldLogs: HeldLogs;
   private readonly serverRequests: ServerRequests;
-  readonly resources: ResourceIndex;
   private readonly subscriptions: Subscriptions;
+  private readonly dispatchDeps: DispatchDeps;
 
   constructor(readonly options: GatewayOptions) {
     super();
@@ -116,21 +91,41 @@ export class Gateway extends EventEmitter<{
     // ends): the number is that of live sessions, which --http bounds per token, not a leak.
     this.setMaxListeners(0);
     this.policy = options.policy ?? LOCAL_ONLY;
-    this.resources = new ResourceIndex(
-      this.naming,
-      this.naming.prefixed ? undefined : options.servers[0]?.name,
-    );
-    this.subscriptions = new Subscriptions(
-      this.resources,
-      (s) => this.target(s),
-      () => this.pipelineDeps(),
-    );
     this.logs = new LogRelay((log) => this.emit('log', log), options.logRate ?? DEFAULT_LOG_RATE);
     this.serverRequests = new ServerRequests({
       audit: options.audit,
       policy: this.policy,
       policyRef: () => this.policyRef(),
     });
+    this.registry = new ServerRegistry({
+      ...options,
+      policy: this.policy,
+      changed: (change) => this.emit(change),
+      attach: (config, upstream) => this.attach(config, upstream),
+      listed: (config, catalog) => this.heldLogs.listed(config, catalog),
+    });
+    this.heldLogs = new HeldLogs({
+      policy: this.policy,
+      relay: this.logs,
+      catalogOf: (server) => this.registry.catalogOf(server),
+      log: options.log,
+    });
+    this.subscriptions = new Subscriptions(
+      this.resources,
+      (s) => this.registry.target(s),
+      () => this.pipelineDeps(),
+    );
+    this.dispatchDeps = {
+      registry: this.registry,
+      subscriptions: this.subscriptions,
+      pipeline: () => this.pipelineDeps(),
+      log: options.log,
+    };
+  }
+
+  /** Resources and templates clients may read (the registry's). */
+  get resources(): ResourceIndex {
+    return this.registry.resources;
   }
 
   /** Start all servers concurrently; a server that fails is reported and skipped. */
@@ -140,246 +135,38 @@ export class Gateway extends EventEmitter<{
       refs: { pid: process.pid, version: SERVER_INFO.version, ...this.policyRef() },
     });
     startupMark('gateway: start entry written');
-    await Promise.all(this.options.servers.map((config) => this.startServer(config)));
-    this.rebuildCatalog();
-    startupMark('gateway: catalog built');
+    await this.registry.start();
   }
 
-  private async startServer(config: ServerConfig): Promise<void> {
-    const timeoutMs = this.options.startTimeoutMs ?? 60_000;
-    let upstream: Upstream | undefined;
-    try {
-      upstream = this.options.createUpstream(declaredEntry(config, this.policy));
-      const started = upstream;
-      started.onLog((params) => {
-        const catalog = this.states.get(config.name)?.catalog;
-        if (!this.held(config)) this.logs.relay(config.name, params);
-        else if (catalog) this.dropHeld(config.name, 1);
-        else this.early.set(config.name, (this.early.get(config.name) ?? 0) + 1);
-      });
-      started.onServerRequest((request) => this.serverRequests.handle(config, request));
-      started.onResourceUpdated((uri) => {
-        if (this.held(config)) return;
-        const shown = this.subscriptions.updated(config.name, uri);
-        if (shown !== undefined) this.emit('resourceUpdated', shown);
-      });
-      // One budget for starting and listing together.
-      const catalog = await withTimeout(
-        started.start().then(() => {
-          startupMark(`${config.name}: started`);
-          return this.listServer(started);
-        }),
-        timeoutMs,
-        () =>
-          new UpstreamError(
-            'SERVER_START_TIMEOUT',
-            `it did not start within ${Math.round(timeoutMs / 1000)} s`,
-          ),
-      );
-      this.upstreams.set(config.name, started);
-      this.states.set(config.name, { status: 'running', catalog });
-      const early = this.early.get(config.name) ?? 0;
-      this.early.delete(config.name);
-      if (early > 0 && catalog.awaitingReview) this.dropHeld(config.name, early);
-      else if (early > 0)
-        this.options.log(
-          `ringfence: ${config.name}: dropped ${early} log message(s) it sent while starting, before its listing showed it is not awaiting a first review; later ones are relayed.`,
-        );
-      started.onListChanged(() => void this.refresh(config.name));
-      started.onClosed((reason) => this.markStopped(config.name, reason));
-      this.report(catalog);
-      if (
-        catalog.entries.length === 0 &&
-        catalog.prompts.length === 0 &&
-        catalog.withheld.every((w) => w.kind === 'filtered') &&
-        catalog.withheld.length > 0
-      ) {
-        this.options.log(
-          `ringfence: ${config.name}: every tool is filtered out by the allowlists; the server was stopped.`,
-        );
-        await this.stopServer(config.name, 'every tool is filtered out');
-      }
-    } catch (error) {
-      const reason = (error as Error).message;
-      this.states.set(config.name, { status: 'failed', reason });
-      this.options.log(`ringfence: ${config.name} failed to start and is skipped: ${redactedLine(reason)}`);
-      await upstream?.close().catch(() => {});
-    }
-  }
-
-  /** Log messages dropped per server held at first sight (see `held`). */
-  private readonly heldLogs = new Map<string, number>();
-
-  /**
-   * Whether nothing of `config`'s server may reach a client: it awaits its first review (first
-   * sight withholds and nothing of it was ever approved). Before its listing is known, a server
-   * that first sight would withhold counts as held, since its listing may yet show it is new.
-   */
-  private held(config: ServerConfig): boolean {
-    const catalog = this.states.get(config.name)?.catalog;
-    if (catalog) return catalog.awaitingReview;
-    return firstSightOf(this.policy, config.name, config.review_first === true).mode === 'withhold';
-  }
-
-  /** Log messages dropped before a server's listing said whether it is held. */
-  private readonly early = new Map<string, number>();
-
-  /** Count a held server's dropped log messages; the first drop of a start is said on stderr. */
-  private dropHeld(name: string, dropped: number): void {
-    const before = this.heldLogs.get(name) ?? 0;
-    this.heldLogs.set(name, before + dropped);
-    if (before === 0)
-      this.options.log(
-        `ringfence: ${name} awaits its first review, so its log messages are dropped, not relayed to clients (how many is said when the gateway stops). Read its definitions with: ringfence mcp pins show ${name}, then approve at a terminal with: ringfence mcp pins approve ${name}`,
-      );
-  }
-
-  private async listServer(upstream: Upstream, previous?: ServerCatalog): Promise<ServerCatalog> {
-    const config = this.options.servers.find((s) => s.name === upstream.name)!;
-    const listed = await listServerDefinitions(upstream);
-    const catalog = await buildServerCatalog({
-      server: upstream.name,
-      destination: upstream.destination,
-      ...listed,
-      localAllow: config.allow_tools,
-      reviewFirst: config.review_first === true,
-      pins: this.options.pins,
-      guard: this.options.guard,
-      policy: this.policy,
-      naming: this.naming,
+  /** What the gateway hears of one server: its log messages, requests and resource updates. */
+  private attach(config: ServerConfig, upstream: Upstream): void {
+    upstream.onLog((params) => this.heldLogs.message(config, params));
+    upstream.onServerRequest((request) => this.serverRequests.handle(config, request));
+    upstream.onResourceUpdated((uri) => {
+      if (this.heldLogs.held(config)) return;
+      const shown = this.subscriptions.updated(config.name, uri);
+      if (shown !== undefined) this.emit('resourceUpdated', shown);
     });
-    await this.auditExposure(catalog, previous);
-    return catalog;
   }
 
   /** The policy as audit entries name it. */
-  policyRef(): { policy?: { name: string; digest: `sha256:${string}`; signer: string } } {
-    const ref = this.policy.ref;
-    return ref
-      ? { policy: { name: ref.name, digest: ref.digest as `sha256:${string}`, signer: ref.signer } }
-      : {};
-  }
-
-  private get naming(): Naming {
-    return this.options.naming ?? PREFIXED;
-  }
-
-  /**
-   * One `expose` decision per tool and prompt: at start for all, on a re-list only for those
-   * whose outcome changed, so a server repeating "list changed" cannot grow the log with copies.
-   */
-  private async auditExposure(catalog: ServerCatalog, previous?: ServerCatalog): Promise<void> {
-    // Queued together: the log batches them into few writes.
-    await Promise.all(
-      exposureDecisions(catalog, previous).map((refs) =>
-        this.options.audit.append({
-          type: 'mcp.decision',
-          refs: { phase: 'expose', ...refs, ...this.policyRef() } as never,
-        }),
-      ),
-    );
-  }
-
-  private report(catalog: ServerCatalog): void {
-    for (const line of catalogReport(catalog)) this.options.log(line);
+  policyRef(): PipelineDeps['policyRef'] {
+    return policyRefOf(this.policy);
   }
 
   /** Re-list one server after it said its tools or prompts changed; changed ones are withheld at once. */
-  async refresh(name: string): Promise<void> {
-    const upstream = this.upstreams.get(name);
-    if (!upstream || this.states.get(name)?.status !== 'running') return;
-    try {
-      const previous = this.states.get(name)?.catalog;
-      const catalog = await this.listServer(upstream, previous);
-      this.states.set(name, { status: 'running', catalog });
-      const known = new Set(previous ? outcomeKeys(previous) : []);
-      for (const entry of catalog.withheld) {
-        if (entry.kind !== 'filtered' && !known.has(withheldKey(entry)))
-          this.options.log(withheldLine(entry));
-      }
-    } catch (error) {
-      // A server that cannot list any more keeps nothing exposed.
-      this.states.set(name, { status: 'failed', reason: `re-listing failed: ${(error as Error).message}` });
-      this.options.log(
-        `ringfence: ${name}: re-listing its tools and prompts failed, all are withheld: ${redactedLine((error as Error).message)}`,
-      );
-    }
-    this.rebuildCatalog();
-  }
-
-  private markStopped(name: string, reason: string): void {
-    const state = this.states.get(name);
-    if (state?.status !== 'running') return;
-    this.states.set(name, { status: 'stopped', reason, catalog: state.catalog });
-    this.options.log(
-      `ringfence: ${name} stopped: ${redactedLine(reason)}. Its tools and prompts fail until the gateway restarts.`,
-    );
-  }
-
-  private async stopServer(name: string, reason: string): Promise<void> {
-    const upstream = this.upstreams.get(name);
-    this.upstreams.delete(name);
-    const state = this.states.get(name);
-    this.states.set(name, {
-      status: 'stopped',
-      reason,
-      ...(state && 'catalog' in state && state.catalog ? { catalog: state.catalog } : {}),
-    });
-    await upstream?.close().catch(() => {});
-    this.rebuildCatalog();
-  }
-
-  /** Config order, first come first served: a later name that collides is skipped with a message. */
-  private rebuildCatalog(): void {
-    const tools = this.rebuild(this.catalog, (c) => c.entries);
-    const prompts = this.rebuild(this.prompts, (c) => c.prompts);
-    this.catalog = tools.next;
-    this.prompts = prompts.next;
-    const serving = this.options.servers
-      .map((config) => this.states.get(config.name))
-      .filter((state) => state?.catalog && state.status !== 'failed')
-      .map((state) => state!.catalog!);
-    const resources = this.resources.rebuild(serving);
-    if (tools.changed) this.emit('catalogChanged');
-    if (prompts.changed) this.emit('promptsChanged');
-    if (resources) this.emit('resourcesChanged');
-  }
-
-  private rebuild<E extends Exposed>(
-    current: ReadonlyMap<string, E>,
-    pick: (catalog: ServerCatalog) => readonly E[],
-  ): { next: Map<string, E>; changed: boolean } {
-    const next = new Map<string, E>();
-    for (const config of this.options.servers) {
-      const state = this.states.get(config.name);
-      if (!state?.catalog || state.status === 'failed') continue;
-      for (const entry of pick(state.catalog)) {
-        const earlier = next.get(entry.exposedName);
-        if (earlier) {
-          if (current.get(entry.exposedName)?.server !== entry.server) {
-            this.options.log(
-              `ringfence: skipped ${shownLabel(entry)}: the name ${rendered(entry.exposedName, 'name')} is already taken by ${shownLabel(earlier)}.`,
-            );
-          }
-          continue;
-        }
-        next.set(entry.exposedName, entry);
-      }
-    }
-    const changed =
-      next.size !== current.size ||
-      [...next].some(([name, entry]) => current.get(name)?.digest !== entry.digest);
-    return { next, changed };
+  refresh(name: string): Promise<void> {
+    return this.registry.refresh(name);
   }
 
   /** The tools the client may see, in config order. */
   listTools(): Record<string, unknown>[] {
-    return [...this.catalog.values()].map((entry) => entry.presented);
+    return [...this.registry.exposedTools.values()].map((entry) => entry.presented);
   }
 
   /** The prompts the client may see, in config order. */
   listPrompts(): Record<string, unknown>[] {
-    return [...this.prompts.values()].map((entry) => entry.presented);
+    return [...this.registry.exposedPrompts.values()].map((entry) => entry.presented);
   }
 
   private readonly busy = new Map<string, number>();
@@ -408,163 +195,85 @@ export class Gateway extends EventEmitter<{
 
   /** The server behind an exposed tool or prompt name, or a readable URI, if it is listed. */
   serverOf(kind: DefinitionKind, exposedName: string): string | undefined {
-    if (kind === 'resource') {
-      const resolved = this.resources.resolve(exposedName);
-      return resolved.pass ? resolved.target.server : undefined;
-    }
-    return (kind === 'tool' ? this.catalog : kind === 'prompt' ? this.prompts : undefined)?.get(exposedName)
-      ?.server;
+    return this.registry.serverOf(kind, exposedName);
   }
 
   /** What the client is offered besides tools: what at least one running server offers. */
   offered(): OfferedCapabilities {
-    const running = [...this.upstreams].filter(([name]) => this.states.get(name)?.status === 'running');
-    const any = (key: keyof UpstreamCapabilities) => running.some(([, u]) => u.capabilities()[key] === true);
-    return {
-      prompts: any('prompts'),
-      completions: any('completions'),
-      logging: any('logging'),
-      resources: any('resources'),
-      subscribe: any('subscribe'),
-    };
+    return this.registry.offered();
   }
 
   serverStates(): ReadonlyMap<string, ServerState> {
-    return this.states;
+    return this.registry.serverStates();
   }
 
   withheld(): WithheldEntry[] {
-    return [...this.states.values()].flatMap((s) => s.catalog?.withheld ?? []);
-  }
-
-  /** Why a name is not served: withheld (with the command that would expose it) or unknown. */
-  private notListed(kind: 'tool' | 'prompt', name: string, unknown: string): string {
-    return withheldRefusal(this.withheld(), kind, name, this.naming) ?? `ringfence: ${unknown}`;
-  }
-
-  private target(server: string): { upstream: Upstream | undefined; unavailableReason: string } {
-    const state = this.states.get(server);
-    const upstream = this.upstreams.get(server);
-    return {
-      upstream: state?.status === 'running' ? upstream : undefined,
-      unavailableReason: state && state.status !== 'running' ? state.reason : 'it is not running',
-    };
+    return this.registry.withheld();
   }
 
   /**
-   * Run one call through the pipeline; refusals come back as error results that say why.
-   * `protocolVersion` is what the endpoint negotiated with this client (undefined: none). `call`
-   * carries the client's cancel and, when it asked for progress, where progress goes.
+   * Answer one client method (`dispatch.ts`): what every codec calls, whatever its protocol era.
+   * A refusal of a method with no error result is thrown as a `CallRefused`.
    */
-  async callTool(
+  dispatch<M extends ClientMethod>(
+    method: M,
+    params: ClientMethods[M]['params'],
+    context: DispatchContext,
+  ): Promise<ClientMethods[M]['result']> {
+    return dispatch(this.dispatchDeps, method, params, context);
+  }
+
+  // The methods by name, each one `dispatch` (for the CLI and tests; a codec calls `dispatch`).
+
+  /** `tools/call`: refusals come back as error results that say why. */
+  callTool(
     name: string,
     args: unknown,
     caller: Caller,
     protocolVersion: string | undefined,
-    call: Pick<ForwardedRequest, 'signal' | 'onProgress'> = {},
+    call: Forwarding = {},
   ): Promise<CallToolResult> {
-    const found = lookup(this.catalog, name, 'tool');
-    if (!found.pass) throw new CallRefused('UNKNOWN_TOOL', this.notListed('tool', name, found.what));
-    const { entry } = found;
-    return runForward(this.pipelineDeps(), {
-      method: 'tools/call',
-      entry,
-      args,
-      caller,
-      ...this.target(entry.server),
-      protocolVersion,
-      ...call,
-    }).catch((error: unknown) => localFailureResult(error, name));
+    return this.dispatch('tools/call', { name, arguments: args }, { caller, protocolVersion, ...call });
   }
 
-  /**
-   * Run one prompt request through the pipeline. `prompts/get` has no error result, so every
-   * refusal is thrown as a `CallRefused` that says why (the endpoint sends it as a JSON-RPC error).
-   * `protocolVersion` and `call`, as for `callTool`, decide what the messages' content may carry
-   * and carry the client's cancel and progress.
-   */
-  async getPrompt(
+  /** `prompts/get`: every refusal is thrown as a `CallRefused`. */
+  getPrompt(
     name: string,
     args: unknown,
     caller: Caller,
     protocolVersion: string | undefined,
-    call: Pick<ForwardedRequest, 'signal' | 'onProgress'> = {},
+    call: Forwarding = {},
   ): Promise<PromptResult> {
-    const found = lookup(this.prompts, name, 'prompt');
-    if (!found.pass) throw new CallRefused('UNKNOWN_PROMPT', this.notListed('prompt', name, found.what));
-    const { entry } = found;
-    const reply = await runForward(this.pipelineDeps(), {
-      method: 'prompts/get',
-      entry,
-      args,
-      caller,
-      ...this.target(entry.server),
-      protocolVersion,
-      ...call,
-    }).catch((error: unknown) => localFailureResult(error, name));
-    const refused = refusedText(reply);
-    if (refused !== undefined) throw new CallRefused('REFUSED', refused);
-    return reply as PromptResult;
+    return this.dispatch('prompts/get', { name, arguments: args }, { caller, protocolVersion, ...call });
   }
 
-  /** `resources/read` through the pipeline (see `readThrough`); every refusal is a `CallRefused`. */
+  /** `resources/read`: every refusal is a `CallRefused`. */
   readResource(
     uri: string,
     caller: Caller,
     protocolVersion: string | undefined,
-    call: Pick<ForwardedRequest, 'signal' | 'onProgress'> = {},
+    call: Forwarding = {},
   ): Promise<ReadResult> {
-    const deps = { pipeline: this.pipelineDeps(), target: (s: string) => this.target(s) };
-    return readThrough(this.resources, deps, { uri, caller, protocolVersion, call });
+    return this.dispatch('resources/read', { uri }, { caller, protocolVersion, ...call });
   }
 
-  /**
-   * `resources/subscribe` or (with `on` false) unsubscribe, counted over sessions and decided
-   * through the pipeline (see `Subscriptions`); every refusal is a `CallRefused`.
-   */
+  /** `resources/subscribe` or (with `on` false) unsubscribe; returns the URI as clients are shown it. */
   subscribe(uri: string, on: boolean, caller: Caller = {}): Promise<string> {
-    return this.subscriptions
-      .set(uri, on, caller)
-      .catch(refusedLocally(on ? 'the subscription' : 'the unsubscription'));
+    return this.dispatch(on ? 'resources/subscribe' : 'resources/unsubscribe', { uri }, { caller });
   }
 
-  /** `completion/complete`, for an exposed prompt or template only, through the pipeline (see `completePrompt`). */
+  /** `completion/complete`, for an exposed prompt or template only. */
   complete(
     params: Record<string, unknown>,
     caller: Caller = {},
     call: { signal?: AbortSignal } = {},
   ): Promise<CompletionAnswer> {
-    const deps = {
-      pipeline: this.pipelineDeps(),
-      caller,
-      target: (s: string) => this.target(s),
-      template: (uri: string) => this.resources.template(uri),
-    };
-    return completePrompt(this.prompts, params, deps, call).catch(refusedLocally('the completion'));
+    return this.dispatch('completion/complete', params, { caller, ...call });
   }
 
-  /**
-   * `logging/setLevel`, forwarded through the pipeline to every running server that offers
-   * logging: each server's whole-server rules decide whether it is told (an `ask` rule does not:
-   * nobody is asked about a log level), with a decision and a result entry. The level is shared:
-   * the servers are shared by every client session, so the last level set wins. A server not
-   * told is named on stderr; the session's own filter is set whatever the servers were told.
-   */
+  /** `logging/setLevel`, forwarded to every running server that offers logging and may be told. */
   async setLoggingLevel(level: string, caller: Caller = {}): Promise<void> {
-    // A server held at first sight is not told: nothing of a client reaches it either, and its
-    // log messages are dropped whatever level it logs at.
-    const targets = [...this.upstreams].filter(
-      ([name, upstream]) =>
-        this.states.get(name)?.status === 'running' &&
-        upstream.capabilities().logging &&
-        this.states.get(name)?.catalog?.awaitingReview !== true,
-    );
-    const deps = this.pipelineDeps();
-    await Promise.all(
-      targets.map(([name, upstream]) =>
-        forwardLogLevel(deps, { name, upstream }, level, caller, this.options.log),
-      ),
-    );
+    await this.dispatch('logging/setLevel', { level }, { caller });
   }
 
   private pipelineDeps(): PipelineDeps {
@@ -581,24 +290,7 @@ export class Gateway extends EventEmitter<{
 
   async close(): Promise<void> {
     this.logs.close();
-    for (const [name, count] of this.heldLogs)
-      this.options.log(
-        `ringfence: ${name}: dropped ${count} log message(s) while it awaited its first review. Review it with: ringfence mcp pins show ${name}`,
-      );
-    this.heldLogs.clear();
-    const all = [...this.upstreams.values()];
-    this.upstreams.clear();
-    await Promise.all(all.map((u) => u.close().catch(() => {})));
+    this.heldLogs.close();
+    await this.registry.close();
   }
-}
-
-/**
- * For a method answered with a JSON-RPC error: an audit write that failed refuses the request, as
- * it refuses a call (`localFailureResult`: nothing was forwarded, and the fix is named).
- */
-function refusedLocally(label: string): (error: unknown) => never {
-  return (error) => {
-    if (error instanceof CallRefused) throw error;
-    throw new CallRefused('REFUSED', refusedText(localFailureResult(error, label)) as string);
-  };
 }

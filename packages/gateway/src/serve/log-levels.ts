@@ -1,5 +1,5 @@
 import type { Caller } from '../ports/caller.js';
-import type { Upstream } from '../ports/upstream.js';
+import type { UpstreamRequests } from '../ports/upstream.js';
 import { redactedLine } from '../text/redact.js';
 import { rendered } from '../text/render.js';
 import {
@@ -19,7 +19,7 @@ import { refusedText } from './refused.js';
  */
 export async function forwardLogLevel(
   deps: PipelineDeps,
-  target: { name: string; upstream: Upstream },
+  target: { name: string; upstream: UpstreamRequests },
   level: string,
   caller: Caller,
   log: (line: string) => void,

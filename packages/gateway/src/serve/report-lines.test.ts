@@ -7,11 +7,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CALL_LIMITS } from '../config/limits.js';
 import type { HttpServerConfig } from '../config/servers.js';
 import { PinStore } from '../pins/store.js';
+import { FakeUpstream } from '../ports/__fixtures__/fake-upstream.js';
 import type { SchemaChecks } from '../ports/schema.js';
-import type { ToolListing, Upstream } from '../ports/upstream.js';
 import { hostileText } from '../text/__fixtures__/hostile-text.js';
 import { decodeRendered } from '../text/decode.js';
 import { redactText } from '../text/redact.js';
@@ -22,61 +21,34 @@ const ok = async () => ({ ok: true });
 const guard: SchemaChecks = { prepare: ok, checkArguments: ok, checkResult: ok };
 
 /** A server whose every failure says `text`, and whose second tool is called `text`. */
-class SayingUpstream implements Upstream {
-  readonly destination = 'remote fake';
-  readonly limits = DEFAULT_CALL_LIMITS;
-  closed: ((reason: string) => void) | undefined;
+class SayingUpstream extends FakeUpstream {
   listingFails = false;
   constructor(
-    readonly name: string,
+    name: string,
     private readonly text: string,
     private readonly fails: 'start' | 'prompts' | 'none',
-  ) {}
-  async start() {
+  ) {
+    const tool = (tool: string) => ({ name: tool, description: 'd', inputSchema: { type: 'object' } });
+    super(name, {
+      tools: [tool('plain'), tool(text)],
+      prompts: [],
+      capabilities: { logging: true },
+      setLoggingLevel: async () => {
+        throw new Error(text);
+      },
+    });
+  }
+  override async start() {
     if (this.fails === 'start') throw new Error(this.text);
   }
-  capabilities() {
-    return { prompts: true, completions: false, logging: true };
-  }
-  async listTools(): Promise<ToolListing> {
+  override async listTools() {
     if (this.listingFails) throw new Error(this.text);
-    const tool = (name: string) => ({ name, description: 'd', inputSchema: { type: 'object' } });
-    return { tools: [tool('plain'), tool(this.text)], problems: [] };
+    return super.listTools();
   }
-  async listPrompts() {
+  override async listPrompts() {
     if (this.fails === 'prompts') throw Object.assign(new Error(this.text), { code: -32603 });
-    return { prompts: [], problems: [] };
+    return super.listPrompts();
   }
-  async listResources() {
-    return { resources: [], problems: [] };
-  }
-  async listResourceTemplates() {
-    return { resourceTemplates: [], problems: [] };
-  }
-  async readResource(): Promise<never> {
-    throw new Error('none');
-  }
-  async subscribeResource() {}
-  onResourceUpdated() {}
-  async callTool() {
-    return { content: [] };
-  }
-  async getPrompt() {
-    return { messages: [] };
-  }
-  async complete() {
-    return {};
-  }
-  async setLoggingLevel() {
-    throw new Error(this.text);
-  }
-  onListChanged() {}
-  onLog() {}
-  onServerRequest() {}
-  onClosed(listener: (reason: string) => void) {
-    this.closed = listener;
-  }
-  async close() {}
 }
 
 const remote = (name: string): HttpServerConfig => ({
@@ -117,7 +89,7 @@ async function printedLines(text: string): Promise<string[]> {
   await expect.poll(() => printed.some((line) => line.startsWith('ringfence: audit: '))).toBe(true);
   upstreams.get('partial')!.listingFails = true;
   await gateway.refresh('partial');
-  upstreams.get('fine')!.closed!(text);
+  upstreams.get('fine')!.lose(text);
   await gateway.close();
   await rm(home, { recursive: true, force: true });
   return printed;

@@ -1,5 +1,5 @@
 import type { Caller } from '../ports/caller.js';
-import type { Upstream } from '../ports/upstream.js';
+import type { UpstreamRequests } from '../ports/upstream.js';
 import {
   CallRefused,
   type ForwardedRequest,
@@ -10,7 +10,7 @@ import {
 import { refusedText } from './refused.js';
 import type { ResourceIndex } from './resources.js';
 
-type Target = (server: string) => { upstream: Upstream | undefined; unavailableReason: string };
+type Target = (server: string) => { upstream: UpstreamRequests | undefined; unavailableReason: string };
 
 /**
  * `resources/read` through the pipeline, for a URI `ResourceIndex.resolve` lets through.

@@ -44,7 +44,7 @@ describe('subscriptions are decided as reads of their URI, and audited', () => {
     await expect(gateway.subscribe('ringfence:s/secret://y', true, { agent: 'bot' })).rejects.toThrow(
       'ringfence refused the subscription to s/resource secret://y: secrets stay put (policy rule "no-secrets"). If it should be allowed, ask your policy admin (`ringfence doctor` names the policy in force).',
     );
-    s.updated?.('secret://y');
+    s.sendResourceUpdated('secret://y');
     expect(updates).toEqual([]);
     expect(s.reached).toEqual([]);
     const written = await lines();
@@ -73,10 +73,10 @@ describe('subscriptions are decided as reads of their URI, and audited', () => {
     gateway.on('resourceUpdated', (uri) => updates.push(uri));
     await gateway.subscribe('ringfence:s/test://x', true, { agent: 'a' });
     await gateway.subscribe('ringfence:s/test://x', true, { agent: 'b' });
-    s.updated?.('test://x');
+    s.sendResourceUpdated('test://x');
     await gateway.subscribe('ringfence:s/test://x', false, { agent: 'a' });
     await gateway.subscribe('ringfence:s/test://x', false, { agent: 'b' });
-    s.updated?.('test://x');
+    s.sendResourceUpdated('test://x');
     expect(updates).toEqual(['ringfence:s/test://x']);
     expect(s.reached.map((r) => r.method)).toEqual([
       'resources/subscribe',

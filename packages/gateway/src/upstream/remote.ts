@@ -1,6 +1,7 @@
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
 import { answerCapBytes, type CallLimits, callLimitsOf } from '../config/limits.js';
 import type { HttpServerConfig } from '../config/servers.js';
+import { GatewayError } from '../errors.js';
 import { UpstreamError } from '../ports/errors.js';
 import {
   type CallOptions,
@@ -210,7 +211,7 @@ export class RemoteUpstream implements Upstream {
     await withTimeout(
       connection.transport.terminateSession(),
       this.timeouts.closeMs,
-      () => new Error('ending the session timed out'),
+      () => new GatewayError('TIMED_OUT', 'ending the session timed out'),
     ).catch(() => {});
     await connection.client.close().catch(() => {});
   }

@@ -4,92 +4,50 @@ import { join } from 'node:path';
 import type { Policy, Rule, VerifiedPolicy } from '@ringfence/policy';
 import { AuditLog } from '../../audit/log.js';
 import { verifyAuditLog } from '../../audit/verify.js';
-import { DEFAULT_CALL_LIMITS } from '../../config/limits.js';
 import { PinStore } from '../../pins/store.js';
 import { policyView } from '../../policy-view/view.js';
 import type { SchemaChecks } from '../../ports/schema.js';
-import type { CallOptions, Upstream } from '../../ports/upstream.js';
+import { FakeUpstream, type Received } from '../../ports/__fixtures__/fake-upstream.js';
 import { Gateway } from '../gateway.js';
 
 const ok = async () => ({ ok: true });
 const guard: SchemaChecks = { prepare: ok, checkArguments: ok, checkResult: ok };
 
 /** What reached a fake server, in order. */
-export interface Reached {
-  readonly method: string;
-  readonly params: unknown;
-}
+export type Reached = Received;
 
 /**
  * A server offering everything a client may ask of it besides tools: a prompt with arguments, two
- * resources, a template, subscriptions, completions and logging. It records every request.
+ * resources, a template, subscriptions, completions and logging (the shared fake, so scripted).
  */
-export class EverythingUpstream implements Upstream {
-  readonly destination = 'remote fake';
-  readonly limits = { ...DEFAULT_CALL_LIMITS, maxResultBytes: 4096 };
-  readonly reached: Reached[] = [];
-  updated: ((uri: unknown) => void) | undefined;
-  constructor(
-    readonly name: string,
-    private readonly offers: { completions?: boolean } = {},
-  ) {}
-  async start() {}
-  capabilities() {
-    return {
-      prompts: true,
-      completions: this.offers.completions !== false,
-      logging: true,
-      resources: true,
-      subscribe: true,
-    };
-  }
-  async listTools() {
-    return { tools: [{ name: 'echo', inputSchema: { type: 'object' } }], problems: [] };
-  }
-  async listPrompts() {
+export class EverythingUpstream extends FakeUpstream {
+  constructor(name: string, offers: { completions?: boolean } = {}) {
     const args = [{ name: 'name', required: true }, { name: 'tone' }];
-    return { prompts: [{ name: 'greet', description: 'Greets.', arguments: args }], problems: [] };
+    super(name, {
+      tools: [{ name: 'echo', inputSchema: { type: 'object' } }],
+      prompts: [{ name: 'greet', description: 'Greets.', arguments: args }],
+      resources: ['test://x', 'secret://y'].map((uri) => ({ uri, name: uri })),
+      resourceTemplates: [{ uriTemplate: 'test://t/{id}{?page}', name: 't' }],
+      limits: { maxResultBytes: 4096 },
+      capabilities: { completions: offers.completions !== false, logging: true, subscribe: true },
+      readResource: async (uri) => ({ contents: [{ uri, text: 'x' }] }),
+      subscribeResource: async () => {},
+      complete: async (params, options = {}) => {
+        // "hold" is answered only by the client's cancel, as the SDK does: with an error.
+        if ((params.argument as { value?: string }).value === 'hold') {
+          await new Promise((resolve) => options.signal?.addEventListener('abort', resolve));
+          throw new Error('AbortError: This operation was aborted');
+        }
+        return { completion: { values: ['Ada', 'Alan\u202E'], total: 2 } };
+      },
+      setLoggingLevel: async () => {},
+    });
   }
-  async listResources() {
-    const resources = ['test://x', 'secret://y'].map((uri) => ({ uri, name: uri }));
-    return { resources, problems: [] };
+
+  /** Every request that reached it but calls and prompt requests, in order. */
+  get reached(): readonly Reached[] {
+    return this.received.filter((r) => r.method !== 'tools/call' && r.method !== 'prompts/get');
   }
-  async listResourceTemplates() {
-    return { resourceTemplates: [{ uriTemplate: 'test://t/{id}{?page}', name: 't' }], problems: [] };
-  }
-  async readResource(uri: string, _options?: CallOptions) {
-    this.reached.push({ method: 'resources/read', params: { uri } });
-    return { contents: [{ uri, text: 'x' }] };
-  }
-  async subscribeResource(uri: string, on: boolean) {
-    this.reached.push({ method: on ? 'resources/subscribe' : 'resources/unsubscribe', params: { uri } });
-  }
-  onResourceUpdated(listener: (uri: unknown) => void) {
-    this.updated = listener;
-  }
-  onServerRequest() {}
-  async callTool() {
-    return { content: [] };
-  }
-  async getPrompt() {
-    return { messages: [] };
-  }
-  async complete(params: Record<string, unknown>, options: { signal?: AbortSignal } = {}) {
-    this.reached.push({ method: 'completion/complete', params });
-    // "hold" is answered only by the client's cancel, as the SDK does: with an error.
-    if ((params.argument as { value?: string }).value === 'hold') {
-      await new Promise((resolve) => options.signal?.addEventListener('abort', resolve));
-      throw new Error('AbortError: This operation was aborted');
-    }
-    return { completion: { values: ['Ada', 'Alan\u202E'], total: 2 } };
-  }
-  async setLoggingLevel(level: string) {
-    this.reached.push({ method: 'logging/setLevel', params: { level } });
-  }
-  onListChanged() {}
-  onLog() {}
-  onClosed() {}
-  async close() {}
 }
 
 /** A signed-policy view of these rules (the policy package's own evaluator decides). */
@@ -150,7 +108,13 @@ export async function startGateway(upstreams: EverythingUpstream[], policy = pol
       return all.filter((l) => l.type === 'mcp.result' || (l.type === 'mcp.decision' && l.refs.phase === 'call'));
     },
     verify: () => verifyAuditLog(path),
-    done: () => rm(home, { recursive: true, force: true }),
+    // The log closed first: a result entry still deferred (or the lock it takes) would otherwise
+    // be written into the folder while it is removed.
+    done: async () => {
+      await gateway.close();
+      await audit.close();
+      await rm(home, { recursive: true, force: true });
+    },
   };
 }
 

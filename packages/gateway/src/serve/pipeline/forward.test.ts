@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { AuditInput } from '../../audit/types.js';
-import { DEFAULT_CALL_LIMITS } from '../../config/limits.js';
+import { FakeUpstream } from '../../ports/__fixtures__/fake-upstream.js';
 import { UpstreamError } from '../../ports/errors.js';
 import { LOCAL_ONLY, type PolicyView } from '../../ports/policy.js';
-import type { CallOptions, Upstream } from '../../ports/upstream.js';
-import { NO_RESOURCES } from '../__fixtures__/no-resources.js';
+import type { CallOptions } from '../../ports/upstream.js';
 import type { CatalogEntry } from '../catalog.js';
 import { runForward } from './index.js';
 import { measureResult } from './result-size.js';
@@ -33,14 +32,8 @@ function forward(
 ) {
   const written: { input: AuditInput; defer: boolean }[] = [];
   const seen: CallOptions[] = [];
-  const upstream: Upstream = {
-    name: 'art',
+  const upstream = new FakeUpstream('art', {
     destination: 'remote art.example',
-    limits: DEFAULT_CALL_LIMITS,
-    start: async () => {},
-    capabilities: () => ({ prompts: false, completions: false, logging: false }),
-    listTools: async () => ({ tools: [], problems: [] }),
-    listPrompts: async () => ({ prompts: [], problems: [] }),
     callTool: async (_name, _args, options = {}) => {
       seen.push(options);
       return callTool(options);
@@ -48,17 +41,7 @@ function forward(
     getPrompt: async () => {
       throw new Error('not offered');
     },
-    complete: async () => {
-      throw new Error('not offered');
-    },
-    setLoggingLevel: async () => {},
-    ...NO_RESOURCES,
-    onListChanged: () => {},
-    onLog: () => {},
-    onServerRequest: () => {},
-    onClosed: () => {},
-    close: async () => {},
-  };
+  });
   const deps: PipelineDeps = {
     policy: { ...LOCAL_ONLY, ...extra.policy },
     guard: {

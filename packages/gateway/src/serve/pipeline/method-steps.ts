@@ -4,6 +4,7 @@ import { checkCompletionResult, completionArguments, upstreamCompletion } from '
 import { checkPromptResult, promptArguments } from './prompts.js';
 import { checkReadResult } from './resources.js';
 import { checkResult, type ResultOutcome } from './results.js';
+import { type Rebuild, sanitisePrompt, sanitiseRead, sanitiseResult } from './sanitise.js';
 import { inputSchema } from './steps.js';
 import {
   type ForwardedMethod,
@@ -14,7 +15,7 @@ import {
 } from './types.js';
 
 /** The steps of one method that differ from the others' (see `runForward`). */
-interface MethodSteps<R extends ForwardedRequest> {
+export interface MethodSteps<R extends ForwardedRequest> {
   /** The arguments check, after the rules. */
   checkArguments(
     deps: PipelineDeps,
@@ -29,8 +30,10 @@ interface MethodSteps<R extends ForwardedRequest> {
     request: R,
     result: unknown,
   ): ResultOutcome<unknown> | Promise<ResultOutcome<unknown>>;
-  /** Whether the answer is then rebuilt for the client's protocol version (`sanitise`). */
-  readonly sanitised: boolean;
+  /** The rebuild of its answer for the client's protocol version; none for an answer that is only `{}`. */
+  readonly rebuild?: Rebuild;
+  /** Whether a URI in its answer becomes one the client may then read (a read's are only named). */
+  readonly followsLinks?: boolean;
 }
 
 /** The request type of a method (a subscription's type serves both of its methods). */
@@ -53,21 +56,23 @@ const STEPS: StepsTable = {
     checkArguments: (deps, request, args) => inputSchema(deps, request, args),
     forward: (request, args, options) => request.upstream!.callTool(request.entry.tool, args, options),
     checkResult: (deps, request, result) => checkResult(deps, request, result),
-    sanitised: true,
+    rebuild: sanitiseResult,
+    followsLinks: true,
   },
   'prompts/get': {
     checkArguments: (_deps, request, args) => promptArguments(request, args),
     forward: (request, args, options) =>
       request.upstream!.getPrompt(request.entry.prompt, args as Record<string, string>, options),
     checkResult: (deps, request, result) => checkPromptResult(deps, request, result),
-    sanitised: true,
+    rebuild: sanitisePrompt,
+    followsLinks: true,
   },
   'resources/read': {
     // A read's one argument is its URI, vetted against what the server listed before the pipeline.
     checkArguments: NOTHING_MORE,
     forward: (request, _args, options) => request.upstream!.readResource(request.entry.uri, options),
     checkResult: (deps, request, result) => checkReadResult(deps, request, result),
-    sanitised: true,
+    rebuild: sanitiseRead,
   },
   'completion/complete': {
     checkArguments: (_deps, request, args) => completionArguments(request, args),
@@ -83,19 +88,16 @@ const STEPS: StepsTable = {
           throw error;
         }),
     checkResult: (_deps, request, result) => checkCompletionResult(request, result),
-    sanitised: false,
   },
   'resources/subscribe': {
     checkArguments: NOTHING_MORE,
     forward: (request) => request.upstream!.subscribeResource(request.entry.uri, true),
     checkResult: () => EMPTY,
-    sanitised: false,
   },
   'resources/unsubscribe': {
     checkArguments: NOTHING_MORE,
     forward: (request) => request.upstream!.subscribeResource(request.entry.uri, false),
     checkResult: () => EMPTY,
-    sanitised: false,
   },
   'logging/setLevel': {
     checkArguments: NOTHING_MORE,
@@ -105,7 +107,6 @@ const STEPS: StepsTable = {
         throw error;
       }),
     checkResult: () => EMPTY,
-    sanitised: false,
   },
 };
 

@@ -2,13 +2,12 @@ import { digestOf } from '@ringfence/policy';
 import { describe, expect, it } from 'vitest';
 import { contentDigest } from '../../audit/format.js';
 import type { AuditInput } from '../../audit/types.js';
-import { DEFAULT_CALL_LIMITS } from '../../config/limits.js';
+import { FakeUpstream } from '../../ports/__fixtures__/fake-upstream.js';
 import type { AuditSink } from '../../ports/audit.js';
 import type { Caller } from '../../ports/caller.js';
 import { LOCAL_ONLY, type PolicyView } from '../../ports/policy.js';
 import type { SchemaChecks } from '../../ports/schema.js';
 import type { Upstream } from '../../ports/upstream.js';
-import { NO_RESOURCES } from '../__fixtures__/no-resources.js';
 import type { CatalogEntry } from '../catalog.js';
 import { lookup, PREVIEW_CHARS, runForward } from './index.js';
 import type { PipelineDeps, ToolCallRequest } from './types.js';
@@ -50,12 +49,9 @@ function harness(
   const ok = async () => ({ ok: true });
   const guard: SchemaChecks = { prepare: ok, checkArguments: ok, checkResult: ok, ...overrides.guard };
   const calls: Record<string, unknown>[] = [];
-  const upstream: Upstream = {
-    name: 'files',
+  const upstream = new FakeUpstream('files', {
     destination: 'sandbox mcp-files',
-    limits: { ...DEFAULT_CALL_LIMITS, maxResultBytes: overrides.maxResultBytes ?? 1024 },
-    start: async () => {},
-    listTools: async () => ({ tools: [], problems: [] }),
+    limits: { maxResultBytes: overrides.maxResultBytes ?? 1024 },
     callTool: async (name, args, options) => {
       calls.push(args);
       events.push('forward');
@@ -63,18 +59,7 @@ function harness(
         ? overrides.callTool(name, args, options)
         : { content: [{ type: 'text', text: 'hello' }] };
     },
-    capabilities: () => ({ prompts: false, completions: false, logging: false }),
-    listPrompts: async () => ({ prompts: [], problems: [] }),
-    getPrompt: async () => ({ messages: [] }),
-    complete: async () => ({ completion: { values: [] } }),
-    setLoggingLevel: async () => {},
-    ...NO_RESOURCES,
-    onListChanged: () => {},
-    onLog: () => {},
-    onServerRequest: () => {},
-    onClosed: () => {},
-    close: async () => {},
-  };
+  });
   const deps: PipelineDeps = {
     policy: { ...LOCAL_ONLY, ...overrides.policy },
     guard,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { AuditInput } from '../../audit/types.js';
-import { DEFAULT_CALL_LIMITS } from '../../config/limits.js';
+import { FakeUpstream } from '../../ports/__fixtures__/fake-upstream.js';
 import { LOCAL_ONLY, type PolicyView } from '../../ports/policy.js';
-import type { CallOptions, Upstream } from '../../ports/upstream.js';
+import type { CallOptions } from '../../ports/upstream.js';
 import type { PromptEntry } from '../catalog.js';
 import { promptArguments } from './prompts.js';
 import { measureResult } from './result-size.js';
@@ -27,11 +27,10 @@ function harness(options: { answer?: unknown; policy?: Partial<PolicyView>; maxR
   const forwarded: [string, Record<string, string>][] = [];
   const optionsSeen: CallOptions[] = [];
   const decided: unknown[] = [];
-  const upstream = {
-    name: 'docs',
+  const upstream = new FakeUpstream('docs', {
     destination: 'remote docs.example',
     // The cap that counts is the server's own (its entry's `limits`).
-    limits: { ...DEFAULT_CALL_LIMITS, maxResultBytes: options.maxResultBytes ?? 10_000 },
+    limits: { maxResultBytes: options.maxResultBytes ?? 10_000 },
     getPrompt: async (name: string, args: Record<string, string>, callOptions: CallOptions = {}) => {
       forwarded.push([name, args]);
       optionsSeen.push(callOptions);
@@ -39,7 +38,7 @@ function harness(options: { answer?: unknown; policy?: Partial<PolicyView>; maxR
         options.answer ?? { messages: [{ role: 'user', content: { type: 'text', text: `Hi ${args.name}` } }] }
       );
     },
-  } as unknown as Upstream;
+  });
   const deps: PipelineDeps = {
     policy: {
       ...LOCAL_ONLY,

@@ -5,9 +5,9 @@ import { validationSentence } from '../../text/validation-error.js';
 import { shownRequestLabel } from './methods.js';
 import { errorResult } from './record.js';
 import { measureAndDigest, measureResult, resultTooLarge } from './result-size.js';
-import { sanitisePrompt, sanitiseRead, sanitiseResult } from './sanitise.js';
+import type { Rebuild } from './sanitise.js';
 import { isPlainObject, shownVerdict } from './steps.js';
-import type { ForwardedRequest, PipelineDeps, PromptResult, ReadResult, ToolCallRequest } from './types.js';
+import type { ForwardedRequest, PipelineDeps, ToolCallRequest } from './types.js';
 
 const ERROR_TEXT_MAX = 300;
 
@@ -111,25 +111,22 @@ export async function checkResult(
 export function sanitise(
   deps: PipelineDeps,
   request: ForwardedRequest,
-  checked: ResultOutcome<CallToolResult | PromptResult | ReadResult>,
-): ResultOutcome<CallToolResult | PromptResult | ReadResult> {
-  if (checked.refused) return checked;
+  checked: ResultOutcome<unknown>,
+  steps: { readonly rebuild?: Rebuild; readonly followsLinks?: boolean },
+): ResultOutcome<unknown> {
+  const { rebuild } = steps;
+  if (checked.refused || !rebuild) return checked;
   const { server } = request.entry;
   const context = {
     protocolVersion: request.protocolVersion,
     server,
     label: shownRequestLabel(request),
     // Links and embedded resources may be followed; what a read returns is only named.
-    linkUri: (uri: string) => deps.linkUri(server, uri, request.method !== 'resources/read'),
+    linkUri: (uri: string) => deps.linkUri(server, uri, steps.followsLinks === true),
     // The output schema checked structuredContent (`checkResult`); without one it must agree with the text.
     structuredChecked: request.method === 'tools/call' && request.entry.outputSchema !== undefined,
   };
-  const outcome =
-    request.method === 'prompts/get'
-      ? sanitisePrompt(checked.reply, context)
-      : request.method === 'resources/read'
-        ? sanitiseRead(checked.reply, context)
-        : sanitiseResult(checked.reply, context);
+  const outcome = rebuild(checked.reply as Record<string, unknown>, context);
   const { digest } = checked;
   if (!outcome.ok)
     return { ...withheld(request, `the server sent a malformed result (${outcome.problem})`), digest };

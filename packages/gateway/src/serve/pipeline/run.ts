@@ -8,7 +8,7 @@ import type { CompletionAnswer } from './completions.js';
 import { stepsOf } from './method-steps.js';
 import { shownRequestLabel } from './methods.js';
 import { errorResult, recordDecision, recordResult, refuse } from './record.js';
-import { type ResultOutcome, sanitise, upstreamErrorText } from './results.js';
+import { sanitise, upstreamErrorText } from './results.js';
 import { availability, rulesAndAsk, shapeAndSize } from './steps.js';
 import type {
   CompletionRequest,
@@ -97,9 +97,7 @@ export async function runForward(deps: PipelineDeps, request: ForwardedRequest):
   }
 
   const outcome = await steps.checkResult(deps, request, result);
-  const checked = steps.sanitised
-    ? sanitise(deps, request, outcome as ResultOutcome<CallToolResult | PromptResult | ReadResult>)
-    : outcome;
+  const checked = sanitise(deps, request, outcome, steps);
   // The decision was made durable before forwarding; the result entry is deferred (it shares the
   // next call's write and fsync, or is written within 50 ms; the log keeps its order) and not
   // awaited, so neither this reply nor the next call waits for a second fsync.
@@ -181,7 +179,7 @@ function endedWithoutAnswer(
     case 'UPSTREAM_MALFORMED':
       return {
         reason: error.code === 'UPSTREAM_LOST' ? 'upstream lost' : 'upstream answer stream malformed',
-        reply: `ringfence: ${label} failed: ${upstreamErrorText(new Error(error.message))}. Check that the server is up; its last output is shown by: ringfence mcp ls --logs`,
+        reply: `ringfence: ${label} failed: ${upstreamErrorText({ message: error.message })}. Check that the server is up; its last output is shown by: ringfence mcp ls --logs`,
       };
     default:
       return undefined;

@@ -177,6 +177,15 @@ export type Sanitised =
   | { readonly ok: true; readonly reply: CallToolResult; readonly dropped: number }
   | { readonly ok: false; readonly problem: string };
 
+/**
+ * How an answer that passed its checks is rebuilt for the client's protocol version: one of
+ * `sanitiseResult`, `sanitisePrompt`, `sanitiseRead`, chosen by method (`method-steps.ts`).
+ */
+export type Rebuild = (
+  reply: Record<string, unknown>,
+  context: SanitiseContext,
+) => Sanitised | SanitisedPrompt | SanitisedRead;
+
 export interface SanitiseContext {
   /** The version negotiated with the client; undefined when it never initialised. */
   readonly protocolVersion: string | undefined;

@@ -3,7 +3,7 @@ import type { AuditSink } from '../../ports/audit.js';
 import type { Caller, CallToolResult } from '../../ports/caller.js';
 import type { PolicyView } from '../../ports/policy.js';
 import type { SchemaChecks } from '../../ports/schema.js';
-import type { CallProgress, Upstream } from '../../ports/upstream.js';
+import type { CallProgress, UpstreamRequests } from '../../ports/upstream.js';
 import type { CatalogEntry, PromptEntry, TemplateEntry } from '../catalog.js';
 
 export type { CallToolResult };
@@ -17,7 +17,7 @@ interface RequestBase {
   readonly args: unknown;
   readonly caller: Caller;
   /** Undefined when the server is not running; `unavailableReason` then says why. */
-  readonly upstream: Upstream | undefined;
+  readonly upstream: UpstreamRequests | undefined;
   readonly unavailableReason: string;
   /**
    * The MCP version negotiated with this client: it decides what a result may carry. Undefined

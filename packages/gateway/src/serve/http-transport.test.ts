@@ -15,7 +15,7 @@ import type { CallOptions, ToolListing, Upstream } from '../ports/upstream.js';
 import { NO_RESOURCES } from './__fixtures__/no-resources.js';
 import { Gateway } from './gateway.js';
 import { type SessionLimits, serveHttp } from './http.js';
-import { MAX_REQUEST_BODY_BYTES } from './http-transport.js';
+import { MAX_REQUEST_BODY_BYTES, RETRY_MS } from './http-transport.js';
 
 const ok = async () => ({ ok: true });
 const guard: SchemaChecks = { prepare: ok, checkArguments: ok, checkResult: ok };
@@ -130,12 +130,33 @@ const post = (body: unknown, headers: Record<string, string> = {}, method = 'POS
     headers: { ...HEADERS, ...headers },
     ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
   });
-/** The JSON-RPC messages of an SSE answer, in order. */
-const eventsOf = async (response: Response) =>
-  (await response.text())
+interface Frame {
+  id?: string;
+  retry?: number;
+  data: string;
+}
+/** The events of an SSE body (comments left out). */
+const framesOf = (text: string): Frame[] =>
+  text
     .split('\n\n')
-    .filter((e) => e.startsWith('event: message\ndata: '))
-    .map((e) => JSON.parse(e.slice('event: message\ndata: '.length)));
+    .filter((block) => block !== '' && !block.startsWith(':'))
+    .map((block) => {
+      const frame: Frame = { data: '' };
+      for (const line of block.split('\n')) {
+        const [field, value] = [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 2)];
+        if (field === 'id') frame.id = value;
+        else if (field === 'retry') frame.retry = Number(value);
+        else if (field === 'data') frame.data = value;
+      }
+      return frame;
+    });
+/** The JSON-RPC messages of SSE text, in order (the priming event carries none). */
+const messagesOf = (text: string) =>
+  framesOf(text)
+    .filter((f) => f.data !== '')
+    .map((f) => JSON.parse(f.data));
+/** The JSON-RPC messages of an SSE answer, in order. */
+const eventsOf = async (response: Response) => messagesOf(await response.text());
 const errorOf = async (response: Response) =>
   ((await response.json()) as { error: { code: number; message: string } }).error;
 
@@ -188,17 +209,16 @@ const until = async (what: () => boolean) => {
 const results = () => audited.filter((e) => e.type === 'mcp.result');
 
 describe('answers', () => {
-  it('answers a call with nothing before its result as one sized SSE event, and the SDK client takes it', async () => {
+  it('answers a call as an SSE stream, primed, and the SDK client takes it', async () => {
     await serve();
     const session = await initialise();
     const response = await post(call(1, 'echo'), { 'mcp-session-id': session });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('text/event-stream');
     expect(response.headers.get('mcp-session-id')).toBe(session);
-    // Sent whole, in one write: a length rather than chunks.
-    expect(response.headers.get('content-length')).toMatch(/^\d+$/);
-    expect(response.headers.get('transfer-encoding')).toBeNull();
-    expect(await eventsOf(response)).toMatchObject([
+    const frames = framesOf(await response.text());
+    expect(frames[0]).toEqual({ id: expect.stringMatching(/:0$/), retry: RETRY_MS, data: '' });
+    expect(frames.slice(1).map((f) => JSON.parse(f.data))).toMatchObject([
       { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text' }] } },
     ]);
 
@@ -438,8 +458,9 @@ describe('clients that go away or stop reading', () => {
     const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
     gateway.emit('catalogChanged');
     let text = '';
-    while (!text.includes('\n\n')) text += (await reader.read()).value ?? '';
-    expect(JSON.parse(text.slice(text.indexOf('data: ') + 6))).toEqual({
+    while (messagesOf(text).length === 0) text += (await reader.read()).value ?? '';
+    expect(framesOf(text)[0]).toMatchObject({ id: expect.stringMatching(/:0$/), data: '' });
+    expect(messagesOf(text)[0]).toEqual({
       jsonrpc: '2.0',
       method: 'notifications/tools/list_changed',
     });
@@ -458,7 +479,8 @@ describe('clients that go away or stop reading', () => {
     await until(() => served.pendingRequests() === 1);
     const deleted = await post(undefined, { 'mcp-session-id': session }, 'DELETE');
     expect(deleted.status).toBe(200);
-    await expect(stream.text()).resolves.toBe('');
+    // Ended cleanly, with nothing but its priming event: a client that comes back finds no session.
+    expect(messagesOf(await stream.text())).toEqual([]);
     expect((await waiting).status).toBe(200);
     expect(served.sessionCount()).toBe(0);
     expect(served.pendingRequests()).toBe(0);

@@ -248,7 +248,10 @@ export class HttpSessionTransport implements Transport {
     }
     if (!this.validSession(req, res) || !this.validProtocolVersion(req, res)) return;
     const lastEventId = req.headers['last-event-id'];
-    if (typeof lastEventId === 'string' && lastEventId !== '') return this.resume(res, lastEventId);
+    if (typeof lastEventId === 'string' && lastEventId !== '') {
+      this.resume(res, lastEventId);
+      return;
+    }
     if (this.standalone?.res) {
       this.refuse(res, 409, -32000, 'Conflict: Only one SSE stream is allowed per session');
       return;
@@ -276,7 +279,10 @@ export class HttpSessionTransport implements Transport {
    */
   private resume(res: ServerResponse, lastEventId: string): void {
     const found = this.replay.resume(lastEventId);
-    if ('status' in found) return this.refuse(res, found.status, -32000, found.message);
+    if ('status' in found) {
+      this.refuse(res, found.status, -32000, found.message);
+      return;
+    }
     const { stream, frames } = found;
     // The client came back, so the connection still attached (if any) is one it gave up on.
     const stale = stream.res;
@@ -362,7 +368,10 @@ export class HttpSessionTransport implements Transport {
       if (this.closed) return;
       throw new Error(`No connection established for request ID: ${String(requestId)}`);
     }
-    if (!response) return this.emit(answer.stream, message, false);
+    if (!response) {
+      this.emit(answer.stream, message, false);
+      return;
+    }
     if (requestId === this.initializeId) {
       this.initializeId = undefined;
       const version = (message as { result?: { protocolVersion?: unknown } }).result?.protocolVersion;
@@ -387,14 +396,14 @@ export class HttpSessionTransport implements Transport {
   /** Writes to a connection; a client that stops reading while MAX_UNSENT_BYTES pile up loses it. */
   private write(stream: SseStream, res: ServerResponse, text: string): void {
     if (res.destroyed || res.writableEnded) return;
-    if (this.overflows(res, text)) return this.drop(stream, res);
-    res.write(text);
+    if (this.overflows(res, text)) this.drop(stream, res);
+    else res.write(text);
   }
 
   private end(stream: SseStream, res: ServerResponse, text: string): void {
     if (res.destroyed || res.writableEnded) return;
-    if (this.overflows(res, text)) return this.drop(stream, res);
-    res.end(text);
+    if (this.overflows(res, text)) this.drop(stream, res);
+    else res.end(text);
   }
 
   private overflows(res: ServerResponse, text: string): boolean {

@@ -10,7 +10,8 @@
  * SSE stream whose head is written at once, so a client sees the call accepted before its result;
  * a client that negotiated 2025-11-25 or later first gets a priming event (an id, empty data and
  * `retry`). Every event has an id `<streamId>:<n>` and is kept in the session's bounded replay
- * buffer (http-replay.ts) until its stream was delivered in full: a client whose connection broke
+ * buffer (http-replay.ts) until a keep-alive tick after its stream was delivered in full (or the
+ * buffer's bounds push it out): a client whose connection broke
  * GETs with `Last-Event-ID` and receives exactly the events after it, then the rest of the stream.
  * A client that went away leaves its stream's events there for that resumption; one that stops
  * reading loses its connection once MAX_UNSENT_BYTES wait unsent, not the events. A stream still
@@ -100,6 +101,9 @@ export class HttpSessionTransport implements Transport {
   /** The session's GET stream: server messages that belong to no request (list_changed…). */
   private standalone: SseStream | undefined;
   private readonly replay: ReplayBuffer;
+  /** Streams delivered in full since the last keep-alive tick, and those from the tick before. */
+  private delivered = new Set<SseStream>();
+  private deliveredBefore = new Set<SseStream>();
   private keepalive: NodeJS.Timeout | undefined;
 
   constructor(
@@ -108,6 +112,8 @@ export class HttpSessionTransport implements Transport {
       onsessioninitialized?: (id: string) => void;
       maxBodyBytes?: number;
       maxUnsentBytes?: number;
+      /** Between keep-alive comments (and sweeps of delivered streams); tests lower it. */
+      keepAliveMs?: number;
       /** Bounds of the session's replay buffer (events, bytes). */
       replayEvents?: number;
       replayBytes?: number;
@@ -128,7 +134,7 @@ export class HttpSessionTransport implements Transport {
 
   async start(): Promise<void> {
     // One timer for every stream of the session, rather than one per call.
-    this.keepalive = setInterval(() => this.tick(), KEEPALIVE_MS);
+    this.keepalive = setInterval(() => this.tick(), this.options.keepAliveMs ?? KEEPALIVE_MS);
     this.keepalive.unref();
   }
 
@@ -301,9 +307,13 @@ export class HttpSessionTransport implements Transport {
     res.once('close', () => {
       if (stream.res !== res) return; // a resume took the stream over
       stream.res = undefined;
-      // Ended after its last event: delivered. Else the client went away: its events stay for a
-      // resume (the calls run on; a disconnect is not a cancel, as the spec reads it).
-      if (stream.done && (res.writableFinished || stream.kept.length === 0)) this.replay.release(stream);
+      if (!stream.done) return;
+      // Ended after its last event: handed to the system, delivered but for a connection that
+      // broke as it went (the server may learn that late), so it is let go a keep-alive tick or
+      // two later. Else the client went away: its events stay for a resume (the calls run on; a
+      // disconnect is not a cancel, as the spec reads it).
+      if (stream.kept.length === 0) this.replay.release(stream);
+      else if (res.writableFinished) this.delivered.add(stream);
     });
   }
 
@@ -441,6 +451,9 @@ export class HttpSessionTransport implements Transport {
 
   private tick(): void {
     for (const [stream, res] of this.open()) this.write(stream, res, ': keepalive\n\n');
+    for (const stream of this.deliveredBefore) if (!stream.res) this.replay.release(stream);
+    this.deliveredBefore = this.delivered;
+    this.delivered = new Set();
   }
 
   async close(): Promise<void> {
@@ -455,6 +468,8 @@ export class HttpSessionTransport implements Transport {
     }
     this.answers.clear();
     this.standalone = undefined;
+    this.delivered.clear();
+    this.deliveredBefore.clear();
     this.replay.clear();
     this.onclose?.();
   }

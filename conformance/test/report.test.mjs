@@ -60,6 +60,26 @@ describe('readSuiteRun', () => {
       readSuiteRun({ stdout: `${announce('ping')}\nTotal: 2 passed, 0 failed`, stderr: '', resultsDir: dir }),
     ).toThrow(/results for other, a scenario the suite did not announce/);
   });
+
+  it('takes a scenario folder without checks.json (0.2.x leaves one when a scenario throws) as no results', () => {
+    const dir = resultsDir({ ping: [ok('ping')] });
+    mkdirSync(join(dir, 'server-tasks-x-2026-11-30T13-42-46-900Z'));
+    const runs = readSuiteRun({
+      stdout: `${announce('ping', 'tasks-x')}\nTotal: 1 passed, 1 failed\n`,
+      stderr: 'Failed to run scenario tasks-x: Error: Bad Request: Server not initialized\n',
+      resultsDir: dir,
+    });
+    expect(runs[1]).toEqual({
+      scenario: 'tasks-x',
+      checks: [
+        {
+          id: 'tasks-x',
+          status: 'FAILURE',
+          errorMessage: 'the scenario failed to run: Error: Bad Request: Server not initialized',
+        },
+      ],
+    });
+  });
 });
 
 describe('score', () => {
@@ -83,6 +103,19 @@ describe('score', () => {
         reason: 'the suite did not run this scenario',
       },
     ]);
+  });
+
+  it('scores an id that occurs several times in a scenario occurrence by occurrence', () => {
+    const twice = { scenarios: { stateless: ['meta-400', 'meta-400', 'meta-400', 'discover'] } };
+    const result = score(
+      [{ scenario: 'stateless', checks: [ok('meta-400'), bad('meta-400', 'got 200'), ok('discover')] }],
+      twice,
+    );
+    expect(result.rows.map((r) => r.status)).toEqual(['pass', 'fail', 'not reported', 'pass']);
+    expect(result.passed).toBe(2);
+    expect(
+      inventoryDifferences([{ scenario: 'stateless', checks: [ok('meta-400'), ok('discover')] }], twice),
+    ).toEqual(['stateless: check meta-400 missing (1 of 3)']);
   });
 
   it('counts a check reported as a warning as not passed', () => {

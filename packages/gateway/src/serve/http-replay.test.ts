@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ReplayBuffer } from './http-replay.js';
 import { HttpSessionTransport } from './http-transport.js';

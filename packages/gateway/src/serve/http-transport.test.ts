@@ -2,13 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { connect as connectTcp, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  Client as ClientV2,
-  StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
-} from '@modelcontextprotocol/client';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { Client, LATEST_PROTOCOL_VERSION, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AuditInput } from '../audit/types.js';
 import { DEFAULT_CALL_LIMITS } from '../config/limits.js';
@@ -720,9 +714,9 @@ describe('resumable streams', () => {
       });
       return new Response(body, { status: response.status, headers: response.headers });
     };
-    const client = new ClientV2({ name: 'v2', version: '1' });
+    const client = new Client({ name: 'v2', version: '1' });
     await client.connect(
-      new StreamableHTTPClientTransportV2(new URL(served.url), {
+      new StreamableHTTPClientTransport(new URL(served.url), {
         requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
         fetch: breakingFetch,
       }),

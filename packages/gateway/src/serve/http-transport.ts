@@ -18,16 +18,17 @@
  * open after KEEPALIVE_MS gets a comment, so a long call keeps its connection.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
-import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/core';
 import {
   isInitializeRequest,
+  isJsonContentType,
   type JSONRPCMessage,
-  JSONRPCMessageSchema,
   type MessageExtraInfo,
   type RequestId,
   SUPPORTED_PROTOCOL_VERSIONS,
-} from '@modelcontextprotocol/sdk/types.js';
+  type Transport,
+  type TransportSendOptions,
+} from '@modelcontextprotocol/server';
 import { readBoundedBody } from '../util/bounded-body.js';
 import { ReplayBuffer, type SseStream } from './http-replay.js';
 
@@ -211,8 +212,8 @@ export class HttpSessionTransport implements Transport {
 
     const requests = messages.filter(isRequest) as Array<JSONRPCMessage & { id: RequestId }>;
     if (requests.length === 0) {
-      const extra: MessageExtraInfo = { requestInfo: { headers: req.headers } };
-      for (const message of messages) this.onmessage?.(message, extra);
+      // v2's MessageExtraInfo carries a web Request, which this transport never builds; no handler reads it.
+      for (const message of messages) this.onmessage?.(message, {});
       res.writeHead(202).end();
       return;
     }
@@ -239,7 +240,6 @@ export class HttpSessionTransport implements Transport {
     };
     for (const id of answer.ids) this.answers.set(id, answer);
     const extra: MessageExtraInfo = {
-      requestInfo: { headers: req.headers },
       // A handler may end the stream early (a long call: the client comes back with Last-Event-ID);
       // offered only to clients that were primed, which know to come back.
       ...(primed ? { closeSSEStream: () => this.closeStream(answer.stream) } : {}),

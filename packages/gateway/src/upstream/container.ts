@@ -1,4 +1,4 @@
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
 import { answerCapBytes, type CallLimits, callLimitsOf } from '../config/limits.js';
 import type { ContainerServerConfig } from '../config/servers.js';
 import { UpstreamError } from '../ports/errors.js';
@@ -96,7 +96,10 @@ export class ContainerUpstream implements Upstream {
     this.client.onLog((params) => this.logListener?.(params));
     this.client.onServerRequest((request) => {
       if (!this.serverRequestHandler)
-        throw new McpError(ErrorCode.MethodNotFound, `ringfence does not answer ${request.method}`);
+        throw new ProtocolError(
+          ProtocolErrorCode.MethodNotFound,
+          `ringfence does not answer ${request.method}`,
+        );
       return this.serverRequestHandler(request);
     });
     this.client.onResourceUpdated((uri) => this.resourceListener?.(uri));

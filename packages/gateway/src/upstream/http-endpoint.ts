@@ -7,7 +7,8 @@ import {
   type RequestOptions,
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/client';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/core';
 import { UpstreamError } from '../ports/errors.js';
 import { redactText, redactUrl } from '../text/redact.js';
 import { readBoundedBody } from '../util/bounded-body.js';

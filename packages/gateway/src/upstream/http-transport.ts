@@ -1,8 +1,8 @@
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
-import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/client';
 import { UpstreamError } from '../ports/errors.js';
 import { type EventStreamLimits, EventStreamParser } from './answer-stream.js';
+import { CONNECTION_LOST_CODE } from './connection-loss.js';
 import {
   discard,
   errorText,
@@ -239,7 +239,7 @@ export class HttpClientTransport implements Transport {
       this.deliver({
         jsonrpc: '2.0',
         id: awaited.replayId ?? awaited.id,
-        error: { code: ErrorCode.ConnectionClosed, message: error.message },
+        error: { code: CONNECTION_LOST_CODE, message: error.message },
       });
   }
 

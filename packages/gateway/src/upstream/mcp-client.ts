@@ -1,16 +1,5 @@
 import { pathToFileURL } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  ErrorCode,
-  LoggingMessageNotificationSchema,
-  McpError,
-  ProgressNotificationSchema,
-  PromptListChangedNotificationSchema,
-  ResourceListChangedNotificationSchema,
-  ResourceUpdatedNotificationSchema,
-  ToolListChangedNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import { Client, ProtocolError, ProtocolErrorCode, type Transport } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { type CallLimits, DEFAULT_CALL_LIMITS } from '../config/limits.js';
 import { UpstreamError } from '../ports/errors.js';
@@ -31,6 +20,7 @@ import {
 } from '../ports/upstream.js';
 import { passThroughJsonSchemaValidator } from '../schema/index.js';
 import { InFlightCalls } from './calls.js';
+import { isConnectionLoss } from './connection-loss.js';
 
 export const MAX_LIST_PAGES = 64;
 /** Per listing: tools, or prompts. */
@@ -125,29 +115,32 @@ export class UpstreamClient {
     // The fallback, not setRequestHandler: the SDK refuses a handler for a capability not
     // declared, and a request the gateway did not declare must still be answered with why, and
     // audited (a server may send it anyway).
-    this.client.fallbackRequestHandler = async (request, extra) => {
+    this.client.fallbackRequestHandler = async (request, ctx) => {
       if (request.method === 'roots/list') return { roots: rootsOf(side.roots()) };
       if ((SERVER_REQUEST_METHODS as readonly string[]).includes(request.method) && this.serverRequestHandler)
         return this.serverRequestHandler({
           method: request.method as ServerRequestMethod,
           params: request.params,
-          signal: extra.signal,
+          signal: ctx.mcpReq.signal,
         });
-      throw new McpError(ErrorCode.MethodNotFound, `ringfence does not answer ${request.method}`);
+      throw new ProtocolError(
+        ProtocolErrorCode.MethodNotFound,
+        `ringfence does not answer ${request.method}`,
+      );
     };
     // Either list changing re-lists both: one folded notice, one re-pin.
-    this.client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.listChanged());
-    this.client.setNotificationHandler(PromptListChangedNotificationSchema, () => this.listChanged());
-    this.client.setNotificationHandler(ResourceListChangedNotificationSchema, () => this.listChanged());
-    this.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) =>
+    this.client.setNotificationHandler('notifications/tools/list_changed', () => this.listChanged());
+    this.client.setNotificationHandler('notifications/prompts/list_changed', () => this.listChanged());
+    this.client.setNotificationHandler('notifications/resources/list_changed', () => this.listChanged());
+    this.client.setNotificationHandler('notifications/resources/updated', (notification) =>
       this.resourceListener?.(notification.params.uri),
     );
-    this.client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) =>
+    this.client.setNotificationHandler('notifications/message', (notification) =>
       this.logListener?.(notification.params),
     );
     // Replaces the SDK's own progress handling: the tokens are the gateway's (see InFlightCalls),
     // and progress for any other token is dropped.
-    this.client.setNotificationHandler(ProgressNotificationSchema, (notification) => {
+    this.client.setNotificationHandler('notifications/progress', (notification) => {
       const { progressToken, ...params } = notification.params;
       this.calls.progress(progressToken, params);
     });
@@ -298,8 +291,7 @@ export class UpstreamClient {
           )
           .catch(async (error: unknown) => {
             // The SDK's own words for it are a bare "Connection closed".
-            if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)
-              throw new UpstreamError('UPSTREAM_LOST', await this.describeLoss());
+            if (isConnectionLoss(error)) throw new UpstreamError('UPSTREAM_LOST', await this.describeLoss());
             throw error;
           }),
       {

@@ -1,4 +1,4 @@
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
 import { answerCapBytes, type CallLimits, callLimitsOf } from '../config/limits.js';
 import type { HttpServerConfig } from '../config/servers.js';
 import { UpstreamError } from '../ports/errors.js';
@@ -186,7 +186,10 @@ export class RemoteUpstream implements Upstream {
 
   private refuseWithoutHandler(request: ServerRequest): Promise<Record<string, unknown>> {
     if (!this.serverRequestHandler)
-      throw new McpError(ErrorCode.MethodNotFound, `ringfence does not answer ${request.method}`);
+      throw new ProtocolError(
+        ProtocolErrorCode.MethodNotFound,
+        `ringfence does not answer ${request.method}`,
+      );
     return this.serverRequestHandler(request);
   }
 

@@ -6,14 +6,16 @@
  * JSON-RPC codes and messages for 400/404/405/406/409/413/415, one initialisation per session,
  * batches of at most 100, notifications and responses answered 202.
  *
- * What differs is when an answer's bytes go out. Its SSE headers wait for its first message: a
- * call answered with nothing before its result goes out as one write (headers, the one event,
- * with a content-length), where the SDK sent the headers at once and the event and the stream's
- * end after, each through web streams. A stream still open after KEEPALIVE_MS gets its headers
- * and a comment, so a long call keeps its connection as before. (Answering with one JSON body
- * instead, which the spec also allows, saves the SDK client about a third of its CPU per call,
- * but the conformance suite counts "SSE streams functional" only for a server that streams:
- * docs/performance.md.)
+ * Streams (2025-era streamable HTTP, SEP-1699): a POST that carries requests is answered with an
+ * SSE stream whose head is written at once, so a client sees the call accepted before its result;
+ * a client that negotiated 2025-11-25 or later first gets a priming event (an id, empty data and
+ * `retry`). Every event has an id `<streamId>:<n>` and is kept in the session's bounded replay
+ * buffer (http-replay.ts) until a keep-alive tick after its stream was delivered in full (or the
+ * buffer's bounds push it out): a client whose connection broke
+ * GETs with `Last-Event-ID` and receives exactly the events after it, then the rest of the stream.
+ * A client that went away leaves its stream's events there for that resumption; one that stops
+ * reading loses its connection once MAX_UNSENT_BYTES wait unsent, not the events. A stream still
+ * open after KEEPALIVE_MS gets a comment, so a long call keeps its connection.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/core';
@@ -29,13 +31,18 @@ import {
 } from '@modelcontextprotocol/server';
 import { GatewayError } from '../errors.js';
 import { readBoundedBody } from '../util/bounded-body.js';
+import { ReplayBuffer, type SseStream } from './http-replay.js';
 
 /** The SDK's default cap on a request body (4 MiB): a bigger one is refused with 413. */
 export const MAX_REQUEST_BODY_BYTES = 4 * 1024 * 1024;
 /** The SDK's cap on the messages of one JSON-RPC batch. */
 export const MAX_BATCH_SIZE = 100;
-/** Bytes one answer stream may hold unsent for a client that does not read: past it, the stream is dropped. */
+/** Bytes one connection may hold unsent for a client that does not read: past it, the connection is dropped. */
 export const MAX_UNSENT_BYTES = 16 * 1024 * 1024;
+/** The reconnection delay the priming event asks of a client whose stream broke. */
+export const RETRY_MS = 1_000;
+/** The first protocol revision whose clients take an event with empty data (the priming event). */
+const PRIMING_SINCE = '2025-11-25';
 const KEEPALIVE_MS = 15_000;
 /** A session this transport no longer serves (ended, or a request raced its DELETE), and what to do. */
 const SESSION_GONE = 'Session not found; send a new initialize request without Mcp-Session-Id.';
@@ -49,31 +56,19 @@ const SSE_HEADERS = {
 
 /** The answer to one POST that carried requests, until every one of them has its response. */
 interface Answer {
-  readonly res: ServerResponse;
+  /** Where its messages go (and are kept for a resume). */
+  readonly stream: SseStream;
   /** The requests it carries. */
   readonly ids: RequestId[];
   /** Of those, the ones whose response has not been sent. */
   unanswered: number;
-  /** Headers sent (else nothing has been written yet). */
-  sse: boolean;
-  /** The client went away, or the stream was dropped: later messages for it are discarded. */
-  gone: boolean;
 }
 
 const isResponse = (m: JSONRPCMessage): boolean => 'result' in m || 'error' in m;
 const isRequest = (m: JSONRPCMessage): boolean => 'method' in m && 'id' in m;
-const sseEvent = (message: JSONRPCMessage): string => `event: message\ndata: ${JSON.stringify(message)}\n\n`;
-
-/**
- * Ends a response whose length is declared with its whole body. `res.end(text)` corks the socket
- * and queues an empty chunk after the text, so such an answer left as a two-buffer `writev`; a
- * plain `write` then `end()` leaves as one `write` (the unsent headers ride on it). Not for a
- * chunked stream: there `end(text)` puts the last chunk and the terminator in one write.
- */
-function endWith(res: ServerResponse, text: string): void {
-  res.write(text);
-  res.end();
-}
+/** Whether a client of this revision takes the priming event (older clients fail on empty data). */
+const takesPriming = (version: unknown): boolean =>
+  typeof version === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(version) && version >= PRIMING_SINCE;
 
 export function jsonError(
   res: ServerResponse,
@@ -99,10 +94,18 @@ export class HttpSessionTransport implements Transport {
 
   private initialized = false;
   private closed = false;
+  /** The initialize request, until its response says which revision the session speaks. */
+  private initializeId: RequestId | undefined;
+  /** The revision the session negotiated. */
+  private protocolVersion: string | undefined;
   /** Where the response to each request in flight goes. */
   private readonly answers = new Map<RequestId, Answer>();
   /** The session's GET stream: server messages that belong to no request (list_changed…). */
-  private standalone: ServerResponse | undefined;
+  private standalone: SseStream | undefined;
+  private readonly replay: ReplayBuffer;
+  /** Streams delivered in full since the last keep-alive tick, and those from the tick before. */
+  private delivered = new Set<SseStream>();
+  private deliveredBefore = new Set<SseStream>();
   private keepalive: NodeJS.Timeout | undefined;
 
   constructor(
@@ -111,17 +114,29 @@ export class HttpSessionTransport implements Transport {
       onsessioninitialized?: (id: string) => void;
       maxBodyBytes?: number;
       maxUnsentBytes?: number;
+      /** Between keep-alive comments (and sweeps of delivered streams); tests lower it. */
+      keepAliveMs?: number;
+      /** Bounds of the session's replay buffer (events, bytes). */
+      replayEvents?: number;
+      replayBytes?: number;
     },
-  ) {}
+  ) {
+    this.replay = new ReplayBuffer(options.replayEvents, options.replayBytes);
+  }
 
-  /** Requests whose response has not been sent yet (their answer may be gone). */
+  /** Requests whose response has not been sent yet (their client may be gone). */
   pending(): number {
     return this.answers.size;
   }
 
+  /** Events kept for resumption, and their bytes. */
+  kept(): { events: number; bytes: number } {
+    return this.replay.size();
+  }
+
   async start(): Promise<void> {
     // One timer for every stream of the session, rather than one per call.
-    this.keepalive = setInterval(() => this.tick(), KEEPALIVE_MS);
+    this.keepalive = setInterval(() => this.tick(), this.options.keepAliveMs ?? KEEPALIVE_MS);
     this.keepalive.unref();
   }
 
@@ -184,24 +199,24 @@ export class HttpSessionTransport implements Transport {
     }
     if (this.closed) return jsonError(res, 404, -32001, SESSION_GONE);
 
-    const initializing = messages.some(
+    const initialize = messages.find(
       (m) => 'method' in m && m.method === 'initialize' && isInitializeRequest(m),
     );
-    if (initializing) {
+    if (initialize) {
       if (this.initialized)
         return this.refuse(res, 400, -32600, 'Invalid Request: Server already initialized');
       if (messages.length > 1)
         return this.refuse(res, 400, -32600, 'Invalid Request: Only one initialization request is allowed');
       this.sessionId = this.options.newSessionId();
       this.initialized = true;
+      this.initializeId = (initialize as { id: RequestId }).id;
       this.options.onsessioninitialized?.(this.sessionId);
     } else if (!this.validSession(req, res) || !this.validProtocolVersion(req, res)) return;
 
-    // v2's MessageExtraInfo carries a web Request, which this transport never builds; no handler reads it.
-    const extra: MessageExtraInfo = {};
     const requests = messages.filter(isRequest) as Array<JSONRPCMessage & { id: RequestId }>;
     if (requests.length === 0) {
-      for (const message of messages) this.onmessage?.(message, extra);
+      // v2's MessageExtraInfo carries a web Request, which this transport never builds; no handler reads it.
+      for (const message of messages) this.onmessage?.(message, {});
       res.writeHead(202).end();
       return;
     }
@@ -217,19 +232,21 @@ export class HttpSessionTransport implements Transport {
         );
       ids.add(id);
     }
+    // Before the initialize response the session has no revision yet: the one asked for decides.
+    const asked = (initialize as { params?: { protocolVersion?: unknown } } | undefined)?.params
+      ?.protocolVersion;
+    const primed = takesPriming(initialize ? asked : this.protocolVersion);
     const answer: Answer = {
-      res,
+      stream: this.openStream(res, primed),
       ids: requests.map((r) => r.id),
       unanswered: requests.length,
-      sse: false,
-      gone: false,
     };
     for (const id of answer.ids) this.answers.set(id, answer);
-    res.once('close', () => {
-      // The client went away before its answer: the calls run on (a disconnect is not a cancel,
-      // as the spec reads it) and their audit entries are written; what they send is dropped.
-      if (!res.writableFinished) answer.gone = true;
-    });
+    const extra: MessageExtraInfo = {
+      // A handler may end the stream early (a long call: the client comes back with Last-Event-ID);
+      // offered only to clients that were primed, which know to come back.
+      ...(primed ? { closeSSEStream: () => this.closeStream(answer.stream) } : {}),
+    };
     for (const message of messages) this.onmessage?.(message, extra);
   }
 
@@ -239,16 +256,72 @@ export class HttpSessionTransport implements Transport {
       return;
     }
     if (!this.validSession(req, res) || !this.validProtocolVersion(req, res)) return;
-    if (this.standalone) {
+    const lastEventId = req.headers['last-event-id'];
+    if (typeof lastEventId === 'string' && lastEventId !== '') {
+      this.resume(res, lastEventId);
+      return;
+    }
+    if (this.standalone?.res) {
       this.refuse(res, 409, -32000, 'Conflict: Only one SSE stream is allowed per session');
       return;
     }
-    this.standalone = res;
-    res.writeHead(200, { ...SSE_HEADERS, ...(this.sessionId ? { 'mcp-session-id': this.sessionId } : {}) });
-    res.flushHeaders();
+    // A GET without Last-Event-ID starts afresh: what the previous one left unread is let go.
+    if (this.standalone) this.replay.release(this.standalone);
+    this.standalone = this.openStream(res, takesPriming(this.protocolVersion));
+  }
+
+  /** Sends a stream's head at once (and the priming event), and watches its connection. */
+  private openStream(res: ServerResponse, primed: boolean): SseStream {
+    const stream = this.replay.open(res);
+    res.writeHead(200, this.sseHeaders());
+    // The head rides on the priming event's write; without one it goes alone.
+    if (primed) res.write(this.replay.priming(stream, RETRY_MS));
+    else res.flushHeaders();
+    this.watch(stream, res);
+    return stream;
+  }
+
+  /**
+   * A client back after a broken connection: the events of that stream after Last-Event-ID, then
+   * the stream carries on here. Only this session's streams are found; a stream whose events
+   * after the id were dropped is refused whole.
+   */
+  private resume(res: ServerResponse, lastEventId: string): void {
+    const found = this.replay.resume(lastEventId);
+    if ('status' in found) {
+      this.refuse(res, found.status, -32000, found.message);
+      return;
+    }
+    const { stream, frames } = found;
+    // The client came back, so the connection still attached (if any) is one it gave up on.
+    const stale = stream.res;
+    stream.res = res;
+    stale?.end();
+    res.writeHead(200, this.sseHeaders());
+    this.watch(stream, res);
+    const missed = frames.join('');
+    if (stream.done) this.end(stream, res, missed);
+    else if (missed) this.write(stream, res, missed);
+    else res.flushHeaders();
+  }
+
+  /** Detaches a connection that closed from its stream; a stream delivered in full is let go. */
+  private watch(stream: SseStream, res: ServerResponse): void {
     res.once('close', () => {
-      if (this.standalone === res) this.standalone = undefined;
+      if (stream.res !== res) return; // a resume took the stream over
+      stream.res = undefined;
+      if (!stream.done) return;
+      // Ended after its last event: handed to the system, delivered but for a connection that
+      // broke as it went (the server may learn that late), so it is let go a keep-alive tick or
+      // two later. Else the client went away: its events stay for a resume (the calls run on; a
+      // disconnect is not a cancel, as the spec reads it).
+      if (stream.kept.length === 0) this.replay.release(stream);
+      else if (res.writableFinished) this.delivered.add(stream);
     });
+  }
+
+  private sseHeaders(): Record<string, string> {
+    return this.sessionId ? { ...SSE_HEADERS, 'mcp-session-id': this.sessionId } : { ...SSE_HEADERS };
   }
 
   private async delete(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -300,8 +373,8 @@ export class HttpSessionTransport implements Transport {
           'TRANSPORT_MISUSE',
           'Cannot send a response on a standalone SSE stream unless resuming a previous client request',
         );
-      // No GET stream open: the SDK drops such a message too (the client reads it on its next GET).
-      if (this.standalone) this.write(this.standalone, sseEvent(message), () => this.standalone?.destroy());
+      // No GET stream ever opened: the SDK drops such a message too (the client reads it on its next GET).
+      if (this.standalone) this.emit(this.standalone, message, false);
       return;
     }
     const answer = this.answers.get(requestId);
@@ -313,87 +386,103 @@ export class HttpSessionTransport implements Transport {
       );
     }
     if (!response) {
-      if (answer.gone) return;
-      this.openStream(answer);
-      this.write(answer.res, sseEvent(message), () => this.drop(answer));
+      this.emit(answer.stream, message, false);
       return;
+    }
+    if (requestId === this.initializeId) {
+      this.initializeId = undefined;
+      const version = (message as { result?: { protocolVersion?: unknown } }).result?.protocolVersion;
+      if (typeof version === 'string') this.protocolVersion = version;
     }
     answer.unanswered -= 1;
-    const complete = answer.unanswered === 0;
-    if (complete) for (const id of answer.ids) this.answers.delete(id);
-    if (answer.gone || answer.res.destroyed) return;
-    const event = sseEvent(message);
-    if (!complete) {
-      this.openStream(answer);
-      this.write(answer.res, event, () => this.drop(answer));
-    } else if (answer.sse) answer.res.end(event);
-    else {
-      // The whole answer at once: headers and the one event in one write, no chunked framing.
-      answer.res.writeHead(200, {
-        ...SSE_HEADERS,
-        'content-length': Buffer.byteLength(event),
-        ...(this.sessionId ? { 'mcp-session-id': this.sessionId } : {}),
-      });
-      endWith(answer.res, event);
-    }
+    const last = answer.unanswered === 0;
+    if (last) for (const id of answer.ids) this.answers.delete(id);
+    this.emit(answer.stream, message, last);
   }
 
-  /** Sends a pending answer's headers: its messages follow as they come. */
-  private openStream(answer: Answer): void {
-    if (answer.sse) return;
-    answer.sse = true;
-    answer.res.writeHead(200, {
-      ...SSE_HEADERS,
-      ...(this.sessionId ? { 'mcp-session-id': this.sessionId } : {}),
-    });
+  /** Numbers and keeps a message, and writes it to its stream's connection if one is open. */
+  private emit(stream: SseStream, message: JSONRPCMessage, last: boolean): void {
+    const frame = this.replay.record(stream, JSON.stringify(message));
+    if (last) stream.done = true;
+    const res = stream.res;
+    if (res) last ? this.end(stream, res, frame) : this.write(stream, res, frame);
+    // Nobody listening and nothing kept (its one event was too large to keep): nothing to resume.
+    else if (last && stream.kept.length === 0) this.replay.release(stream);
   }
 
-  /** Writes to a stream; a client that stops reading while MAX_UNSENT_BYTES pile up loses it. */
-  private write(res: ServerResponse, text: string, overflow: () => void): void {
+  /** Writes to a connection; a client that stops reading while MAX_UNSENT_BYTES pile up loses it. */
+  private write(stream: SseStream, res: ServerResponse, text: string): void {
     if (res.destroyed || res.writableEnded) return;
-    if (res.writableLength + text.length > (this.options.maxUnsentBytes ?? MAX_UNSENT_BYTES)) {
-      this.onerror?.(
-        new GatewayError(
-          'STREAM_DROPPED',
-          'an SSE stream was dropped: its client read nothing while its buffer filled',
-        ),
-      );
-      overflow();
-      return;
-    }
-    res.write(text);
+    if (this.overflows(res, text)) this.drop(stream, res);
+    else res.write(text);
   }
 
-  private drop(answer: Answer): void {
-    answer.gone = true;
-    answer.res.destroy();
+  private end(stream: SseStream, res: ServerResponse, text: string): void {
+    if (res.destroyed || res.writableEnded) return;
+    if (this.overflows(res, text)) this.drop(stream, res);
+    else res.end(text);
+  }
+
+  private overflows(res: ServerResponse, text: string): boolean {
+    return res.writableLength + text.length > (this.options.maxUnsentBytes ?? MAX_UNSENT_BYTES);
+  }
+
+  /** The connection goes; the stream's events stay in the replay buffer (within its bounds). */
+  private drop(stream: SseStream, res: ServerResponse): void {
+    this.onerror?.(
+      new GatewayError(
+        'STREAM_DROPPED',
+        'an SSE stream was dropped: its client read nothing while its buffer filled',
+      ),
+    );
+    if (stream.res === res) stream.res = undefined;
+    res.destroy();
+  }
+
+  /**
+   * Ends a stream's connection before its last event, politely: the client, primed with an id and
+   * `retry`, comes back with Last-Event-ID and gets the rest.
+   */
+  closeStream(stream: SseStream): void {
+    const res = stream.res;
+    if (!res || stream.done) return;
+    stream.res = undefined;
+    res.end();
+  }
+
+  /** Streams with a connection open. */
+  private *open(): Generator<[SseStream, ServerResponse]> {
+    const seen = new Set<SseStream>();
+    for (const { stream } of this.answers.values()) {
+      if (seen.has(stream) || !stream.res) continue;
+      seen.add(stream);
+      yield [stream, stream.res];
+    }
+    if (this.standalone?.res) yield [this.standalone, this.standalone.res];
   }
 
   private tick(): void {
-    const seen = new Set<Answer>();
-    for (const answer of this.answers.values()) {
-      if (answer.gone || seen.has(answer)) continue;
-      seen.add(answer);
-      this.openStream(answer);
-      this.write(answer.res, ': keepalive\n\n', () => this.drop(answer));
-    }
-    if (this.standalone) this.write(this.standalone, ': keepalive\n\n', () => this.standalone?.destroy());
+    for (const [stream, res] of this.open()) this.write(stream, res, ': keepalive\n\n');
+    for (const stream of this.deliveredBefore) if (!stream.res) this.replay.release(stream);
+    this.deliveredBefore = this.delivered;
+    this.delivered = new Set();
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.keepalive);
-    for (const answer of new Set(this.answers.values())) {
-      // Like the SDK's close: a stream still waiting ends without its answer.
-      if (!answer.gone && !answer.res.writableEnded) {
-        if (!answer.sse && !answer.res.headersSent) this.openStream(answer);
-        answer.res.end();
-      }
+    // Like the SDK's close: a stream still waiting ends without its answer (a primed client that
+    // comes back for it learns the session is gone).
+    for (const [stream, res] of [...this.open()]) {
+      stream.res = undefined;
+      res.end();
     }
     this.answers.clear();
-    this.standalone?.end();
     this.standalone = undefined;
+    this.delivered.clear();
+    this.deliveredBefore.clear();
+    this.replay.clear();
     this.onclose?.();
   }
 }

@@ -57,6 +57,10 @@ export interface SessionLimits {
   readonly perToken?: number;
   /** Bytes an answer stream may hold unsent for a client that does not read (tests lower it). */
   readonly maxUnsentBytes?: number;
+  /** Bounds of each session's replay buffer for Last-Event-ID (tests lower them). */
+  readonly replayEvents?: number;
+  readonly replayBytes?: number;
+  readonly keepAliveMs?: number;
 }
 
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
@@ -81,6 +85,8 @@ export async function serveHttp(
   sessionCount(): number;
   /** Requests of every session still waiting for their response. */
   pendingRequests(): number;
+  /** Events every session keeps for a resume, and their bytes. */
+  keptEvents(): { events: number; bytes: number };
   close(): Promise<void>;
 }> {
   const { host, port } = parseListenAddress(options.address);
@@ -158,6 +164,9 @@ export async function serveHttp(
     const transport: HttpSessionTransport = new HttpSessionTransport({
       newSessionId: () => randomUUID(),
       ...(options.sessions?.maxUnsentBytes ? { maxUnsentBytes: options.sessions.maxUnsentBytes } : {}),
+      ...(options.sessions?.replayEvents ? { replayEvents: options.sessions.replayEvents } : {}),
+      ...(options.sessions?.replayBytes ? { replayBytes: options.sessions.replayBytes } : {}),
+      ...(options.sessions?.keepAliveMs ? { keepAliveMs: options.sessions.keepAliveMs } : {}),
       onsessioninitialized: (id) => {
         sessions.set(id, { transport, tokenHash, lastSeen: Date.now(), busy: 0, streams: 0 });
       },
@@ -184,6 +193,14 @@ export async function serveHttp(
     url,
     sessionCount: () => sessions.size,
     pendingRequests: () => [...sessions.values()].reduce((n, s) => n + s.transport.pending(), 0),
+    keptEvents: () =>
+      [...sessions.values()].reduce(
+        (sum, s) => {
+          const kept = s.transport.kept();
+          return { events: sum.events + kept.events, bytes: sum.bytes + kept.bytes };
+        },
+        { events: 0, bytes: 0 },
+      ),
     close: async () => {
       clearInterval(sweeper);
       await Promise.all([...sessions.values()].map((s) => s.transport.close().catch(() => {})));

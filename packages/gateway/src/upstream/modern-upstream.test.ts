@@ -160,4 +160,20 @@ describe('a 2026-07-28 upstream over HTTP', () => {
       /Mcp-Param-Region|-32020|header/i,
     );
   });
+
+  it('a dropped listen stream is reopened, and a re-list asked for (a change may have been missed)', async () => {
+    const { server, upstream } = await started();
+    let changes = 0;
+    upstream.onListChanged(() => changes++);
+    const listens = () => server.seen.filter((s) => s.method === 'subscriptions/listen').length;
+    expect(listens()).toBe(1);
+    server.dropConnections();
+    await until(() => listens() === 2, 8_000);
+    await until(() => changes === 1, 8_000);
+    // And changes come through the new stream.
+    server.changeTools([
+      { name: 'echo', description: 'Changed after the reopen.', inputSchema: ECHO_SCHEMA },
+    ]);
+    await until(() => changes === 2, 8_000);
+  });
 });

@@ -110,6 +110,10 @@ export async function modernServer() {
     strictUrl: url.replace(/\/mcp$/, '/strict'),
     seen,
     cancelled,
+    /** Drop every connection (the listen streams among them), as a restart or a proxy would. */
+    dropConnections() {
+      http.closeAllConnections();
+    },
     /** Say a resource changed, on the listen streams that subscribed to it. */
     updated(uri: string) {
       handler.notify.resourceUpdated(uri);

@@ -22,7 +22,13 @@ export const CONTINUATIONS_PER_PRINCIPAL = 16;
 /** Calls held at once in this process. */
 export const CONTINUATIONS_MAX = 1024;
 
-export type ContinuationErrorCode = 'CONTINUATION_UNKNOWN' | 'CONTINUATIONS_FULL';
+export type ContinuationErrorCode =
+  /** No held call by that id for this principal (answered already, given up, or another's). */
+  | 'CONTINUATION_UNKNOWN'
+  /** Too many calls held: this one is given up. */
+  | 'CONTINUATIONS_FULL'
+  /** A held request was not answered: the server's cancel, no answer, a malformed one, or nobody came back. */
+  | 'NOT_ANSWERED';
 
 /** Local errors of held calls; the endpoint turns them into what the client gets. */
 export class ContinuationError extends RingfenceError<ContinuationErrorCode> {}
@@ -63,7 +69,7 @@ export class ParkingSink implements RequestSink {
     signal: AbortSignal,
   ): Promise<Record<string, unknown>> {
     return new Promise((resolve, reject) => {
-      if (signal.aborted) return reject(new Error(String(signal.reason)));
+      if (signal.aborted) return reject(new ContinuationError('NOT_ANSWERED', String(signal.reason)));
       const entry: Waiting = { method, params, resolve, reject };
       this.waiting.push(entry);
       // The server's cancel: its request is no longer asked (or answered).
@@ -71,7 +77,7 @@ export class ParkingSink implements RequestSink {
         'abort',
         () => {
           this.waiting = this.waiting.filter((w) => w !== entry);
-          reject(new Error(String(signal.reason)));
+          reject(new ContinuationError('NOT_ANSWERED', String(signal.reason)));
         },
         { once: true },
       );
@@ -165,12 +171,12 @@ export class Continuations {
       const given = responses && Object.hasOwn(responses, `q${index}`) ? responses[`q${index}`] : undefined;
       if (given === undefined) {
         if (request.method === 'elicitation/create') request.resolve({ action: 'cancel' });
-        else request.reject(new Error('the client sent no answer'));
+        else request.reject(new ContinuationError('NOT_ANSWERED', 'the client sent no answer'));
         return;
       }
       const checked = checkedAnswer(request.method, given);
       if ('answer' in checked) request.resolve(checked.answer);
-      else request.reject(new Error(checked.error));
+      else request.reject(new ContinuationError('NOT_ANSWERED', checked.error));
     });
     return this.round(held, clientSignal);
   }
@@ -233,7 +239,8 @@ export class Continuations {
 
   /** The held call given up: its server's requests refused, then the call cancelled. */
   private abandon<T>(held: Held<T>, reason: string): void {
-    for (const request of [...held.asked.splice(0), ...held.sink.take()]) request.reject(new Error(reason));
+    for (const request of [...held.asked.splice(0), ...held.sink.take()])
+      request.reject(new ContinuationError('NOT_ANSWERED', reason));
     held.controller.abort(reason);
   }
 }

@@ -128,7 +128,7 @@ export class RequestStateSeal {
       bind: (ctx) => {
         const principal = this.principals.get(ctx);
         // A context this seal was not handed is bound to nothing anybody can present.
-        if (principal === undefined) throw new Error('unbound');
+        if (principal === undefined) throw new RequestStateRefused('bind');
         return `${principal}\0${ctx.mcpReq.method}`;
       },
     });

@@ -10,6 +10,7 @@ import type { SchemaChecks } from '../../ports/schema.js';
 import type { Upstream } from '../../ports/upstream.js';
 import { NO_RESOURCES } from '../__fixtures__/no-resources.js';
 import type { CatalogEntry } from '../catalog.js';
+import { ASK_KEY, askThroughRounds, InputNeeded } from '../input-required/ask.js';
 import { lookup, PREVIEW_CHARS, runForward } from './index.js';
 import type { PipelineDeps, ToolCallRequest } from './types.js';
 
@@ -294,6 +295,27 @@ describe('the call pipeline: forwarding', () => {
     expect(question).toContain('{"a":1,"b":"two');
     expect(question).not.toContain('\u001b');
     expect(refs(h.written[0])).toMatchObject({ allowed: true, rule: 'ask-me' });
+  });
+
+  it("lets a 2026 client's question leave the pipeline: nothing written, nothing forwarded; the approved retry goes on", async () => {
+    const h = harness({
+      policy: { decideCall: () => ({ action: 'ask', rule: 'ask-me', reason: 'sensitive' }) },
+    });
+    const error = await runForward(h.deps, h.request({ path: 'a' }, { ask: askThroughRounds({}).ask })).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(InputNeeded);
+    expect((error as InputNeeded).question).toContain('Allow files/read?');
+    expect(h.written).toEqual([]);
+    expect(h.calls).toEqual([]);
+    const approved = askThroughRounds({ asking: true, responses: { [ASK_KEY]: { action: 'accept' } } });
+    const result = await runForward(h.deps, h.request({ path: 'a' }, { ask: approved.ask }));
+    expect(text(result)).toBe('hello');
+    expect(approved.approved()).toBe(true);
+    expect(refs(h.written[0])).toMatchObject({ allowed: true, rule: 'ask-me' });
+    const declined = askThroughRounds({ asking: true, responses: { [ASK_KEY]: { action: 'decline' } } });
+    const refused = await runForward(h.deps, h.request({ path: 'a' }, { ask: declined.ask }));
+    expect(text(refused)).toMatch(/did not approve it \(decline\)/);
   });
 
   it('shows the person every character that will leave, and how many were invisible', async () => {

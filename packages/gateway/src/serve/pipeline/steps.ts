@@ -1,6 +1,7 @@
 import { canonicalize } from '@ringfence/policy';
 import { escapedCharacterCount, rendered, renderJsonText } from '../../text/render.js';
 import type { CatalogEntry, PromptEntry } from '../catalog.js';
+import { InputNeeded } from '../input-required/ask.js';
 import { FORWARDED_METHODS, requestLabel, requestName } from './methods.js';
 import {
   type ForwardedRequest,
@@ -197,9 +198,12 @@ export async function rulesAndAsk(
         `policy rule "${decision.rule}" needs a person to approve this call, and its arguments are too long (over ${PREVIEW_CHARS} characters) to show them whole. Send shorter arguments, or ask your policy admin.`,
       );
     }
-    const answer = await caller
-      .ask(question(request, decision, shown, hidden))
-      .catch(() => 'cancel' as const);
+    const answer = await caller.ask(question(request, decision, shown, hidden)).catch((error: unknown) => {
+      // A 2026-07-28 client is asked by an input_required result: the question leaves the pipeline
+      // (nothing decided, nothing written) and the endpoint returns it; the retry brings the answer.
+      if (error instanceof InputNeeded) throw error;
+      return 'cancel' as const;
+    });
     if (answer !== 'accept') {
       return refusal(
         'ASK_DECLINED',

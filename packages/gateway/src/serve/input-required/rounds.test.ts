@@ -16,19 +16,18 @@ import {
   InMemoryTransport,
   inputRequired,
   Server,
-  type ServerContext,
 } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AuditInput } from '../../audit/types.js';
 import type { HttpServerConfig } from '../../config/servers.js';
 import { LOCAL_ONLY } from '../../ports/policy.js';
-import { ServerRequestRefused, ServerRequests } from '../server-requests.js';
+import { type RequestSink, ServerRequests } from '../server-requests.js';
 import { capableOf } from './answers.js';
-import { ASK_KEY, InputNeeded } from './ask.js';
-import { Continuations, ParkingSink } from './continuations.js';
-import { InputRequiredRelay, isUpstreamInputRequired } from './relay.js';
+import { ASK_KEY } from './ask.js';
+import { Continuations } from './continuations.js';
+import { ModernCalls } from './modern-call.js';
+import { InputRequiredRelay } from './relay.js';
 import { type Principal, RequestStateSeal } from './sealed-state.js';
-import { answersForServer } from './upstream-input.js';
 
 const CONFIG: HttpServerConfig = {
   name: 'notes',
@@ -160,87 +159,55 @@ async function setup(upstreamEra: 'modern' | 'legacy') {
   closers.push(() => upstream.close());
   expect(upstream.getProtocolEra()).toBe(upstreamEra);
 
+  const calls = new ModernCalls(relay, continuations, serverRequests);
   /** The endpoint: one instance per principal (the factory closes over the caller's identity). */
   const endpoint = (principal: Principal) => {
     const server = new Server({ name: 'ringfence', version: '0' }, { capabilities: { tools: {} } });
-    const capable = (ctx: ServerContext) =>
-      capableOf(
-        (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] ??
-          server.getClientCapabilities(),
-      );
     server.setRequestHandler('tools/list', async () => ({ tools: [] }));
     server.setRequestHandler('tools/call', async (req, ctx) => {
+      const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+      const capable = capableOf(envelope?.[CLIENT_CAPABILITIES_META_KEY] ?? server.getClientCapabilities());
       const args = req.params.arguments ?? {};
-      const call = { method: 'tools/call', target: req.params.name, args };
-      const round = await relay.open(ctx, principal, call, { server: CONFIG.name, tool: req.params.name });
-      // Policy `ask` for tools named `rm_*`, as rulesAndAsk calls `caller.ask`.
-      if (req.params.name.startsWith('rm_')) {
-        try {
-          const answer = await round.ask(`Allow ${req.params.name}?`);
-          if (answer !== 'accept')
-            return { content: [{ type: 'text', text: `not approved (${answer})` }], isError: true };
-        } catch (error) {
-          if (error instanceof InputNeeded)
-            return relay.ask(ctx, principal, call, CONFIG.name, error.question);
-          throw error;
-        }
-      }
       const name = req.params.name.replace(/^rm_/, '');
-      const sink = new ParkingSink(principal, capable(ctx));
-      try {
-        if (upstreamEra === 'legacy') {
-          const held =
-            round.body?.cont !== undefined
-              ? await continuations.resume(round.body.cont, principal, round.responses, ctx.mcpReq.signal)
-              : await continuations.start(
-                  principal,
-                  sink,
-                  async (s, signal) => {
-                    const release = serverRequests.busy(CONFIG.name, s);
-                    try {
-                      return await upstream.request(
-                        { method: 'tools/call', params: { name, arguments: args } },
-                        ResultSchema,
-                        { signal },
-                      );
-                    } finally {
-                      release();
-                    }
-                  },
-                  ctx.mcpReq.signal,
-                );
-          if (held.kind === 'input')
-            return relay.held(ctx, principal, call, CONFIG.name, held.id, held.requests, round.approved());
-          return held.value as never;
-        }
-        let retry = await relay.upstreamRetry(CONFIG, sink, round, () => ROOTS);
-        for (let leg = 0; leg < 4; leg++) {
-          const result = await upstream.request(
-            { method: 'tools/call', params: { name, arguments: args, ...retry } },
-            ResultSchema,
-            { allowInputRequired: true },
-          );
-          if (!isUpstreamInputRequired(result)) return result as never;
-          const next = await relay.relay(ctx, principal, call, CONFIG, sink, result, round.approved());
-          if (next.kind === 'client') return next.result;
-          retry = {
-            inputResponses: await answersForServer(
-              serverRequests,
-              CONFIG,
-              sink,
-              next.body,
-              undefined,
-              () => ROOTS,
-            ),
-            ...(next.body.up !== undefined ? { requestState: next.body.up } : {}),
+      // A 2025 session (no envelope): a server's push requests go to it directly.
+      const session: RequestSink | undefined = envelope
+        ? undefined
+        : {
+            ...principal,
+            capable,
+            forward: (_s, method, params, signal) =>
+              server.request({ method, params } as never, ResultSchema, { signal }) as never,
           };
-        }
-        return { content: [{ type: 'text', text: 'too many rounds' }], isError: true };
-      } catch (error) {
-        if (error instanceof ServerRequestRefused)
-          return { content: [{ type: 'text', text: error.message }], isError: true };
-        throw error;
-      }
+      return calls.serve({
+        ctx,
+        principal,
+        call: { method: 'tools/call', target: req.params.name, args },
+        subject: { server: CONFIG.name, tool: req.params.name },
+        config: CONFIG,
+        capable,
+        ...(session ? { session } : {}),
+        roots: () => ROOTS,
+        refused: (message) => ({ content: [{ type: 'text', text: message }], isError: true }),
+        // The pipeline, in small: policy `ask` for tools named `rm_*`, then the server.
+        run: async ({ ask, sink, upstream: retry, signal }) => {
+          if (req.params.name.startsWith('rm_')) {
+            if (!ask) return { content: [{ type: 'text', text: 'nobody can be asked' }], isError: true };
+            const answer = await ask(`Allow ${req.params.name}?`);
+            if (answer !== 'accept')
+              return { content: [{ type: 'text', text: `not approved (${answer})` }], isError: true };
+          }
+          const release = serverRequests.busy(CONFIG.name, sink);
+          try {
+            return await upstream.request(
+              { method: 'tools/call', params: { name, arguments: args, ...retry } },
+              ResultSchema,
+              { signal, allowInputRequired: true },
+            );
+          } finally {
+            release();
+          }
+        },
+      }) as never;
     });
     return server;
   };
@@ -447,6 +414,12 @@ describe('2026 client ↔ 2026 server', () => {
     expect(text(done.result)).toMatch(/^hello Alice/);
   });
 
+  it('never asks a client that declared no elicitation: the call is refused as today', async () => {
+    const { post } = await setup('modern');
+    const result = await post('alice', { name: 'rm_greet', arguments: {} }, { sampling: {} });
+    expect(text(result.result)).toBe('nobody can be asked');
+  });
+
   it('a declined ask refuses the call', async () => {
     const { post } = await setup('modern');
     const asked = await post('alice', { name: 'rm_greet', arguments: {} });
@@ -480,6 +453,17 @@ describe('2025 client ↔ 2026 server (the SDK pushes the requests on the sessio
     const result = await client.callTool({ name: 'rm_greet', arguments: {} });
     expect(asked[0]).toBe('Allow rm_greet?');
     expect(text(result as never)).toMatch(/^hello Bob/);
+  });
+});
+
+describe('2025 client ↔ 2025 server (unchanged: pushed on the session whose call is in progress)', () => {
+  it("passes the server's mid-call request to the session, decided and labelled as today", async () => {
+    const { legacyClient, entries } = await setup('legacy');
+    const { client, asked } = await legacyClient(() => ({ action: 'accept', content: { name: 'Carol' } }));
+    const result = await client.callTool({ name: 'greet', arguments: {} });
+    expect(text(result as never)).toBe('hello Carol (accept)');
+    expect(asked[0]?.startsWith(LABEL)).toBe(true);
+    expect(entries.map((e) => e.type)).toEqual(['mcp.server_request', 'mcp.server_answer']);
   });
 });
 

@@ -30,6 +30,10 @@ import {
   shownLabel,
   withheldKey,
 } from './exposure.js';
+import { Continuations } from './input-required/continuations.js';
+import { ModernCalls } from './input-required/modern-call.js';
+import { InputRequiredRelay } from './input-required/relay.js';
+import { RequestStateSeal } from './input-required/sealed-state.js';
 import { localFailureResult } from './local-failure.js';
 import { forwardLogLevel } from './log-levels.js';
 import { DEFAULT_LOG_RATE, type LogRateOptions, LogRelay, type RelayedLog } from './log-relay.js';
@@ -107,6 +111,11 @@ export class Gateway extends EventEmitter<{
   private prompts = new Map<string, PromptEntry>();
   private readonly logs: LogRelay;
   private readonly serverRequests: ServerRequests;
+  /**
+   * MCP 2026-07-28 input-required (input-required/): the rounds of 2026 clients' calls, their
+   * sealed requestState (a key made for this process) and the calls held open for them.
+   */
+  readonly modernCalls: ModernCalls;
   readonly resources: ResourceIndex;
   private readonly subscriptions: Subscriptions;
 
@@ -131,6 +140,18 @@ export class Gateway extends EventEmitter<{
       policy: this.policy,
       policyRef: () => this.policyRef(),
     });
+    const continuations = new Continuations();
+    this.modernCalls = new ModernCalls(
+      new InputRequiredRelay({
+        seal: new RequestStateSeal(),
+        continuations,
+        serverRequests: this.serverRequests,
+        audit: options.audit,
+        policyRef: () => this.policyRef(),
+      }),
+      continuations,
+      this.serverRequests,
+    );
   }
 
   /** Start all servers concurrently; a server that fails is reported and skipped. */

@@ -81,7 +81,7 @@ export type StateRefusal =
 
 const SHOWN: Record<StateRefusal, string> = {
   malformed: 'it is not a requestState ringfence issued',
-  mac: 'it was changed after ringfence issued it',
+  mac: 'it was changed after ringfence issued it, or ringfence restarted since',
   expired: 'it expired',
   bind: 'it was issued to another agent or for another method',
   'other-principal': 'it was issued to another agent',

@@ -1,24 +1,11 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { CreateMessageResultSchema, ElicitResultSchema } from '@modelcontextprotocol/core';
 import {
-  CallToolRequestSchema,
-  CompleteRequestSchema,
-  CreateMessageResultSchema,
-  ElicitResultSchema,
-  ErrorCode,
-  type InitializeRequest,
-  InitializeRequestSchema,
-  type InitializeResult,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema,
-  ReadResourceRequestSchema,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
   type ServerCapabilities,
-  SetLevelRequestSchema,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { DefinitionKind } from '../pins/kinds.js';
 import type { Caller } from '../ports/caller.js';
@@ -30,46 +17,18 @@ import { SERVER_INFO } from './server-info.js';
 import { type RequestSink, SERVER_REQUEST_TIMEOUT_MS } from './server-requests.js';
 
 /**
- * Keeps the protocol version this server answered the client's `initialize` with: it decides
- * what a tool result may carry. The SDK's Server (1.x) chooses that version in its private
- * `_oninitialize` and keeps no record of it, so its answer is wrapped here; if a later SDK moves
- * it, this throws at construction (and the endpoint tests fail) rather than guess a version.
- */
-function negotiatedVersion(server: Server): () => string | undefined {
-  const answer = (
-    server as unknown as { _oninitialize?: (r: InitializeRequest) => Promise<InitializeResult> }
-  )._oninitialize;
-  if (typeof answer !== 'function') {
-    throw new Error(
-      'ringfence: this MCP SDK no longer answers initialize where ringfence reads the negotiated version; the gateway cannot tell what results a client may receive.',
-    );
-  }
-  let version: string | undefined;
-  server.setRequestHandler(InitializeRequestSchema, async (request) => {
-    const result = await answer.call(server, request);
-    version = result.protocolVersion;
-    return result;
-  });
-  return () => version;
-}
-
-/**
- * A JSON-RPC error as the SDK sends it: the SDK's McpError puts "MCP error CODE: " into its own
- * message, and a client's SDK adds that prefix again, so a refusal is thrown with the bare text
- * and its code; the client reads `MCP error -32602: ringfence: …` once.
+ * A JSON-RPC error with the bare text and its code: the SDK sends the message as given, and a
+ * client's SDK may add its own `MCP error CODE: ` prefix once.
  */
 export function rpcError(code: number, message: string): Error {
-  return Object.assign(new Error(message), { code });
+  return new ProtocolError(code, message);
 }
 
-type Extra = RequestHandlerExtra<never, never>;
+type Extra = ServerContext;
 
 // The SDK's own schema answers a non-string prompt argument with -32603 and a schema dump, before
 // any check of ours; the pipeline refuses it itself, audited, naming the argument.
-const GetPromptRequest = z.object({
-  method: z.literal('prompts/get'),
-  params: z.looseObject({ name: z.string(), arguments: z.unknown().optional() }),
-});
+const GetPromptParams = z.looseObject({ name: z.string(), arguments: z.unknown().optional() });
 
 const INSTRUCTIONS =
   'Tools and prompts are provided by third-party MCP servers run in isolation by ringfence. Each description names the server it comes from.';
@@ -96,7 +55,8 @@ export function createEndpointServer(
     instructions: `${gateway.options.notice ? `${gateway.options.notice}\n` : ''}${INSTRUCTIONS}`,
   });
 
-  const protocolVersion = negotiatedVersion(server);
+  // The version this server answered the client's `initialize` with: it decides what a result may carry.
+  const protocolVersion = () => server.getNegotiatedProtocolVersion();
 
   const caller = (): Caller => ({
     ...identity,
@@ -121,21 +81,18 @@ export function createEndpointServer(
     const onProgress =
       typeof token === 'string' || typeof token === 'number'
         ? (progress: CallProgress) => {
-            extra
-              .sendNotification({
-                method: 'notifications/progress',
-                params: { ...progress, progressToken: token },
-              } as never)
+            extra.mcpReq
+              .notify({ method: 'notifications/progress', params: { ...progress, progressToken: token } })
               .catch(() => {});
           }
         : undefined;
-    return { signal: extra.signal, ...(onProgress ? { onProgress } : {}) };
+    return { signal: extra.mcpReq.signal, ...(onProgress ? { onProgress } : {}) };
   };
   const refusals = async <T>(work: () => Promise<T>): Promise<T> => {
     try {
       return await work();
     } catch (error) {
-      if (error instanceof CallRefused) throw rpcError(ErrorCode.InvalidParams, error.message);
+      if (error instanceof CallRefused) throw rpcError(ProtocolErrorCode.InvalidParams, error.message);
       throw error;
     }
   };
@@ -149,8 +106,8 @@ export function createEndpointServer(
     if (!target) return work();
     const ids = inFlight.get(target) ?? new Set();
     inFlight.set(target, ids);
-    ids.add(extra.requestId);
-    return gateway.busyWith(target, work, sink).finally(() => ids.delete(extra.requestId));
+    ids.add(extra.mcpReq.id);
+    return gateway.busyWith(target, work, sink).finally(() => ids.delete(extra.mcpReq.id));
   };
 
   // This session as the destination of a server's sampling and elicitation requests: the gateway
@@ -180,34 +137,36 @@ export function createEndpointServer(
     },
   };
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: gateway.listTools() as never[] }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) =>
-    refusals(() =>
-      tracked('tool', request.params.name, extra as Extra, () =>
+  server.setRequestHandler('tools/list', async () => ({ tools: gateway.listTools() as never[] }));
+  server.setRequestHandler('tools/call', async (request, extra) => {
+    const result = await refusals(() =>
+      tracked('tool', request.params.name, extra, () =>
         gateway.callTool(
           request.params.name,
           request.params.arguments,
           caller(),
           protocolVersion(),
-          forwarding(request.params, extra as Extra),
+          forwarding(request.params, extra),
         ),
       ),
-    ),
-  );
+    );
+    // The pipeline's result, already checked and sanitised; typed looser than the SDK's.
+    return result as never;
+  });
 
   if (capabilities.prompts) {
-    server.setRequestHandler(ListPromptsRequestSchema, async () => ({
+    server.setRequestHandler('prompts/list', async () => ({
       prompts: gateway.listPrompts() as never[],
     }));
-    server.setRequestHandler(GetPromptRequest, async (request, extra) =>
+    server.setRequestHandler('prompts/get', { params: GetPromptParams }, async (params, extra) =>
       refusals(() =>
-        tracked('prompt', request.params.name, extra as Extra, async () => {
+        tracked('prompt', params.name, extra, async () => {
           const result = await gateway.getPrompt(
-            request.params.name,
-            request.params.arguments,
+            params.name,
+            params.arguments,
             caller(),
             protocolVersion(),
-            forwarding(request.params as { _meta?: { progressToken?: unknown } }, extra as Extra),
+            forwarding(params as { _meta?: { progressToken?: unknown } }, extra),
           );
           return result as never;
         }),
@@ -216,11 +175,11 @@ export function createEndpointServer(
   }
   if (capabilities.completions) {
     // Decided as a call is (the prompt's rules, or the template's server's), never asked.
-    server.setRequestHandler(CompleteRequestSchema, async (request, extra) =>
+    server.setRequestHandler('completion/complete', async (request, extra) =>
       refusals(
         async () =>
           (await gateway.complete(request.params as Record<string, unknown>, identity, {
-            signal: (extra as Extra).signal,
+            signal: extra.mcpReq.signal,
           })) as never,
       ),
     );
@@ -230,20 +189,20 @@ export function createEndpointServer(
   // The URIs this session subscribed to, as clients are shown them: updates go to these only.
   const subscribed = new Set<string>();
   if (capabilities.resources) {
-    server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+    server.setRequestHandler('resources/list', async () => ({
       resources: gateway.resources.listResources() as never[],
     }));
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+    server.setRequestHandler('resources/templates/list', async () => ({
       resourceTemplates: gateway.resources.listTemplates() as never[],
     }));
-    server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) =>
+    server.setRequestHandler('resources/read', async (request, extra) =>
       refusals(() =>
-        tracked('resource', request.params.uri, extra as Extra, async () => {
+        tracked('resource', request.params.uri, extra, async () => {
           const result = await gateway.readResource(
             request.params.uri,
             caller(),
             protocolVersion(),
-            forwarding(request.params as { _meta?: { progressToken?: unknown } }, extra as Extra),
+            forwarding(request.params as { _meta?: { progressToken?: unknown } }, extra),
           );
           return result as never;
         }),
@@ -253,7 +212,7 @@ export function createEndpointServer(
       // Each subscribe is decided as a read of that URI; an unsubscribe only ever names a URI this
       // session subscribed to (so nothing unsubscribes another session's), and the server hears
       // of it, decided too, when the last session leaves.
-      server.setRequestHandler(SubscribeRequestSchema, async (request) =>
+      server.setRequestHandler('resources/subscribe', async (request) =>
         refusals(async () => {
           const known = gateway.resources.shown(request.params.uri);
           if (known !== undefined && subscribed.has(known)) return {};
@@ -264,7 +223,7 @@ export function createEndpointServer(
           return {};
         }),
       );
-      server.setRequestHandler(UnsubscribeRequestSchema, async (request) =>
+      server.setRequestHandler('resources/unsubscribe', async (request) =>
         refusals(async () => {
           const named = gateway.resources.named(request.params.uri);
           const known = named ? gateway.resources.clientUri(named.server, named.uri) : undefined;
@@ -295,10 +254,10 @@ export function createEndpointServer(
   if (capabilities.logging) {
     // Replaces the SDK's own handler: the level is this session's filter, and is forwarded to
     // each server its rules let it reach (decided and audited per server).
-    server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+    server.setRequestHandler('logging/setLevel', async (request) => {
       const { level } = request.params;
       if (!isLogLevel(level))
-        throw rpcError(ErrorCode.InvalidParams, `ringfence: unknown log level ${level}`);
+        throw rpcError(ProtocolErrorCode.InvalidParams, `ringfence: unknown log level ${level}`);
       threshold = level;
       await gateway.setLoggingLevel(level, identity);
       return {};

@@ -16,16 +16,17 @@
  * docs/performance.md.)
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
-import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/core';
 import {
   isInitializeRequest,
+  isJsonContentType,
   type JSONRPCMessage,
-  JSONRPCMessageSchema,
   type MessageExtraInfo,
   type RequestId,
   SUPPORTED_PROTOCOL_VERSIONS,
-} from '@modelcontextprotocol/sdk/types.js';
+  type Transport,
+  type TransportSendOptions,
+} from '@modelcontextprotocol/server';
 import { readBoundedBody } from '../util/bounded-body.js';
 
 /** The SDK's default cap on a request body (4 MiB): a bigger one is refused with 413. */
@@ -193,7 +194,8 @@ export class HttpSessionTransport implements Transport {
       this.options.onsessioninitialized?.(this.sessionId);
     } else if (!this.validSession(req, res) || !this.validProtocolVersion(req, res)) return;
 
-    const extra: MessageExtraInfo = { requestInfo: { headers: req.headers } };
+    // v2's MessageExtraInfo carries a web Request, which this transport never builds; no handler reads it.
+    const extra: MessageExtraInfo = {};
     const requests = messages.filter(isRequest) as Array<JSONRPCMessage & { id: RequestId }>;
     if (requests.length === 0) {
       for (const message of messages) this.onmessage?.(message, extra);

@@ -1,5 +1,6 @@
 import { CreateMessageResultSchema, ElicitResultSchema } from '@modelcontextprotocol/core';
 import {
+  LOG_LEVEL_META_KEY,
   ProtocolError,
   ProtocolErrorCode,
   Server,
@@ -33,6 +34,42 @@ const GetPromptParams = z.looseObject({ name: z.string(), arguments: z.unknown()
 const INSTRUCTIONS =
   'Tools and prompts are provided by third-party MCP servers run in isolation by ringfence. Each description names the server it comes from.';
 
+/** What the gateway tells every client, the same on every request and in both eras (clients may cache it). */
+export function gatewayInstructions(gateway: Gateway): string {
+  return `${gateway.options.notice ? `${gateway.options.notice}\n` : ''}${INSTRUCTIONS}`;
+}
+
+/**
+ * Cacheable 2026 results are the client's alone (`private`: another agent's token may be shown
+ * another list) and never reused (`ttlMs: 0`): a listing changes whenever a server's definitions
+ * change, a pin is withheld or approved, or the policy changes, and the gateway cannot recall a
+ * listing a client cached. 2025 answers carry no cache fields.
+ */
+const CACHE_HINTS = Object.fromEntries(
+  [
+    'tools/list',
+    'prompts/list',
+    'resources/list',
+    'resources/templates/list',
+    'resources/read',
+    'server/discover',
+  ].map((method) => [method, { ttlMs: 0, cacheScope: 'private' as const }]),
+);
+
+export interface EndpointOptions {
+  /**
+   * The protocol era this instance serves: `legacy` (2025, one session per instance, the default)
+   * or `modern` (MCP 2026-07-28: one instance per request on --http, or per stdio connection).
+   */
+  readonly era?: 'legacy' | 'modern';
+  /**
+   * Whether this instance tells its client of changed lists and updated resources itself. Off
+   * for --http 2026 instances, which live for one request: the HTTP entry publishes changes to
+   * open `subscriptions/listen` streams instead.
+   */
+  readonly listChanged?: boolean;
+}
+
 /**
  * One MCP server session facing one client, backed by the shared gateway. It offers tools
  * always, and prompts, completions and logging only when some running server does. The client
@@ -41,7 +78,9 @@ const INSTRUCTIONS =
 export function createEndpointServer(
   gateway: Gateway,
   identity: { agent?: string; scope?: string } = {},
+  options: EndpointOptions = {},
 ): Server {
+  const modern = options.era === 'modern';
   const offered = gateway.offered();
   const capabilities: ServerCapabilities = {
     tools: { listChanged: true },
@@ -52,15 +91,18 @@ export function createEndpointServer(
   };
   const server = new Server(SERVER_INFO, {
     capabilities,
-    instructions: `${gateway.options.notice ? `${gateway.options.notice}\n` : ''}${INSTRUCTIONS}`,
+    instructions: gatewayInstructions(gateway),
+    cacheHints: CACHE_HINTS,
   });
 
   // The version this server answered the client's `initialize` with: it decides what a result may carry.
   const protocolVersion = () => server.getNegotiatedProtocolVersion();
 
+  // A 2026 client cannot be asked mid-call (no server-to-client requests on that revision): it
+  // gets no `ask`, so a rule that needs a person refuses the call, audited, saying so.
   const caller = (): Caller => ({
     ...identity,
-    ...(server.getClientCapabilities()?.elicitation
+    ...(!modern && server.getClientCapabilities()?.elicitation
       ? {
           ask: async (question: string) => {
             const answer = await server.elicitInput({
@@ -101,7 +143,12 @@ export function createEndpointServer(
   // (see onLog), and travel with the request that caused them (on --http, that request's stream)
   // when only one is in flight to it.
   const inFlight = new Map<string, Set<string | number>>();
+  let requestLogLevel: LogLevel | undefined;
   const tracked = async <T>(kind: DefinitionKind, name: string, extra: Extra, work: () => Promise<T>) => {
+    if (modern) {
+      const asked = (extra.mcpReq.envelope as Record<string, unknown> | undefined)?.[LOG_LEVEL_META_KEY];
+      requestLogLevel = typeof asked === 'string' && isLogLevel(asked) ? asked : undefined;
+    }
     const target = gateway.serverOf(kind, name);
     if (!target) return work();
     const ids = inFlight.get(target) ?? new Set();
@@ -116,6 +163,9 @@ export function createEndpointServer(
   const sink: RequestSink = {
     ...identity,
     capable: (kind) => {
+      // MCP 2026-07-28 has no server-to-client requests: a server's sampling or elicitation is
+      // refused (and audited) as for a client without the capability.
+      if (modern) return false;
       const declared = server.getClientCapabilities();
       if (kind === 'sampling') return declared?.sampling !== undefined;
       // An empty elicitation capability means form, as the spec reads it for older clients.
@@ -240,8 +290,11 @@ export function createEndpointServer(
   const onResourceUpdated = (uri: string) => {
     if (subscribed.has(uri)) server.sendResourceUpdated({ uri }).catch(() => {});
   };
-  gateway.on('resourcesChanged', onResources);
-  gateway.on('resourceUpdated', onResourceUpdated);
+  const listChanged = options.listChanged ?? true;
+  if (listChanged) {
+    gateway.on('resourcesChanged', onResources);
+    gateway.on('resourceUpdated', onResourceUpdated);
+  }
   const endResources = () => {
     gateway.off('resourcesChanged', onResources);
     gateway.off('resourceUpdated', onResourceUpdated);
@@ -271,12 +324,17 @@ export function createEndpointServer(
     if (capabilities.prompts) server.sendPromptListChanged().catch(() => {});
   };
   const onLog = (log: RelayedLog) => {
-    if (!capabilities.logging || !logPasses(log.params.level, threshold)) return;
+    // A 2026 client has no logging/setLevel: it names a level on each request that wants logs.
+    const level = modern ? requestLogLevel : threshold;
+    if (!capabilities.logging || (modern && level === undefined) || !logPasses(log.params.level, level))
+      return;
     const ids = inFlight.get(log.server);
     // While some session waits on this server, its log lines may be about that session's
     // arguments: they go to the sessions waiting on it, not to every agent connected over --http.
     if (!ids?.size && gateway.isBusy(log.server)) return;
     const only = ids?.size === 1 ? [...ids][0] : undefined;
+    // On 2026 a log line travels only with the request that asked for it.
+    if (modern && only === undefined) return;
     server
       .notification(
         { method: 'notifications/message', params: log.params },
@@ -284,8 +342,10 @@ export function createEndpointServer(
       )
       .catch(() => {});
   };
-  gateway.on('catalogChanged', onTools);
-  gateway.on('promptsChanged', onPrompts);
+  if (listChanged) {
+    gateway.on('catalogChanged', onTools);
+    gateway.on('promptsChanged', onPrompts);
+  }
   gateway.on('log', onLog);
   server.onclose = () => {
     endResources();

@@ -68,7 +68,7 @@ export class EverythingUpstream implements Upstream {
     this.updated = listener;
   }
   onServerRequest() {}
-  async callTool() {
+  async callTool(_name: string, _args: Record<string, unknown>, _options?: CallOptions): Promise<unknown> {
     return { content: [] };
   }
   async getPrompt() {

@@ -1,5 +1,12 @@
 import { pathToFileURL } from 'node:url';
-import { Client, ProtocolError, ProtocolErrorCode, type Transport } from '@modelcontextprotocol/client';
+import {
+  Client,
+  LOG_LEVEL_META_KEY,
+  type PriorDiscovery,
+  ProtocolError,
+  ProtocolErrorCode,
+  type Transport,
+} from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { type CallLimits, DEFAULT_CALL_LIMITS } from '../config/limits.js';
 import { UpstreamError } from '../ports/errors.js';
@@ -16,11 +23,21 @@ import {
   type ServerRequestMethod,
   type ToolListing,
   type UpstreamCapabilities,
+  type UpstreamEra,
   type UpstreamTimeouts,
 } from '../ports/upstream.js';
 import { passThroughJsonSchemaValidator } from '../schema/index.js';
 import { InFlightCalls } from './calls.js';
 import { isConnectionLoss } from './connection-loss.js';
+import { ListenStream } from './listen.js';
+import { paramHeaders } from './mcp-headers.js';
+
+/**
+ * How long the era probe (`server/discover`, once per registration) waits: a 2025 server on a
+ * pipe that stays silent is then taken as 2025 (on HTTP, silence is an outage and fails the start).
+ */
+export const probeTimeoutMs = (timeouts: UpstreamTimeouts): number =>
+  Math.min(10_000, Math.floor(timeouts.connectMs / 2));
 
 export const MAX_LIST_PAGES = 64;
 /** Per listing: tools, or prompts. */
@@ -96,6 +113,10 @@ export class UpstreamClient {
   private changeTimer: NodeJS.Timeout | undefined;
   private readonly calls = new InFlightCalls();
   private serverRequestHandler: ServerRequestHandler | undefined;
+  /** A modern server's subscriptions/listen stream (absent on a 2025 server). */
+  private listen: ListenStream | undefined;
+  /** The log level asked for, sent along with each request to a modern server. */
+  private logLevel: string | undefined;
 
   constructor(
     /** The server's name, for the messages of calls that end without its answer. */
@@ -111,6 +132,12 @@ export class UpstreamClient {
         ...(side.grants.elicitation ? { elicitation: { form: {} } } : {}),
       },
       jsonSchemaValidator: passThroughJsonSchemaValidator,
+      // Each upstream is spoken to in its own era: probed once with server/discover (the verdict
+      // is then kept with the registration and handed to connect() as `prior`).
+      versionNegotiation: { mode: 'auto', probe: { timeoutMs: probeTimeoutMs(timeouts), maxRetries: 0 } },
+      // A modern server's input_required answer is never fulfilled by the SDK behind the gateway's
+      // back: without the relay (not built yet) it fails the call, saying so.
+      inputRequired: { autoFulfill: false },
     });
     // The fallback, not setRequestHandler: the SDK refuses a handler for a capability not
     // declared, and a request the gateway did not declare must still be answered with why, and
@@ -171,8 +198,49 @@ export class UpstreamClient {
     return this.calls.size;
   }
 
-  async connect(transport: Transport): Promise<void> {
-    await this.client.connect(transport, { timeout: this.timeouts.connectMs });
+  /**
+   * Connect in the server's era: `prior` (the verdict kept with the registration) connects
+   * without probing; without it the SDK probes (`server/discover`) and falls back to `initialize`.
+   * A modern server then gets its listen stream, so its changes still reach the gateway.
+   */
+  async connect(transport: Transport, prior?: PriorDiscovery): Promise<void> {
+    await this.client.connect(transport, { timeout: this.timeouts.connectMs, ...(prior ? { prior } : {}) });
+    if (this.era() !== 'modern') return;
+    this.listen = new ListenStream(
+      this.client,
+      this.timeouts.listMs,
+      () => this.listChanged(),
+      (error) => this.client.onerror?.(error),
+    );
+    // Not fatal: a server that offers no listen still serves calls; its changes go unseen until
+    // the next start, as for a 2025 server that never says its lists changed.
+    await this.listen.open().catch((error: unknown) => this.client.onerror?.(error as Error));
+  }
+
+  /** The era the server speaks (once connected). */
+  era(): UpstreamEra {
+    return this.client.getProtocolEra() === 'modern' ? 'modern' : 'legacy';
+  }
+
+  /** What to keep with the registration so the next start connects without probing. */
+  verdict(): PriorDiscovery {
+    const discover = this.client.getDiscoverResult();
+    return discover ? { kind: 'modern', discover } : { kind: 'legacy' };
+  }
+
+  /** The server's own instructions (either era), still untrusted. */
+  instructions(): string | undefined {
+    return this.client.getInstructions();
+  }
+
+  /**
+   * `_meta` a forwarded request carries besides the gateway's own: on a modern server the log
+   * level the client asked for (2026 has no `logging/setLevel`: the level travels per request).
+   */
+  private meta(): Record<string, unknown> {
+    return this.logLevel !== undefined && this.era() === 'modern'
+      ? { [LOG_LEVEL_META_KEY]: this.logLevel }
+      : {};
   }
 
   /**
@@ -263,7 +331,12 @@ export class UpstreamClient {
    * early (the caller's cancel, a timeout) cancels the upstream request as well.
    */
   callTool(name: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<unknown> {
-    return this.forward('tools/call', { name, arguments: args }, options);
+    // Mcp-Param-* only where the 2026 transport reads them, from the pinned schema only.
+    const headers =
+      options.inputSchema !== undefined && this.era() === 'modern'
+        ? paramHeaders(options.inputSchema, args)
+        : {};
+    return this.forward('tools/call', { name, arguments: args }, options, headers);
   }
 
   /** `prompts/get` under the same limits, cancel and progress as a tool call. */
@@ -275,6 +348,7 @@ export class UpstreamClient {
     method: 'tools/call' | 'prompts/get' | 'resources/read',
     params: Record<string, unknown>,
     options: CallOptions,
+    headers: Record<string, string> = {},
   ): Promise<unknown> {
     const capped = options.cap !== undefined && options.cap.ms < this.limits.ceilingMs;
     const ceilingMs = capped ? options.cap!.ms : this.limits.ceilingMs;
@@ -284,10 +358,10 @@ export class UpstreamClient {
       (token, signal) =>
         this.client
           .request(
-            { method, params: { ...params, _meta: { progressToken: token } } } as never,
+            { method, params: { ...params, _meta: { ...this.meta(), progressToken: token } } } as never,
             LooseResult,
             // The SDK's own timer is only a backstop: the call's timers above end it first.
-            { signal, timeout: ceilingMs + 1_000 },
+            { signal, timeout: ceilingMs + 1_000, ...(Object.keys(headers).length > 0 ? { headers } : {}) },
           )
           .catch(async (error: unknown) => {
             // The SDK's own words for it are a bare "Connection closed".
@@ -319,7 +393,9 @@ export class UpstreamClient {
   }
 
   async complete(params: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
-    return this.client.request({ method: 'completion/complete', params } as never, LooseResult, {
+    const withMeta =
+      this.era() === 'modern' && this.logLevel !== undefined ? { ...params, _meta: this.meta() } : params;
+    return this.client.request({ method: 'completion/complete', params: withMeta } as never, LooseResult, {
       timeout: this.timeouts.listMs,
       ...(signal ? { signal } : {}),
     });
@@ -347,6 +423,8 @@ export class UpstreamClient {
   }
 
   async subscribeResource(uri: string, subscribe: boolean): Promise<void> {
+    // 2026 has no resources/subscribe: the URIs go in the listen stream's filter.
+    if (this.listen) return this.listen.subscribe(uri, subscribe);
     await this.client.request(
       { method: subscribe ? 'resources/subscribe' : 'resources/unsubscribe', params: { uri } } as never,
       LooseResult,
@@ -357,6 +435,10 @@ export class UpstreamClient {
   // --- end resources ---
 
   async setLoggingLevel(level: string): Promise<void> {
+    if (this.era() === 'modern') {
+      this.logLevel = level;
+      return;
+    }
     await this.client.request({ method: 'logging/setLevel', params: { level } } as never, LooseResult, {
       timeout: this.timeouts.listMs,
     });
@@ -364,6 +446,7 @@ export class UpstreamClient {
 
   async close(): Promise<void> {
     if (this.changeTimer) clearTimeout(this.changeTimer);
+    await this.listen?.close();
     await this.client.close();
   }
 }

@@ -1,4 +1,4 @@
-import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
+import { type PriorDiscovery, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
 import { answerCapBytes, type CallLimits, callLimitsOf } from '../config/limits.js';
 import type { HttpServerConfig } from '../config/servers.js';
 import { UpstreamError } from '../ports/errors.js';
@@ -13,10 +13,12 @@ import {
   type ToolListing,
   type Upstream,
   type UpstreamCapabilities,
+  type UpstreamEra,
   type UpstreamTimeouts,
 } from '../ports/upstream.js';
 import { redactText, redactUrl } from '../text/redact.js';
 import { withTimeout } from '../util/timeout.js';
+import { connectInEra, type EraMemory } from './era.js';
 import { HttpStatusError } from './http-endpoint.js';
 import { HttpClientTransport } from './http-transport.js';
 import { grantsOf, UpstreamClient } from './mcp-client.js';
@@ -37,6 +39,8 @@ export class RemoteUpstream implements Upstream {
   constructor(
     private readonly config: HttpServerConfig,
     private readonly timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS,
+    /** Where its era verdict is kept (absent: probed at each start). */
+    private readonly eras?: EraMemory,
   ) {
     this.name = config.name;
     this.destination = `remote ${new URL(config.url).host}`;
@@ -44,10 +48,15 @@ export class RemoteUpstream implements Upstream {
   }
 
   async start(): Promise<void> {
-    this.connection = await this.connect();
+    let connection: { client: UpstreamClient; transport: HttpClientTransport } | undefined;
+    await connectInEra(this.config, this.eras, async (prior) => {
+      connection = await this.connect(prior);
+      return connection.client;
+    });
+    this.connection = connection;
   }
 
-  private async connect() {
+  private async connect(prior = this.prior()) {
     // A remote server has no mounts: its roots are an empty list.
     const client = new UpstreamClient(this.name, this.timeouts, this.limits, {
       grants: grantsOf(this.config),
@@ -69,7 +78,7 @@ export class RemoteUpstream implements Upstream {
     };
     try {
       await withTimeout(
-        client.connect(transport),
+        client.connect(transport, prior),
         this.timeouts.connectMs,
         () =>
           new UpstreamError(
@@ -124,8 +133,17 @@ export class RemoteUpstream implements Upstream {
 
   private reconnecting: Promise<void> | undefined;
 
+  /** A new session (after the old one expired) is in the era the server was found to speak. */
+  private prior(): PriorDiscovery | undefined {
+    return this.connection?.client.verdict();
+  }
+
   capabilities(): UpstreamCapabilities {
     return this.live.client.capabilities();
+  }
+
+  era(): UpstreamEra {
+    return this.live.client.era();
   }
 
   listTools(): Promise<ToolListing> {

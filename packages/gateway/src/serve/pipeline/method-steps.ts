@@ -51,7 +51,12 @@ const NOTHING_MORE = () => PASS;
 const STEPS: StepsTable = {
   'tools/call': {
     checkArguments: (deps, request, args) => inputSchema(deps, request, args),
-    forward: (request, args, options) => request.upstream!.callTool(request.entry.tool, args, options),
+    // The pinned schema goes along: a modern upstream's Mcp-Param-* headers come from it.
+    forward: (request, args, options) =>
+      request.upstream!.callTool(request.entry.tool, args, {
+        ...options,
+        inputSchema: request.entry.inputSchema,
+      }),
     checkResult: (deps, request, result) => checkResult(deps, request, result),
     sanitised: true,
   },

@@ -1,5 +1,6 @@
 import { CreateMessageResultSchema, ElicitResultSchema } from '@modelcontextprotocol/core';
 import {
+  CLIENT_CAPABILITIES_META_KEY,
   LOG_LEVEL_META_KEY,
   ProtocolError,
   ProtocolErrorCode,
@@ -9,13 +10,14 @@ import {
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { DefinitionKind } from '../pins/kinds.js';
-import type { Caller } from '../ports/caller.js';
+import type { Caller, CallToolResult } from '../ports/caller.js';
 import type { CallProgress } from '../ports/upstream.js';
 import type { Gateway } from './gateway.js';
+import { capableOf } from './input-required/answers.js';
 import { isLogLevel, type LogLevel, logPasses, type RelayedLog } from './log-relay.js';
 import { CallRefused } from './pipeline/index.js';
 import { SERVER_INFO } from './server-info.js';
-import { type RequestSink, SERVER_REQUEST_TIMEOUT_MS } from './server-requests.js';
+import { type RequestSink, SERVER_REQUEST_TIMEOUT_MS, ServerRequestRefused } from './server-requests.js';
 
 /**
  * A JSON-RPC error with the bare text and its code: the SDK sends the message as given, and a
@@ -144,7 +146,14 @@ export function createEndpointServer(
   // when only one is in flight to it.
   const inFlight = new Map<string, Set<string | number>>();
   let requestLogLevel: LogLevel | undefined;
-  const tracked = async <T>(kind: DefinitionKind, name: string, extra: Extra, work: () => Promise<T>) => {
+  const tracked = async <T>(
+    kind: DefinitionKind,
+    name: string,
+    extra: Extra,
+    work: () => Promise<T>,
+    // A 2026 call's own sink (input-required/continuations.ts) in place of this session's.
+    callSink: RequestSink = sink,
+  ) => {
     if (modern) {
       const asked = (extra.mcpReq.envelope as Record<string, unknown> | undefined)?.[LOG_LEVEL_META_KEY];
       requestLogLevel = typeof asked === 'string' && isLogLevel(asked) ? asked : undefined;
@@ -154,7 +163,7 @@ export function createEndpointServer(
     const ids = inFlight.get(target) ?? new Set();
     inFlight.set(target, ids);
     ids.add(extra.mcpReq.id);
-    return gateway.busyWith(target, work, sink).finally(() => ids.delete(extra.mcpReq.id));
+    return gateway.busyWith(target, work, callSink).finally(() => ids.delete(extra.mcpReq.id));
   };
 
   // This session as the destination of a server's sampling and elicitation requests: the gateway
@@ -187,8 +196,74 @@ export function createEndpointServer(
     },
   };
 
+  /**
+   * A 2026 client's call, prompt or read, round by round (input-required/modern-call.ts): policy
+   * `ask` becomes ringfence's own `input_required` question, and a 2025 server's mid-call request
+   * is held for the client's next round, both under the sealed requestState of this caller.
+   */
+  const rounds = <R>(
+    kind: 'tool' | 'prompt' | 'resource',
+    method: 'tools/call' | 'prompts/get' | 'resources/read',
+    target: string,
+    args: unknown,
+    extra: Extra,
+    params: { _meta?: { progressToken?: unknown } },
+    run: (caller: Caller, options: ReturnType<typeof forwarding>) => Promise<R>,
+    refused: (message: string) => R,
+  ) => {
+    const server = gateway.serverOf(kind, target);
+    const envelope = extra.mcpReq.envelope as Record<string, unknown> | undefined;
+    return gateway.modernCalls.serve<R>({
+      ctx: extra,
+      principal: identity,
+      call: { method, target, args: args ?? {} },
+      subject: { server: server ?? 'ringfence', tool: target, ...(kind === 'tool' ? {} : { kind }) },
+      config: gateway.options.servers.find((entry) => entry.name === server),
+      capable: capableOf(envelope?.[CLIENT_CAPABILITIES_META_KEY]),
+      // The upstream client answers a 2026 server's roots itself once it relays input_required;
+      // until then none reaches here, and one that did would be refused, never answered empty.
+      roots: () => {
+        throw new ServerRequestRefused(
+          'roots',
+          `ringfence refused roots/list from ${server}: roots of a 2026 server are not answered on this path yet`,
+        );
+      },
+      run: ({ ask, sink: callSink, signal }) =>
+        tracked(
+          kind,
+          target,
+          extra,
+          () => run({ ...identity, ...(ask ? { ask } : {}) }, { ...forwarding(params, extra), signal }),
+          callSink,
+        ),
+      refused,
+    });
+  };
+  const refusedResult = (message: string): CallToolResult => ({
+    content: [{ type: 'text', text: message }],
+    isError: true,
+  });
+  const refusedError = (message: string): never => {
+    throw rpcError(ProtocolErrorCode.InvalidRequest, message);
+  };
+
   server.setRequestHandler('tools/list', async () => ({ tools: gateway.listTools() as never[] }));
   server.setRequestHandler('tools/call', async (request, extra) => {
+    if (modern) {
+      const { name, arguments: args } = request.params;
+      return (await refusals(() =>
+        rounds(
+          'tool',
+          'tools/call',
+          name,
+          args,
+          extra,
+          request.params,
+          (who, options) => gateway.callTool(name, args, who, protocolVersion(), options),
+          refusedResult,
+        ),
+      )) as never;
+    }
     const result = await refusals(() =>
       tracked('tool', request.params.name, extra, () =>
         gateway.callTool(
@@ -209,18 +284,33 @@ export function createEndpointServer(
       prompts: gateway.listPrompts() as never[],
     }));
     server.setRequestHandler('prompts/get', { params: GetPromptParams }, async (params, extra) =>
-      refusals(() =>
-        tracked('prompt', params.name, extra, async () => {
-          const result = await gateway.getPrompt(
-            params.name,
-            params.arguments,
-            caller(),
-            protocolVersion(),
-            forwarding(params as { _meta?: { progressToken?: unknown } }, extra),
-          );
-          return result as never;
-        }),
-      ),
+      modern
+        ? refusals(
+            async () =>
+              (await rounds(
+                'prompt',
+                'prompts/get',
+                params.name,
+                params.arguments,
+                extra,
+                params as { _meta?: { progressToken?: unknown } },
+                (who, options) =>
+                  gateway.getPrompt(params.name, params.arguments, who, protocolVersion(), options),
+                refusedError,
+              )) as never,
+          )
+        : refusals(() =>
+            tracked('prompt', params.name, extra, async () => {
+              const result = await gateway.getPrompt(
+                params.name,
+                params.arguments,
+                caller(),
+                protocolVersion(),
+                forwarding(params as { _meta?: { progressToken?: unknown } }, extra),
+              );
+              return result as never;
+            }),
+          ),
     );
   }
   if (capabilities.completions) {
@@ -246,17 +336,31 @@ export function createEndpointServer(
       resourceTemplates: gateway.resources.listTemplates() as never[],
     }));
     server.setRequestHandler('resources/read', async (request, extra) =>
-      refusals(() =>
-        tracked('resource', request.params.uri, extra, async () => {
-          const result = await gateway.readResource(
-            request.params.uri,
-            caller(),
-            protocolVersion(),
-            forwarding(request.params as { _meta?: { progressToken?: unknown } }, extra),
-          );
-          return result as never;
-        }),
-      ),
+      modern
+        ? refusals(
+            async () =>
+              (await rounds(
+                'resource',
+                'resources/read',
+                request.params.uri,
+                {},
+                extra,
+                request.params as { _meta?: { progressToken?: unknown } },
+                (who, options) => gateway.readResource(request.params.uri, who, protocolVersion(), options),
+                refusedError,
+              )) as never,
+          )
+        : refusals(() =>
+            tracked('resource', request.params.uri, extra, async () => {
+              const result = await gateway.readResource(
+                request.params.uri,
+                caller(),
+                protocolVersion(),
+                forwarding(request.params as { _meta?: { progressToken?: unknown } }, extra),
+              );
+              return result as never;
+            }),
+          ),
     );
     if (capabilities.resources.subscribe) {
       // Each subscribe is decided as a read of that URI; an unsubscribe only ever names a URI this

@@ -100,8 +100,9 @@ export function createEndpointServer(
   // The version this server answered the client's `initialize` with: it decides what a result may carry.
   const protocolVersion = () => server.getNegotiatedProtocolVersion();
 
-  // A 2026 client cannot be asked mid-call (no server-to-client requests on that revision): it
-  // gets no `ask`, so a rule that needs a person refuses the call, audited, saying so.
+  // A 2026 client cannot be asked mid-call (no server-to-client requests on that revision): this
+  // caller gets no `ask`; its calls, prompts and reads go through `rounds` below, whose caller
+  // asks by an input_required result instead.
   const caller = (): Caller => ({
     ...identity,
     ...(!modern && server.getClientCapabilities()?.elicitation
@@ -172,8 +173,8 @@ export function createEndpointServer(
   const sink: RequestSink = {
     ...identity,
     capable: (kind) => {
-      // MCP 2026-07-28 has no server-to-client requests: a server's sampling or elicitation is
-      // refused (and audited) as for a client without the capability.
+      // MCP 2026-07-28 has no server-to-client requests: this session sink refuses a server's
+      // sampling or elicitation (audited); a 2026 call's own sink (`rounds`) holds it instead.
       if (modern) return false;
       const declared = server.getClientCapabilities();
       if (kind === 'sampling') return declared?.sampling !== undefined;

@@ -161,7 +161,7 @@ describe('a 2026 client over --http', () => {
     expect(await refused('s_secret')).toMatch(
       /refused s\/secret: secrets stay put \(policy rule "no-secret"\)/,
     );
-    // A person must approve it, and a 2026 client cannot be asked mid-call: refused, never let through.
+    // A person must approve it, and this 2026 client declared no elicitation: refused, never let through.
     expect(await refused('s_ask_me')).toMatch(
       /needs a person to approve this call, and this client cannot ask/,
     );

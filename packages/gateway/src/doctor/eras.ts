@@ -1,7 +1,16 @@
 import { EraStore, type EraVerdict, LEGACY_VERDICT_HORIZON_MS, registrationDigest } from '../config/eras.js';
 import { type ServerConfig, ServerStore } from '../config/servers.js';
 import { resolveHome } from '../home/home.js';
-import type { DoctorCheck } from './doctor.js';
+
+/** The doctor's check for the eras (a `DoctorCheck`; declared here, as doctor.ts imports this file). */
+export interface ErasCheck {
+  readonly id: 'upstream-eras';
+  readonly title: string;
+  readonly status: 'ok' | 'warn';
+  readonly required: false;
+  readonly summary: string;
+  readonly fix?: string;
+}
 
 /** One server's era as people read it. */
 export function eraLine(server: ServerConfig, verdict: EraVerdict | undefined, now = Date.now()): string {
@@ -19,7 +28,7 @@ export function eraLine(server: ServerConfig, verdict: EraVerdict | undefined, n
  * Which protocol era each registered server speaks, as last probed (`upstream-eras.json`). Never
  * required: a server without a verdict is probed at its next start.
  */
-export async function checkEras(env: { readonly env: NodeJS.ProcessEnv }): Promise<DoctorCheck> {
+export async function checkEras(env: { readonly env: NodeJS.ProcessEnv }): Promise<ErasCheck> {
   const base = { id: 'upstream-eras', title: 'Upstream protocol eras', required: false } as const;
   const home = resolveHome(env.env);
   let servers: ServerConfig[];

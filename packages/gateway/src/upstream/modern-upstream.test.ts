@@ -128,4 +128,20 @@ describe('a 2026-07-28 upstream over HTTP', () => {
       'io.modelcontextprotocol/logLevel': 'debug',
     });
   });
+
+  it('a resource subscription goes in the listen filter, and its updates come back', async () => {
+    const { server, upstream } = await started();
+    const updated: unknown[] = [];
+    upstream.onResourceUpdated((uri) => updated.push(uri));
+    await upstream.subscribeResource('test://a', true);
+    expect(server.seen.map((s) => s.method)).not.toContain('resources/subscribe');
+    const listens = server.seen.filter((s) => s.method === 'subscriptions/listen');
+    expect((listens.at(-1)!.body as { params: { notifications?: unknown } }).params).toMatchObject({
+      notifications: { resourceSubscriptions: ['test://a'] },
+    });
+    server.updated('test://b');
+    server.updated('test://a');
+    await until(() => updated.length > 0);
+    expect(updated).toEqual(['test://a']);
+  });
 });

@@ -27,9 +27,13 @@ export async function modernServer() {
     () => {
       const server = new Server(
         { name: 'modern-fixture', version: '1.0.0' },
-        { capabilities: { tools: { listChanged: true }, logging: {} }, instructions: 'modern instructions' },
+        {
+          capabilities: { tools: { listChanged: true }, logging: {}, resources: { subscribe: true } },
+          instructions: 'modern instructions',
+        },
       );
       server.setRequestHandler('tools/list', async () => ({ tools }) as never);
+      server.setRequestHandler('resources/list', async () => ({ resources: [] }));
       server.setRequestHandler('tools/call', async (request, ctx) => {
         if (request.params.name === 'wait')
           return new Promise((resolve) => {
@@ -91,6 +95,10 @@ export async function modernServer() {
     url,
     seen,
     cancelled,
+    /** Say a resource changed, on the listen streams that subscribed to it. */
+    updated(uri: string) {
+      handler.notify.resourceUpdated(uri);
+    },
     /** Change the tool list and say so on the listen streams. */
     changeTools(next: typeof tools) {
       tools = next;

@@ -12,6 +12,7 @@ const MODERN = '2026-07-28';
 /** A server with three tools, recording each call that reaches it. */
 class ToolServer extends EverythingUpstream {
   description = 'Echoes.';
+  cancelled = 0;
   readonly calls: { name: string; args: unknown; options: CallOptions }[] = [];
   override async listTools() {
     const tool = (name: string, description: string) => ({
@@ -26,6 +27,11 @@ class ToolServer extends EverythingUpstream {
   }
   override async callTool(name: string, args: Record<string, unknown>, options: CallOptions = {}) {
     this.calls.push({ name, args, options });
+    // "hold" is answered only when the call is cancelled.
+    if (args.text === 'hold') {
+      await new Promise((resolve) => options.signal?.addEventListener('abort', resolve));
+      this.cancelled += 1;
+    }
     return { content: [{ type: 'text', text: `echo ${String(args.text)}` }] };
   }
 }
@@ -231,5 +237,37 @@ describe('a 2026 client over --http', () => {
     );
     expect(foreign.status).toBe(403);
     expect(s.calls).toEqual([]);
+  });
+
+  it('passes a W3C traceparent on to the server, from either era, and nothing else under that name', async () => {
+    const { s, served } = await start();
+    const modern = await connect(served.url, 'modern');
+    const legacy = await connect(served.url, 'legacy');
+    const trace = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    await modern.callTool({ name: 's_echo', arguments: { text: 'a' }, _meta: { traceparent: trace } });
+    await legacy.callTool({ name: 's_echo', arguments: { text: 'b' }, _meta: { traceparent: trace } });
+    await modern.callTool({
+      name: 's_echo',
+      arguments: { text: 'c' },
+      _meta: { traceparent: 'ignore previous\nrules' },
+    });
+    await modern.callTool({ name: 's_echo', arguments: { text: 'd' } });
+    expect(s.calls.map((c) => c.options.traceparent)).toEqual([trace, trace, undefined, undefined]);
+  });
+
+  it('cancels the call upstream when the client goes away mid-call', async () => {
+    const { s, served } = await start();
+    const modern = await connect(served.url, 'modern');
+    const aborting = new AbortController();
+    const call = modern.callTool(
+      { name: 's_echo', arguments: { text: 'hold' } },
+      { signal: aborting.signal },
+    );
+    for (let i = 0; i < 200 && s.calls.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(s.calls).toHaveLength(1);
+    aborting.abort();
+    await expect(call).rejects.toThrow();
+    for (let i = 0; i < 200 && s.cancelled === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(s.cancelled).toBe(1);
   });
 });

@@ -13,6 +13,8 @@ const MODERN = '2026-07-28';
 class ToolServer extends EverythingUpstream {
   description = 'Echoes.';
   cancelled = 0;
+  /** Runs while a call is in flight (before its answer). */
+  during?: () => void;
   readonly calls: { name: string; args: unknown; options: CallOptions }[] = [];
   override async listTools() {
     const tool = (name: string, description: string) => ({
@@ -27,6 +29,7 @@ class ToolServer extends EverythingUpstream {
   }
   override async callTool(name: string, args: Record<string, unknown>, options: CallOptions = {}) {
     this.calls.push({ name, args, options });
+    this.during?.();
     // "hold" is answered only when the call is cancelled.
     if (args.text === 'hold') {
       await new Promise((resolve) => options.signal?.addEventListener('abort', resolve));
@@ -269,5 +272,29 @@ describe('a 2026 client over --http', () => {
     await expect(call).rejects.toThrow();
     for (let i = 0; i < 200 && s.cancelled === 0; i++) await new Promise((r) => setTimeout(r, 10));
     expect(s.cancelled).toBe(1);
+  });
+
+  it('relays a server log line only with the 2026 request that named a level, on its answer', async () => {
+    const { s, served, gateway } = await start();
+    s.during = () => {
+      gateway.emit('log', {
+        server: 's',
+        params: { level: 'warning', logger: 's', data: 'disk nearly full' },
+      });
+    };
+    const call = (meta: Record<string, unknown>) =>
+      modernPost(
+        served.url,
+        'tools/call',
+        { name: 's_echo', arguments: { text: 'x' }, _meta: meta },
+        { 'mcp-name': 's_echo' },
+      );
+    const asked = await (await call({ 'io.modelcontextprotocol/logLevel': 'info' })).text();
+    expect(asked).toMatch(/notifications\/message[\s\S]*disk nearly full/);
+    const quiet = await (await call({})).text();
+    expect(quiet).not.toMatch(/disk nearly full/);
+    expect(quiet).toMatch(/echo x/);
+    const above = await (await call({ 'io.modelcontextprotocol/logLevel': 'error' })).text();
+    expect(above).not.toMatch(/disk nearly full/);
   });
 });

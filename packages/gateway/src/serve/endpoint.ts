@@ -9,8 +9,9 @@ import {
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { DefinitionKind } from '../pins/kinds.js';
-import type { Caller } from '../ports/caller.js';
+import { AskDeferred, type Caller } from '../ports/caller.js';
 import type { CallProgress } from '../ports/upstream.js';
+import { callDigest, modernAsk, questionFor, verifyAskState } from './ask-modern.js';
 import type { Gateway } from './gateway.js';
 import { isLogLevel, type LogLevel, logPasses, type RelayedLog } from './log-relay.js';
 import { CallRefused } from './pipeline/index.js';
@@ -96,13 +97,16 @@ export function createEndpointServer(
     capabilities,
     instructions: gatewayInstructions(gateway),
     cacheHints: CACHE_HINTS,
+    // The sealed state of a 2026 ask is checked before any handler runs (ask-modern.ts).
+    ...(modern ? { requestState: { verify: verifyAskState } } : {}),
   });
 
   // The version this server answered the client's `initialize` with: it decides what a result may carry.
   const protocolVersion = () => server.getNegotiatedProtocolVersion();
 
-  // A 2026 client cannot be asked mid-call (no server-to-client requests on that revision): it
-  // gets no `ask`, so a rule that needs a person refuses the call, audited, saying so.
+  // A 2026 client cannot be asked mid-call (no server-to-client requests on that revision): a
+  // tool call asks in a second round instead (tools/call below, ask-modern.ts); elsewhere it gets
+  // no `ask`, so a rule that needs a person refuses the request, audited, saying so.
   const caller = (): Caller => ({
     ...identity,
     ...(!modern && server.getClientCapabilities()?.elicitation
@@ -200,19 +204,27 @@ export function createEndpointServer(
 
   server.setRequestHandler('tools/list', async () => ({ tools: gateway.listTools() as never[] }));
   server.setRequestHandler('tools/call', async (request, extra) => {
-    const result = await refusals(() =>
-      tracked('tool', request.params.name, extra, () =>
-        gateway.callTool(
-          request.params.name,
-          request.params.arguments,
-          caller(),
-          protocolVersion(),
-          forwarding(request.params, extra),
+    // A 2026 client that can be asked is asked in a second round: see ask-modern.ts.
+    const call = modern ? callDigest(request.params.name, request.params.arguments) : '';
+    const asking = modern && server.getClientCapabilities()?.elicitation !== undefined;
+    try {
+      const result = await refusals(() =>
+        tracked('tool', request.params.name, extra, () =>
+          gateway.callTool(
+            request.params.name,
+            request.params.arguments,
+            asking ? { ...identity, ask: modernAsk(extra, call) } : caller(),
+            protocolVersion(),
+            forwarding(request.params, extra),
+          ),
         ),
-      ),
-    );
-    // The pipeline's result, already checked and sanitised; typed looser than the SDK's.
-    return result as never;
+      );
+      // The pipeline's result, already checked and sanitised; typed looser than the SDK's.
+      return result as never;
+    } catch (error) {
+      if (asking && error instanceof AskDeferred) return questionFor(extra, call, error.question);
+      throw error;
+    }
   });
 
   if (capabilities.prompts) {

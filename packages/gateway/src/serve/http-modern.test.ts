@@ -297,4 +297,75 @@ describe('a 2026 client over --http', () => {
     const above = await (await call({ 'io.modelcontextprotocol/logLevel': 'error' })).text();
     expect(above).not.toMatch(/disk nearly full/);
   });
+
+  it('asks the person with an input_required round when the 2026 client can elicit; the sealed state is spent once, bound to the token and the call', async () => {
+    const { s, served, lines } = await start();
+    const capable = { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } };
+    type Answer = {
+      result?: {
+        resultType?: string;
+        requestState?: string;
+        inputRequests?: Record<string, { method: string; params: { message: string } }>;
+        content?: { text: string }[];
+        isError?: boolean;
+      };
+      error?: { code: number; message: string };
+    };
+    const call = async (
+      extra: Record<string, unknown>,
+      args: Record<string, unknown> = { text: 'go' },
+      token = 'alice-token',
+    ): Promise<Answer> => {
+      const answer = await modernPost(
+        served.url,
+        'tools/call',
+        { name: 's_ask_me', arguments: args, ...extra, _meta: capable },
+        { 'mcp-name': 's_ask_me', authorization: `Bearer ${token}` },
+      );
+      return (await answer.json()) as Answer;
+    };
+    const accept = { inputResponses: { ringfence_approval: { action: 'accept', content: {} } } };
+
+    const first = await call({});
+    expect(first.result?.resultType).toBe('input_required');
+    expect(first.result?.inputRequests?.ringfence_approval?.method).toBe('elicitation/create');
+    expect(first.result?.inputRequests?.ringfence_approval?.params.message).toMatch(
+      /^Allow s\/ask_me\? .*Rule "ask-first": a person decides/,
+    );
+    const state = first.result!.requestState!;
+    expect(typeof state).toBe('string');
+    expect(s.calls).toEqual([]);
+
+    // Another token cannot use alice's state; an altered state is refused; neither reaches the server.
+    expect((await call({ ...accept, requestState: state }, { text: 'go' }, 'bob-token')).error?.code).toBe(
+      -32602,
+    );
+    const altered = `${state.slice(0, -2)}${state.endsWith('A') ? 'B' : 'A'}${state.slice(-1)}`;
+    expect((await call({ ...accept, requestState: altered })).error?.code).toBe(-32602);
+    // Another call (other arguments) with alice's state: asked afresh, not let through.
+    expect((await call({ ...accept, requestState: state }, { text: 'other' })).result?.resultType).toBe(
+      'input_required',
+    );
+    expect(s.calls).toEqual([]);
+
+    const approved = await call({ ...accept, requestState: state });
+    expect(approved.result?.content?.[0]?.text).toBe('echo go');
+    expect(s.calls.map((c) => c.args)).toEqual([{ text: 'go' }]);
+    // The same answer again: the state is spent, so the person is asked again.
+    expect((await call({ ...accept, requestState: state })).result?.resultType).toBe('input_required');
+
+    const second = (await call({})).result!.requestState!;
+    const declined = await call({
+      inputResponses: { ringfence_approval: { action: 'decline' } },
+      requestState: second,
+    });
+    expect(declined.result?.isError).toBe(true);
+    expect(declined.result?.content?.[0]?.text).toMatch(/did not approve it \(decline\)/);
+    expect(s.calls).toHaveLength(1);
+    const decided = (await lines()).filter((l) => l.type === 'mcp.decision');
+    expect(decided.map((l) => [l.agent, l.refs.allowed, l.refs.rule])).toEqual([
+      ['alice', true, 'ask-first'],
+      ['alice', false, 'ask-first'],
+    ]);
+  });
 });

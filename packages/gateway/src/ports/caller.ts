@@ -13,3 +13,14 @@ export interface CallToolResult {
   isError?: boolean;
   [key: string]: unknown;
 }
+
+/**
+ * Thrown by an `ask` that cannot wait for the answer in this request (an MCP 2026 client answers
+ * by retrying the request): the pipeline lets it through unanswered, nothing is decided or
+ * forwarded, and the endpoint sends the question back instead (`serve/input-required/`).
+ */
+export class AskDeferred extends Error {
+  constructor(readonly question: string) {
+    super('the person is asked through the client; the request is retried with the answer');
+  }
+}

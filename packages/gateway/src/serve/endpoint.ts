@@ -33,6 +33,9 @@ type Extra = ServerContext;
 // any check of ours; the pipeline refuses it itself, audited, naming the argument.
 const GetPromptParams = z.looseObject({ name: z.string(), arguments: z.unknown().optional() });
 
+/** W3C trace context, version 00 form (lower-case hex; all-zero ids are invalid by that spec). */
+const TRACEPARENT = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
+
 const INSTRUCTIONS =
   'Tools and prompts are provided by third-party MCP servers run in isolation by ringfence. Each description names the server it comes from.';
 
@@ -95,6 +98,8 @@ export function createEndpointServer(
     capabilities,
     instructions: gatewayInstructions(gateway),
     cacheHints: CACHE_HINTS,
+    // No requestState hook: a 2026 round's sealed state is opened by its handler
+    // (input-required/relay.ts), which knows the call to check it against and audits a refusal.
   });
 
   // The version this server answered the client's `initialize` with: it decides what a result may carry.
@@ -131,7 +136,15 @@ export function createEndpointServer(
               .catch(() => {});
           }
         : undefined;
-    return { signal: extra.mcpReq.signal, ...(onProgress ? { onProgress } : {}) };
+    // A trace context is passed on only in its exact W3C form: it is the client's text, and a
+    // server must not be handed anything else under that name.
+    const trace = extra.mcpReq._meta?.traceparent;
+    const traceparent = typeof trace === 'string' && TRACEPARENT.test(trace) ? trace : undefined;
+    return {
+      signal: extra.mcpReq.signal,
+      ...(onProgress ? { onProgress } : {}),
+      ...(traceparent ? { traceparent } : {}),
+    };
   };
   const refusals = async <T>(work: () => Promise<T>): Promise<T> => {
     try {

@@ -1,5 +1,4 @@
-import { RingfenceError } from '@ringfence/policy';
-import type { Caller } from '../../ports/caller.js';
+import { AskDeferred, type Caller } from '../../ports/caller.js';
 import type { EmbeddedRequest } from './upstream-input.js';
 
 /**
@@ -12,14 +11,7 @@ import type { EmbeddedRequest } from './upstream-input.js';
  */
 
 /** ringfence's own key in `inputRequests`; the keys of servers' requests never take this form. */
-export const ASK_KEY = 'ringfence.approve';
-
-/** Thrown by a 2026 caller's `ask`: the endpoint answers with `input_required` asking `question`. */
-export class InputNeeded extends RingfenceError<'INPUT_NEEDED'> {
-  constructor(readonly question: string) {
-    super('INPUT_NEEDED', 'a person must approve this call; the client is asked by an input_required result');
-  }
-}
+export const ASK_KEY = 'ringfence_approval';
 
 /** The elicitation that asks the person: a form with no fields, accept or decline. */
 export function askRequest(question: string): EmbeddedRequest {
@@ -32,7 +24,7 @@ export function askRequest(question: string): EmbeddedRequest {
 /**
  * `Caller.ask` for one round of a 2026 call: 'accept' when a person approved an earlier round of
  * this very call; the person's answer when this round answers ringfence's question; else it
- * throws `InputNeeded` (the question goes to the client). An answer other than an elicitation
+ * throws `AskDeferred` (ports/caller.ts: the question goes to the client). An answer other than an elicitation
  * "accept" or "decline" is 'cancel'. `approved()` says whether the call is approved by now, for
  * the state of the call's next round (a server of its own may still ask).
  */
@@ -46,7 +38,7 @@ export function askThroughRounds(round: {
     approved: () => approved,
     ask: async (question) => {
       if (approved) return 'accept';
-      if (!round.asking) throw new InputNeeded(question);
+      if (!round.asking) throw new AskDeferred(question);
       const given =
         round.responses && Object.hasOwn(round.responses, ASK_KEY) ? round.responses[ASK_KEY] : undefined;
       const action = (given as { action?: unknown } | undefined)?.action;

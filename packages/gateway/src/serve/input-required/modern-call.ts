@@ -5,9 +5,8 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import type { ServerConfig } from '../../config/servers.js';
-import type { Caller } from '../../ports/caller.js';
+import { AskDeferred, type Caller } from '../../ports/caller.js';
 import { type RequestSink, type ServerRequestKind, ServerRequestRefused } from '../server-requests.js';
-import { InputNeeded } from './ask.js';
 import { ContinuationError, type Continuations, ParkingSink, type Round } from './continuations.js';
 import { type InputRequiredRelay, isUpstreamInputRequired, type RoundSubject } from './relay.js';
 import type { CallRef, Principal } from './sealed-state.js';
@@ -119,7 +118,7 @@ export class ModernCalls {
         `ringfence refused the input requests of ${call.subject.server}: it asked only for roots ${LOCAL_LEGS_MAX + 1} times in a row`,
       );
     } catch (error) {
-      if (error instanceof InputNeeded)
+      if (error instanceof AskDeferred)
         return this.relay.ask(ctx, principal, call.call, call.subject.server, error.question);
       if (error instanceof ServerRequestRefused) return call.refused(error.message);
       if (error instanceof ContinuationError) {

@@ -14,6 +14,7 @@ import type { CallOptions, ServerRequestHandler } from '../../ports/upstream.js'
 import { EverythingUpstream, type Line, policyOf } from '../__fixtures__/methods-harness.js';
 import { Gateway } from '../gateway.js';
 import { serveHttp } from '../http.js';
+import { ASK_KEY } from './ask.js';
 
 const MODERN = '2026-07-28';
 const LABEL = '[MCP server "s", via ringfence] ';
@@ -206,7 +207,7 @@ describe('input-required for a 2026 client through mcp serve --http', () => {
     const first = await post('alice-token', {});
     expect(first.result?.resultType).toBe('input_required');
     const approve = {
-      inputResponses: { 'ringfence.approve': { action: 'accept' } },
+      inputResponses: { [ASK_KEY]: { action: 'accept' } },
       requestState: first.result?.requestState,
     };
     const stolen = await post('bob-token', approve);

@@ -5,12 +5,13 @@ import type { AuditInput } from '../../audit/types.js';
 import { DEFAULT_CALL_LIMITS } from '../../config/limits.js';
 import type { AuditSink } from '../../ports/audit.js';
 import type { Caller } from '../../ports/caller.js';
+import { AskDeferred } from '../../ports/caller.js';
 import { LOCAL_ONLY, type PolicyView } from '../../ports/policy.js';
 import type { SchemaChecks } from '../../ports/schema.js';
 import type { Upstream } from '../../ports/upstream.js';
 import { NO_RESOURCES } from '../__fixtures__/no-resources.js';
 import type { CatalogEntry } from '../catalog.js';
-import { ASK_KEY, askThroughRounds, InputNeeded } from '../input-required/ask.js';
+import { ASK_KEY, askThroughRounds } from '../input-required/ask.js';
 import { lookup, PREVIEW_CHARS, runForward } from './index.js';
 import type { PipelineDeps, ToolCallRequest } from './types.js';
 
@@ -304,8 +305,8 @@ describe('the call pipeline: forwarding', () => {
     const error = await runForward(h.deps, h.request({ path: 'a' }, { ask: askThroughRounds({}).ask })).catch(
       (e: unknown) => e,
     );
-    expect(error).toBeInstanceOf(InputNeeded);
-    expect((error as InputNeeded).question).toContain('Allow files/read?');
+    expect(error).toBeInstanceOf(AskDeferred);
+    expect((error as AskDeferred).question).toContain('Allow files/read?');
     expect(h.written).toEqual([]);
     expect(h.calls).toEqual([]);
     const approved = askThroughRounds({ asking: true, responses: { [ASK_KEY]: { action: 'accept' } } });

@@ -1,7 +1,7 @@
 import { canonicalize } from '@ringfence/policy';
+import { AskDeferred } from '../../ports/caller.js';
 import { escapedCharacterCount, rendered, renderJsonText } from '../../text/render.js';
 import type { CatalogEntry, PromptEntry } from '../catalog.js';
-import { InputNeeded } from '../input-required/ask.js';
 import { FORWARDED_METHODS, requestLabel, requestName } from './methods.js';
 import {
   type ForwardedRequest,
@@ -199,9 +199,9 @@ export async function rulesAndAsk(
       );
     }
     const answer = await caller.ask(question(request, decision, shown, hidden)).catch((error: unknown) => {
-      // A 2026-07-28 client is asked by an input_required result: the question leaves the pipeline
-      // (nothing decided, nothing written) and the endpoint returns it; the retry brings the answer.
-      if (error instanceof InputNeeded) throw error;
+      // Asked in the next round (MCP 2026, input-required/): nothing is decided or written in this one;
+      // the endpoint returns the question, and the retry brings the answer.
+      if (error instanceof AskDeferred) throw error;
       return 'cancel' as const;
     });
     if (answer !== 'accept') {

@@ -109,6 +109,12 @@ export function createEndpointServer(
   // no `ask`, so a rule that needs a person refuses the request, audited, saying so.
   const caller = (): Caller => ({
     ...identity,
+    ...(modern
+      ? {
+          askUnavailable:
+            'on MCP 2026-07-28 ringfence asks a person only for a tool call, from a client that declares elicitation',
+        }
+      : {}),
     ...(!modern && server.getClientCapabilities()?.elicitation
       ? {
           ask: async (question: string) => {

@@ -4,6 +4,8 @@ export interface Caller {
   readonly scope?: string;
   /** Ask the person through the client (MCP elicitation); undefined when the client cannot. */
   readonly ask?: (question: string) => Promise<'accept' | 'decline' | 'cancel'>;
+  /** Without `ask`: why this client cannot be asked, when not for want of elicitation. */
+  readonly askUnavailable?: string;
 }
 
 /** A `tools/call` result as the gateway hands it to the client. */

@@ -110,6 +110,12 @@ export function createEndpointServer(
   // asks by an input_required result instead.
   const caller = (): Caller => ({
     ...identity,
+    ...(modern
+      ? {
+          askUnavailable:
+            'on MCP 2026-07-28 ringfence asks a person only about a tool call, prompt or read, from a client that declares elicitation',
+        }
+      : {}),
     ...(!modern && server.getClientCapabilities()?.elicitation
       ? {
           ask: async (question: string) => {
@@ -247,7 +253,7 @@ export function createEndpointServer(
           kind,
           target,
           extra,
-          () => run({ ...identity, ...(ask ? { ask } : {}) }, { ...forwarding(params, extra), signal }),
+          () => run({ ...caller(), ...(ask ? { ask } : {}) }, { ...forwarding(params, extra), signal }),
           callSink,
         ),
       refused,

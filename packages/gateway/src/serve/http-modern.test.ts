@@ -172,7 +172,7 @@ describe('a 2026 client over --http', () => {
     );
     // A person must approve it, and this 2026 client declared no elicitation: refused, never let through.
     expect(await refused('s_ask_me')).toMatch(
-      /needs a person to approve this call, and this client cannot ask/,
+      /needs a person to approve this call, and this client cannot be asked: on MCP 2026-07-28 ringfence asks a person only about a tool call, prompt or read, from a client that declares elicitation\./,
     );
     s.description = 'Echoes. Then reads ~/.ssh.';
     await gateway.refresh('s');

@@ -184,10 +184,15 @@ export async function rulesAndAsk(
     if (handling.mode === 'approved')
       return { pass: true, rule: decision.rule, reason: `${decision.reason} (not asked: ${handling.why})` };
     if (!caller.ask) {
+      const why = caller.askUnavailable;
       return refusal(
         'ASK_UNSUPPORTED',
-        'a person must approve this call and the client cannot ask (no elicitation)',
-        `policy rule "${decision.rule}" needs a person to approve this call, and this client cannot ask (it does not support MCP elicitation). Use a client that supports elicitation, or ask your policy admin.`,
+        why
+          ? `a person must approve this call and the client cannot be asked (${why})`
+          : 'a person must approve this call and the client cannot ask (no elicitation)',
+        why
+          ? `policy rule "${decision.rule}" needs a person to approve this call, and this client cannot be asked: ${why}. Ask your policy admin if it should be allowed.`
+          : `policy rule "${decision.rule}" needs a person to approve this call, and this client cannot ask (it does not support MCP elicitation). Use a client that supports elicitation, or ask your policy admin.`,
       );
     }
     const shown = preview(args);

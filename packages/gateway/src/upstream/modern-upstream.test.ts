@@ -144,4 +144,20 @@ describe('a 2026-07-28 upstream over HTTP', () => {
     await until(() => updated.length > 0);
     expect(updated).toEqual(['test://a']);
   });
+
+  it("the headers are the ones the SDK's own server checks: pinned ones pass, hostile values included", async () => {
+    const server = await modernServer();
+    const upstream = new RemoteUpstream({ name: 'strict', transport: 'http', url: server.strictUrl });
+    opened.push({ upstream, server });
+    await upstream.start();
+    const hostile = { region: 'eu\r\nX-Evil: 1 ✓', text: 'hi' };
+    const result = (await upstream.callTool('echo', hostile, { inputSchema: ECHO_SCHEMA })) as {
+      content: { text: string }[];
+    };
+    expect(JSON.parse(result.content[0]!.text)).toEqual(hostile);
+    // Without the pinned schema no Mcp-Param-Region goes, and this server refuses the call (-32020).
+    await expect(upstream.callTool('echo', { region: 'eu-1' })).rejects.toThrow(
+      /Mcp-Param-Region|-32020|header/i,
+    );
+  });
 });

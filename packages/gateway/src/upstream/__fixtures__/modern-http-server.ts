@@ -1,6 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createMcpHandler, Server } from '@modelcontextprotocol/server';
+import { createMcpHandler, fromJsonSchema, McpServer, Server } from '@modelcontextprotocol/server';
 
 /**
  * A 2026-07-28-only MCP server over streamable HTTP for the upstream tests: the v2 SDK's
@@ -48,6 +48,20 @@ export async function modernServer() {
     },
     { legacy: 'reject' },
   );
+  // Under /strict: the SDK's McpServer, which checks each call's Mcp-Param-* headers against its
+  // tool's x-mcp-header declarations (the low-level Server above does not), refusing with -32020.
+  const strict = createMcpHandler(
+    () => {
+      const server = new McpServer({ name: 'strict-fixture', version: '1.0.0' });
+      server.registerTool(
+        'echo',
+        { description: 'Echoes.', inputSchema: fromJsonSchema(ECHO_SCHEMA as never) },
+        async (args) => ({ content: [{ type: 'text', text: JSON.stringify(args) }] }),
+      );
+      return server;
+    },
+    { legacy: 'reject' },
+  );
   const http: HttpServer = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -66,7 +80,7 @@ export async function modernServer() {
       for (const [name, value] of Object.entries(req.headers))
         if (typeof value === 'string') headers.set(name, value);
       try {
-        const answer = await handler.fetch(
+        const answer = await (req.url?.startsWith('/strict') ? strict : handler).fetch(
           new Request(`http://127.0.0.1${req.url}`, {
             method: req.method!,
             headers,
@@ -93,6 +107,7 @@ export async function modernServer() {
   const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
   return {
     url,
+    strictUrl: url.replace(/\/mcp$/, '/strict'),
     seen,
     cancelled,
     /** Say a resource changed, on the listen streams that subscribed to it. */
@@ -108,6 +123,7 @@ export async function modernServer() {
       http.closeAllConnections();
       await new Promise((resolve) => http.close(resolve));
       await handler.close();
+      await strict.close();
     },
   };
 }

@@ -25,6 +25,8 @@ export interface DispatchContext {
   readonly signal?: AbortSignal;
   /** Where progress goes, when the client asked for it. */
   readonly onProgress?: (progress: CallProgress) => void;
+  /** The client's W3C trace context, already checked by the codec: passed on upstream. */
+  readonly traceparent?: string;
 }
 
 type Listed = Record<string, unknown>[];
@@ -67,6 +69,7 @@ type Handler<M extends ClientMethod> = (
 const forwarding = (context: DispatchContext) => ({
   ...(context.signal ? { signal: context.signal } : {}),
   ...(context.onProgress ? { onProgress: context.onProgress } : {}),
+  ...(context.traceparent ? { traceparent: context.traceparent } : {}),
 });
 
 /**

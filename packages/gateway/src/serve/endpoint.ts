@@ -1,5 +1,7 @@
 import { CreateMessageResultSchema, ElicitResultSchema } from '@modelcontextprotocol/core';
 import {
+  CLIENT_CAPABILITIES_META_KEY,
+  LOG_LEVEL_META_KEY,
   ProtocolError,
   ProtocolErrorCode,
   Server,
@@ -9,14 +11,15 @@ import {
 import { z } from 'zod';
 import { GatewayError, WireError } from '../errors.js';
 import type { DefinitionKind } from '../pins/kinds.js';
-import type { Caller } from '../ports/caller.js';
+import type { Caller, CallToolResult } from '../ports/caller.js';
 import type { CallProgress } from '../ports/upstream.js';
 import type { Gateway } from './gateway.js';
+import { capableOf } from './input-required/answers.js';
 import { withServerInstructions } from './instructions.js';
 import { isLogLevel, type LogLevel, logPasses, type RelayedLog } from './log-relay.js';
 import { CallRefused } from './pipeline/index.js';
 import { SERVER_INFO } from './server-info.js';
-import { type RequestSink, SERVER_REQUEST_TIMEOUT_MS } from './server-requests.js';
+import { type RequestSink, SERVER_REQUEST_TIMEOUT_MS, ServerRequestRefused } from './server-requests.js';
 
 /**
  * A JSON-RPC error with the bare text and its code: the SDK sends the message as given (it reads
@@ -32,8 +35,47 @@ type Extra = ServerContext;
 // any check of ours; the pipeline refuses it itself, audited, naming the argument.
 const GetPromptParams = z.looseObject({ name: z.string(), arguments: z.unknown().optional() });
 
+/** W3C trace context, version 00 form (lower-case hex; all-zero ids are invalid by that spec). */
+const TRACEPARENT = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
+
 const INSTRUCTIONS =
   'Tools and prompts are provided by third-party MCP servers run in isolation by ringfence. Each description names the server it comes from.';
+
+/** What the gateway tells every client, the same on every request and in both eras (clients may cache it). */
+export function gatewayInstructions(gateway: Gateway): string {
+  return `${gateway.options.notice ? `${gateway.options.notice}\n` : ''}${INSTRUCTIONS}`;
+}
+
+/**
+ * Cacheable 2026 results are the client's alone (`private`: another agent's token may be shown
+ * another list) and never reused (`ttlMs: 0`): a listing changes whenever a server's definitions
+ * change, a pin is withheld or approved, or the policy changes, and the gateway cannot recall a
+ * listing a client cached. 2025 answers carry no cache fields.
+ */
+const CACHE_HINTS = Object.fromEntries(
+  [
+    'tools/list',
+    'prompts/list',
+    'resources/list',
+    'resources/templates/list',
+    'resources/read',
+    'server/discover',
+  ].map((method) => [method, { ttlMs: 0, cacheScope: 'private' as const }]),
+);
+
+export interface EndpointOptions {
+  /**
+   * The protocol era this instance serves: `legacy` (2025, one session per instance, the default)
+   * or `modern` (MCP 2026-07-28: one instance per request on --http, or per stdio connection).
+   */
+  readonly era?: 'legacy' | 'modern';
+  /**
+   * Whether this instance tells its client of changed lists and updated resources itself. Off
+   * for --http 2026 instances, which live for one request: the HTTP entry publishes changes to
+   * open `subscriptions/listen` streams instead.
+   */
+  readonly listChanged?: boolean;
+}
 
 /**
  * One MCP server session facing one client, backed by the shared gateway. It offers tools
@@ -43,7 +85,9 @@ const INSTRUCTIONS =
 export function createEndpointServer(
   gateway: Gateway,
   identity: { agent?: string; scope?: string } = {},
+  options: EndpointOptions = {},
 ): Server {
+  const modern = options.era === 'modern';
   const offered = gateway.offered();
   const capabilities: ServerCapabilities = {
     tools: { listChanged: true },
@@ -54,18 +98,27 @@ export function createEndpointServer(
   };
   const server = new Server(SERVER_INFO, {
     capabilities,
-    instructions: withServerInstructions(
-      gateway,
-      `${gateway.options.notice ? `${gateway.options.notice}\n` : ''}${INSTRUCTIONS}`,
-    ),
+    instructions: withServerInstructions(gateway, gatewayInstructions(gateway)),
+    cacheHints: CACHE_HINTS,
+    // No requestState hook: a 2026 round's sealed state is opened by its handler
+    // (input-required/relay.ts), which knows the call to check it against and audits a refusal.
   });
 
   // The version this server answered the client's `initialize` with: it decides what a result may carry.
   const protocolVersion = () => server.getNegotiatedProtocolVersion();
 
+  // A 2026 client cannot be asked mid-call (no server-to-client requests on that revision): this
+  // caller gets no `ask`; its calls, prompts and reads go through `rounds` below, whose caller
+  // asks by an input_required result instead.
   const caller = (): Caller => ({
     ...identity,
-    ...(server.getClientCapabilities()?.elicitation
+    ...(modern
+      ? {
+          askUnavailable:
+            'on MCP 2026-07-28 ringfence asks a person only about a tool call, prompt or read, from a client that declares elicitation',
+        }
+      : {}),
+    ...(!modern && server.getClientCapabilities()?.elicitation
       ? {
           ask: async (question: string) => {
             const answer = await server.elicitInput({
@@ -91,7 +144,15 @@ export function createEndpointServer(
               .catch(() => {});
           }
         : undefined;
-    return { signal: extra.mcpReq.signal, ...(onProgress ? { onProgress } : {}) };
+    // A trace context is passed on only in its exact W3C form: it is the client's text, and a
+    // server must not be handed anything else under that name.
+    const trace = extra.mcpReq._meta?.traceparent;
+    const traceparent = typeof trace === 'string' && TRACEPARENT.test(trace) ? trace : undefined;
+    return {
+      signal: extra.mcpReq.signal,
+      ...(onProgress ? { onProgress } : {}),
+      ...(traceparent ? { traceparent } : {}),
+    };
   };
   const refusals = async <T>(work: () => Promise<T>): Promise<T> => {
     try {
@@ -106,13 +167,25 @@ export function createEndpointServer(
   // (see onLog), and travel with the request that caused them (on --http, that request's stream)
   // when only one is in flight to it.
   const inFlight = new Map<string, Set<string | number>>();
-  const tracked = async <T>(kind: DefinitionKind, name: string, extra: Extra, work: () => Promise<T>) => {
+  let requestLogLevel: LogLevel | undefined;
+  const tracked = async <T>(
+    kind: DefinitionKind,
+    name: string,
+    extra: Extra,
+    work: () => Promise<T>,
+    // A 2026 call's own sink (input-required/continuations.ts) in place of this session's.
+    callSink: RequestSink = sink,
+  ) => {
+    if (modern) {
+      const asked = (extra.mcpReq.envelope as Record<string, unknown> | undefined)?.[LOG_LEVEL_META_KEY];
+      requestLogLevel = typeof asked === 'string' && isLogLevel(asked) ? asked : undefined;
+    }
     const target = gateway.serverOf(kind, name);
     if (!target) return work();
     const ids = inFlight.get(target) ?? new Set();
     inFlight.set(target, ids);
     ids.add(extra.mcpReq.id);
-    return gateway.busyWith(target, work, sink).finally(() => ids.delete(extra.mcpReq.id));
+    return gateway.busyWith(target, work, callSink).finally(() => ids.delete(extra.mcpReq.id));
   };
 
   // This session as the destination of a server's sampling and elicitation requests: the gateway
@@ -121,6 +194,9 @@ export function createEndpointServer(
   const sink: RequestSink = {
     ...identity,
     capable: (kind) => {
+      // MCP 2026-07-28 has no server-to-client requests: this session sink refuses a server's
+      // sampling or elicitation (audited); a 2026 call's own sink (`rounds`) holds it instead.
+      if (modern) return false;
       const declared = server.getClientCapabilities();
       if (kind === 'sampling') return declared?.sampling !== undefined;
       // An empty elicitation capability means form, as the spec reads it for older clients.
@@ -142,11 +218,82 @@ export function createEndpointServer(
     },
   };
 
+  /**
+   * A 2026 client's call, prompt or read, round by round (input-required/modern-call.ts): policy
+   * `ask` becomes ringfence's own `input_required` question, and a 2025 server's mid-call request
+   * is held for the client's next round, both under the sealed requestState of this caller.
+   */
+  const rounds = <R>(
+    kind: 'tool' | 'prompt' | 'resource',
+    method: 'tools/call' | 'prompts/get' | 'resources/read',
+    target: string,
+    args: unknown,
+    extra: Extra,
+    params: { _meta?: { progressToken?: unknown } },
+    run: (caller: Caller, options: ReturnType<typeof forwarding>) => Promise<R>,
+    refused: (message: string) => R,
+  ) => {
+    const server = gateway.serverOf(kind, target);
+    const envelope = extra.mcpReq.envelope as Record<string, unknown> | undefined;
+    return gateway.modernCalls.serve<R>({
+      ctx: extra,
+      principal: identity,
+      call: { method, target, args: args ?? {} },
+      subject: { server: server ?? 'ringfence', tool: target, ...(kind === 'tool' ? {} : { kind }) },
+      config: gateway.options.servers.find((entry) => entry.name === server),
+      capable: capableOf(envelope?.[CLIENT_CAPABILITIES_META_KEY]),
+      // The upstream client answers a 2026 server's roots itself once it relays input_required;
+      // until then none reaches here, and one that did would be refused, never answered empty.
+      roots: () => {
+        throw new ServerRequestRefused(
+          'roots',
+          `ringfence refused roots/list from ${server}: roots of a 2026 server are not answered on this path yet`,
+        );
+      },
+      run: ({ ask, sink: callSink, signal }) =>
+        tracked(
+          kind,
+          target,
+          extra,
+          () => run({ ...caller(), ...(ask ? { ask } : {}) }, { ...forwarding(params, extra), signal }),
+          callSink,
+        ),
+      refused,
+    });
+  };
+  const refusedResult = (message: string): CallToolResult => ({
+    content: [{ type: 'text', text: message }],
+    isError: true,
+  });
+  const refusedError = (message: string): never => {
+    throw rpcError(ProtocolErrorCode.InvalidRequest, message);
+  };
+
   server.setRequestHandler('tools/list', async () => {
     const { tools } = await gateway.dispatch('tools/list', {}, { caller: identity });
     return { tools: tools as never[] };
   });
   server.setRequestHandler('tools/call', async (request, extra) => {
+    if (modern) {
+      const { name, arguments: args } = request.params;
+      return (await refusals(() =>
+        rounds(
+          'tool',
+          'tools/call',
+          name,
+          args,
+          extra,
+          request.params,
+          (who, options) =>
+            gateway.dispatch('tools/call', request.params, {
+              caller: who,
+              protocolVersion: protocolVersion(),
+              ...options,
+            }),
+          refusedResult,
+        ),
+      )) as never;
+    }
     const result = await refusals(() =>
       tracked('tool', request.params.name, extra, () =>
         gateway.dispatch('tools/call', request.params, {
@@ -166,16 +313,35 @@ export function createEndpointServer(
       return { prompts: prompts as never[] };
     });
     server.setRequestHandler('prompts/get', { params: GetPromptParams }, async (params, extra) =>
-      refusals(() =>
-        tracked('prompt', params.name, extra, async () => {
-          const result = await gateway.dispatch('prompts/get', params, {
-            caller: caller(),
-            protocolVersion: protocolVersion(),
-            ...forwarding(params as { _meta?: { progressToken?: unknown } }, extra),
-          });
-          return result as never;
-        }),
-      ),
+      modern
+        ? refusals(
+            async () =>
+              (await rounds(
+                'prompt',
+                'prompts/get',
+                params.name,
+                params.arguments,
+                extra,
+                params as { _meta?: { progressToken?: unknown } },
+                (who, options) =>
+                  gateway.dispatch('prompts/get', params, {
+                    caller: who,
+                    protocolVersion: protocolVersion(),
+                    ...options,
+                  }),
+                refusedError,
+              )) as never,
+          )
+        : refusals(() =>
+            tracked('prompt', params.name, extra, async () => {
+              const result = await gateway.dispatch('prompts/get', params, {
+                caller: caller(),
+                protocolVersion: protocolVersion(),
+                ...forwarding(params as { _meta?: { progressToken?: unknown } }, extra),
+              });
+              return result as never;
+            }),
+          ),
     );
   }
   if (capabilities.completions) {
@@ -204,16 +370,35 @@ export function createEndpointServer(
       return { resourceTemplates: listed.resourceTemplates as never[] };
     });
     server.setRequestHandler('resources/read', async (request, extra) =>
-      refusals(() =>
-        tracked('resource', request.params.uri, extra, async () => {
-          const result = await gateway.dispatch('resources/read', request.params, {
-            caller: caller(),
-            protocolVersion: protocolVersion(),
-            ...forwarding(request.params as { _meta?: { progressToken?: unknown } }, extra),
-          });
-          return result as never;
-        }),
-      ),
+      modern
+        ? refusals(
+            async () =>
+              (await rounds(
+                'resource',
+                'resources/read',
+                request.params.uri,
+                {},
+                extra,
+                request.params as { _meta?: { progressToken?: unknown } },
+                (who, options) =>
+                  gateway.dispatch('resources/read', request.params, {
+                    caller: who,
+                    protocolVersion: protocolVersion(),
+                    ...options,
+                  }),
+                refusedError,
+              )) as never,
+          )
+        : refusals(() =>
+            tracked('resource', request.params.uri, extra, async () => {
+              const result = await gateway.dispatch('resources/read', request.params, {
+                caller: caller(),
+                protocolVersion: protocolVersion(),
+                ...forwarding(request.params as { _meta?: { progressToken?: unknown } }, extra),
+              });
+              return result as never;
+            }),
+          ),
     );
     if (capabilities.resources.subscribe) {
       // Each subscribe is decided as a read of that URI; an unsubscribe only ever names a URI this
@@ -248,8 +433,11 @@ export function createEndpointServer(
   const onResourceUpdated = (uri: string) => {
     if (subscribed.has(uri)) server.sendResourceUpdated({ uri }).catch(() => {});
   };
-  gateway.on('resourcesChanged', onResources);
-  gateway.on('resourceUpdated', onResourceUpdated);
+  const listChanged = options.listChanged ?? true;
+  if (listChanged) {
+    gateway.on('resourcesChanged', onResources);
+    gateway.on('resourceUpdated', onResourceUpdated);
+  }
   const endResources = () => {
     gateway.off('resourcesChanged', onResources);
     gateway.off('resourceUpdated', onResourceUpdated);
@@ -280,12 +468,17 @@ export function createEndpointServer(
     if (capabilities.prompts) server.sendPromptListChanged().catch(() => {});
   };
   const onLog = (log: RelayedLog) => {
-    if (!capabilities.logging || !logPasses(log.params.level, threshold)) return;
+    // A 2026 client has no logging/setLevel: it names a level on each request that wants logs.
+    const level = modern ? requestLogLevel : threshold;
+    if (!capabilities.logging || (modern && level === undefined) || !logPasses(log.params.level, level))
+      return;
     const ids = inFlight.get(log.server);
     // While some session waits on this server, its log lines may be about that session's
     // arguments: they go to the sessions waiting on it, not to every agent connected over --http.
     if (!ids?.size && gateway.isBusy(log.server)) return;
     const only = ids?.size === 1 ? [...ids][0] : undefined;
+    // On 2026 a log line travels only with the request that asked for it.
+    if (modern && only === undefined) return;
     server
       .notification(
         { method: 'notifications/message', params: log.params },
@@ -293,8 +486,10 @@ export function createEndpointServer(
       )
       .catch(() => {});
   };
-  gateway.on('catalogChanged', onTools);
-  gateway.on('promptsChanged', onPrompts);
+  if (listChanged) {
+    gateway.on('catalogChanged', onTools);
+    gateway.on('promptsChanged', onPrompts);
+  }
   gateway.on('log', onLog);
   server.onclose = () => {
     endResources();

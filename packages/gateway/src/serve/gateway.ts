@@ -19,6 +19,10 @@ import {
   dispatch,
 } from './dispatch.js';
 import { HeldLogs } from './held-logs.js';
+import { Continuations } from './input-required/continuations.js';
+import { ModernCalls } from './input-required/modern-call.js';
+import { InputRequiredRelay } from './input-required/relay.js';
+import { RequestStateSeal } from './input-required/sealed-state.js';
 import { DEFAULT_LOG_RATE, type LogRateOptions, LogRelay, type RelayedLog } from './log-relay.js';
 import type { PipelineDeps, PromptResult, ReadResult } from './pipeline/index.js';
 import { type OfferedCapabilities, policyRefOf, ServerRegistry, type ServerState } from './registry.js';
@@ -82,6 +86,11 @@ export class Gateway extends EventEmitter<{
   private readonly logs: LogRelay;
   private readonly heldLogs: HeldLogs;
   private readonly serverRequests: ServerRequests;
+  /**
+   * MCP 2026-07-28 input-required (input-required/): the rounds of 2026 clients' calls, their
+   * sealed requestState (a key made for this process) and the calls held open for them.
+   */
+  readonly modernCalls: ModernCalls;
   private readonly subscriptions: Subscriptions;
   private readonly dispatchDeps: DispatchDeps;
 
@@ -121,6 +130,18 @@ export class Gateway extends EventEmitter<{
       pipeline: () => this.pipelineDeps(),
       log: options.log,
     };
+    const continuations = new Continuations();
+    this.modernCalls = new ModernCalls(
+      new InputRequiredRelay({
+        seal: new RequestStateSeal(),
+        continuations,
+        serverRequests: this.serverRequests,
+        audit: options.audit,
+        policyRef: () => this.policyRef(),
+      }),
+      continuations,
+      this.serverRequests,
+    );
   }
 
   /** Resources and templates clients may read (the registry's). */

@@ -140,11 +140,12 @@ export class HttpSessionTransport implements Transport {
     this.keepalive.unref();
   }
 
-  async handleRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** `preread`: the POST body, when the HTTP entry already read it (bounded) to route the request. */
+  async handleRequest(req: IncomingMessage, res: ServerResponse, preread?: Buffer): Promise<void> {
     if (this.closed) return jsonError(res, 404, -32001, SESSION_GONE);
     switch (req.method) {
       case 'POST':
-        return this.post(req, res);
+        return this.post(req, res, preread);
       case 'GET':
         return this.get(req, res);
       case 'DELETE':
@@ -155,7 +156,7 @@ export class HttpSessionTransport implements Transport {
     }
   }
 
-  private async post(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async post(req: IncomingMessage, res: ServerResponse, preread?: Buffer): Promise<void> {
     const accept = req.headers.accept;
     if (!accept?.includes('application/json') || !accept.includes('text/event-stream'))
       return this.refuse(
@@ -169,7 +170,7 @@ export class HttpSessionTransport implements Transport {
     const max = this.options.maxBodyBytes ?? MAX_REQUEST_BODY_BYTES;
     let raw: unknown;
     try {
-      const body = await readBoundedBody(req, max);
+      const body = preread ? { tooLarge: false as const, body: preread } : await readBoundedBody(req, max);
       if (body.tooLarge) {
         this.onerror?.(
           new GatewayError('HTTP_REFUSED', `Payload Too Large: Request body must not exceed ${max} bytes`),

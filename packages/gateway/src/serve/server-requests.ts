@@ -131,13 +131,41 @@ export class ServerRequests {
   async handle(config: ServerConfig, request: ServerRequest): Promise<Record<string, unknown>> {
     const server = config.name;
     const { method } = request;
-    const kind = KIND[method];
     const sinks = [...(this.waiting.get(server)?.keys() ?? [])];
+    const { forwarded, parentSeq } = await this.admit(config, method, request.params, sinks);
+    const sink = sinks[0]!;
+    let answer: Record<string, unknown>;
+    try {
+      answer = await sink.forward(server, method, forwarded, serverCancel(request.signal, server, method));
+    } catch (error) {
+      // The server's cancel is the gateway's words here too: its reason is never the client's error.
+      // Else as it came, cut: the audit log keeps reasons unrendered, and `audit tail` renders them once.
+      const reason = request.signal.aborted
+        ? `${server} cancelled its request (or its connection closed) before the client answered`
+        : `the client answered with an error: ${clip(String((error as Error).message ?? error), 300)}`;
+      return this.settle(config, method, sink, parentSeq, { error: reason });
+    }
+    return this.settle(config, method, sink, parentSeq, { answer });
+  }
+
+  /**
+   * A request from `config`'s server decided for `sinks` (those whose call to it is in flight;
+   * it is passed on only when there is exactly one) and audited either way: the params to pass
+   * on and the seq of the `mcp.server_request` entry, or a `ServerRequestRefused` for the server.
+   * With MCP 2026-07-28 the request comes inside the call's own result, so its one sink is known.
+   */
+  async admit(
+    config: ServerConfig,
+    method: ServerRequestMethod,
+    params: unknown,
+    sinks: readonly RequestSink[],
+  ): Promise<{ forwarded: Record<string, unknown>; parentSeq: number }> {
+    const server = config.name;
     const only = sinks.length === 1 ? sinks[0] : undefined;
     const actor = only ? { agent: only.agent, scope: only.scope } : {};
     let forwarded: Record<string, unknown>;
     try {
-      forwarded = this.decide(config, kind, request.params, sinks);
+      forwarded = this.decide(config, KIND[method], params, sinks);
     } catch (error) {
       if (!(error instanceof ServerRequestRefused)) throw error;
       await this.deps.audit.append({
@@ -149,7 +177,7 @@ export class ServerRequests {
           allowed: false,
           rule: error.rule,
           reason: error.message,
-          request: request.params,
+          request: params,
           ...this.deps.policyRef(),
         },
       });
@@ -158,19 +186,27 @@ export class ServerRequests {
         `ringfence refused ${method} from ${server}: ${error.message}`,
       );
     }
-    const sink = only!;
     const parentSeq = await this.deps.audit.append({
       type: 'mcp.server_request',
       ...actor,
-      refs: {
-        server,
-        method,
-        allowed: true,
-        rule: 'allowed',
-        request: request.params,
-        ...this.deps.policyRef(),
-      },
+      refs: { server, method, allowed: true, rule: 'allowed', request: params, ...this.deps.policyRef() },
     });
+    return { forwarded, parentSeq };
+  }
+
+  /**
+   * The client's answer to an admitted request (or why there is none), audited against its
+   * request entry: the answer to pass back to the server, or a `ServerRequestRefused`.
+   */
+  async settle(
+    config: ServerConfig,
+    method: ServerRequestMethod,
+    sink: Pick<RequestSink, 'agent' | 'scope'>,
+    parentSeq: number,
+    outcome: { answer: Record<string, unknown> } | { error: string },
+  ): Promise<Record<string, unknown>> {
+    const server = config.name;
+    const actor = { agent: sink.agent, scope: sink.scope };
     const answered = (answer: unknown, reason?: string) =>
       this.deps.audit
         .append({
@@ -180,18 +216,11 @@ export class ServerRequests {
           refs: { server, method, is_error: reason !== undefined, answer, ...(reason ? { reason } : {}) },
         })
         .catch(() => {});
-    let answer: Record<string, unknown>;
-    try {
-      answer = await sink.forward(server, method, forwarded, serverCancel(request.signal, server, method));
-    } catch (error) {
-      // The server's cancel is the gateway's words here too: its reason is never the client's error.
-      // Else as it came, cut: the audit log keeps reasons unrendered, and `audit tail` renders them once.
-      const reason = request.signal.aborted
-        ? `${server} cancelled its request (or its connection closed) before the client answered`
-        : `the client answered with an error: ${clip(String((error as Error).message ?? error), 300)}`;
-      await answered(undefined, reason);
-      throw new ServerRequestRefused('client-error', `${method} failed: ${reason}`);
+    if ('error' in outcome) {
+      await answered(undefined, outcome.error);
+      throw new ServerRequestRefused('client-error', `${method} failed: ${outcome.error}`);
     }
+    const { answer } = outcome;
     if (jsonSize(answer) > SERVER_ANSWER_MAX_BYTES) {
       const reason = `the client's answer is larger than ${SERVER_ANSWER_MAX_BYTES} bytes`;
       await answered(answer, reason);

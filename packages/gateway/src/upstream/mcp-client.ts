@@ -358,7 +358,17 @@ export class UpstreamClient {
       (token, signal) =>
         this.client
           .request(
-            { method, params: { ...params, _meta: { ...this.meta(), progressToken: token } } } as never,
+            {
+              method,
+              params: {
+                ...params,
+                _meta: {
+                  ...this.meta(),
+                  progressToken: token,
+                  ...(options.traceparent ? { traceparent: options.traceparent } : {}),
+                },
+              },
+            } as never,
             LooseResult,
             // The SDK's own timer is only a backstop: the call's timers above end it first.
             { signal, timeout: ceilingMs + 1_000, ...(Object.keys(headers).length > 0 ? { headers } : {}) },

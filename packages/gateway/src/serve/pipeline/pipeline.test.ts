@@ -5,10 +5,12 @@ import type { AuditInput } from '../../audit/types.js';
 import { FakeUpstream } from '../../ports/__fixtures__/fake-upstream.js';
 import type { AuditSink } from '../../ports/audit.js';
 import type { Caller } from '../../ports/caller.js';
+import { AskDeferred } from '../../ports/caller.js';
 import { LOCAL_ONLY, type PolicyView } from '../../ports/policy.js';
 import type { SchemaChecks } from '../../ports/schema.js';
 import type { Upstream } from '../../ports/upstream.js';
 import type { CatalogEntry } from '../catalog.js';
+import { ASK_KEY, askThroughRounds } from '../input-required/ask.js';
 import { lookup, PREVIEW_CHARS, runForward } from './index.js';
 import type { PipelineDeps, ToolCallRequest } from './types.js';
 
@@ -279,6 +281,27 @@ describe('the call pipeline: forwarding', () => {
     expect(question).toContain('{"a":1,"b":"two');
     expect(question).not.toContain('\u001b');
     expect(refs(h.written[0])).toMatchObject({ allowed: true, rule: 'ask-me' });
+  });
+
+  it("lets a 2026 client's question leave the pipeline: nothing written, nothing forwarded; the approved retry goes on", async () => {
+    const h = harness({
+      policy: { decideCall: () => ({ action: 'ask', rule: 'ask-me', reason: 'sensitive' }) },
+    });
+    const error = await runForward(h.deps, h.request({ path: 'a' }, { ask: askThroughRounds({}).ask })).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(AskDeferred);
+    expect((error as AskDeferred).question).toContain('Allow files/read?');
+    expect(h.written).toEqual([]);
+    expect(h.calls).toEqual([]);
+    const approved = askThroughRounds({ asking: true, responses: { [ASK_KEY]: { action: 'accept' } } });
+    const result = await runForward(h.deps, h.request({ path: 'a' }, { ask: approved.ask }));
+    expect(text(result)).toBe('hello');
+    expect(approved.approved()).toBe(true);
+    expect(refs(h.written[0])).toMatchObject({ allowed: true, rule: 'ask-me' });
+    const declined = askThroughRounds({ asking: true, responses: { [ASK_KEY]: { action: 'decline' } } });
+    const refused = await runForward(h.deps, h.request({ path: 'a' }, { ask: declined.ask }));
+    expect(text(refused)).toMatch(/did not approve it \(decline\)/);
   });
 
   it('shows the person every character that will leave, and how many were invisible', async () => {

@@ -1,4 +1,5 @@
 import { canonicalize } from '@ringfence/policy';
+import { AskDeferred } from '../../ports/caller.js';
 import { escapedCharacterCount, rendered, renderJsonText } from '../../text/render.js';
 import type { CatalogEntry, PromptEntry } from '../catalog.js';
 import { FORWARDED_METHODS, requestLabel, requestName } from './methods.js';
@@ -183,10 +184,15 @@ export async function rulesAndAsk(
     if (handling.mode === 'approved')
       return { pass: true, rule: decision.rule, reason: `${decision.reason} (not asked: ${handling.why})` };
     if (!caller.ask) {
+      const why = caller.askUnavailable;
       return refusal(
         'ASK_UNSUPPORTED',
-        'a person must approve this call and the client cannot ask (no elicitation)',
-        `policy rule "${decision.rule}" needs a person to approve this call, and this client cannot ask (it does not support MCP elicitation). Use a client that supports elicitation, or ask your policy admin.`,
+        why
+          ? `a person must approve this call and the client cannot be asked (${why})`
+          : 'a person must approve this call and the client cannot ask (no elicitation)',
+        why
+          ? `policy rule "${decision.rule}" needs a person to approve this call, and this client cannot be asked: ${why}. Ask your policy admin if it should be allowed.`
+          : `policy rule "${decision.rule}" needs a person to approve this call, and this client cannot ask (it does not support MCP elicitation). Use a client that supports elicitation, or ask your policy admin.`,
       );
     }
     const shown = preview(args);
@@ -197,9 +203,12 @@ export async function rulesAndAsk(
         `policy rule "${decision.rule}" needs a person to approve this call, and its arguments are too long (over ${PREVIEW_CHARS} characters) to show them whole. Send shorter arguments, or ask your policy admin.`,
       );
     }
-    const answer = await caller
-      .ask(question(request, decision, shown, hidden))
-      .catch(() => 'cancel' as const);
+    const answer = await caller.ask(question(request, decision, shown, hidden)).catch((error: unknown) => {
+      // Asked in the next round (MCP 2026, input-required/): nothing is decided or written in this one;
+      // the endpoint returns the question, and the retry brings the answer.
+      if (error instanceof AskDeferred) throw error;
+      return 'cancel' as const;
+    });
     if (answer !== 'accept') {
       return refusal(
         'ASK_DECLINED',

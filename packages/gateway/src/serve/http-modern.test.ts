@@ -373,4 +373,51 @@ describe('a 2026 client over --http', () => {
       ['alice', false, 'ask-first'],
     ]);
   });
+
+  it('gets prompts, resources and completions through the same pipeline, and a policy denying the server refuses each', async () => {
+    const { s, served } = await start();
+    const modern = await connect(served.url, 'modern');
+    expect((await modern.listPrompts()).prompts.map((p) => p.name)).toEqual(['s_greet']);
+    expect(await modern.getPrompt({ name: 's_greet', arguments: { name: 'Ada' } })).toMatchObject({
+      messages: [],
+    });
+    const uris = (await modern.listResources()).resources.map((r) => r.uri);
+    expect(uris).toContain('ringfence:s/test://x');
+    expect(await modern.readResource({ uri: 'ringfence:s/test://x' })).toMatchObject({
+      contents: [{ uri: 'ringfence:s/test://x', text: 'x' }],
+    });
+    const completed = await modern.complete({
+      ref: { type: 'ref/prompt', name: 's_greet' },
+      argument: { name: 'name', value: 'A' },
+    });
+    expect(completed.completion.values).toContain('Ada');
+    expect(s.reached.map((r) => r.method)).toEqual(['resources/read', 'completion/complete']);
+
+    const denied = await startGateway(
+      [new EverythingUpstream('d')],
+      policyOf([{ id: 'no-d', match: { server: 'd' }, action: 'deny', reason: 'd is off limits' }]),
+    );
+    const guarded = await serveHttp(denied.gateway, {
+      address: '127.0.0.1:0',
+      resolveToken: (t) => (t === 'alice-token' ? { agent: 'alice' } : undefined),
+    });
+    cleanup.push(
+      denied.done,
+      () => denied.gateway.close(),
+      () => guarded.close(),
+    );
+    const refusedClient = await connect(guarded.url, 'modern');
+    await expect(refusedClient.getPrompt({ name: 'd_greet', arguments: { name: 'Ada' } })).rejects.toThrow(
+      /d is off limits \(policy rule "no-d"\)/,
+    );
+    await expect(refusedClient.readResource({ uri: 'ringfence:d/test://x' })).rejects.toThrow(
+      /d is off limits/,
+    );
+    await expect(
+      refusedClient.complete({
+        ref: { type: 'ref/prompt', name: 'd_greet' },
+        argument: { name: 'name', value: 'A' },
+      }),
+    ).rejects.toThrow(/d is off limits/);
+  });
 });

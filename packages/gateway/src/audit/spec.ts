@@ -94,6 +94,7 @@ const REFS: Record<AuditType, Spec> = {
     policy: { check: POLICY, what: 'an object', optional: true },
     arguments: { check: isDigestOrNull, what: 'a sha256: digest or null', optional: true },
     digest: { ...DIGEST_FIELD, optional: true },
+    task: { ...NAME, optional: true },
   },
   'mcp.result': {
     server: NAME,
@@ -110,6 +111,7 @@ const REFS: Record<AuditType, Spec> = {
       what: '"client" or "timeout"',
       optional: true,
     },
+    task: { ...NAME, optional: true },
   },
   'mcp.egress': {
     server: NAME,
@@ -136,6 +138,18 @@ const REFS: Record<AuditType, Spec> = {
     is_error: BOOL,
     answer: { check: isDigestOrNull, what: 'a sha256: digest or null' },
     reason: { ...TEXT, optional: true },
+  },
+  'mcp.task': {
+    op: {
+      check: (v) => v === 'get' || v === 'result' || v === 'cancel',
+      what: '"get", "result" or "cancel"',
+    },
+    // A client may send an empty id: it is recorded as sent.
+    task: TEXT,
+    allowed: BOOL,
+    reason: TEXT,
+    server: { ...NAME, optional: true },
+    tool: { ...NAME, optional: true },
   },
 };
 
@@ -215,6 +229,7 @@ export interface FieldsAcross {
     readonly arguments?: unknown;
     readonly kind?: unknown;
     readonly method?: unknown;
+    readonly task?: unknown;
   };
 }
 
@@ -224,6 +239,8 @@ export function crossFieldProblem(entry: FieldsAcross): string | undefined {
     const hasArguments = entry.refs.arguments !== undefined;
     if (entry.refs.phase === 'call' && !hasArguments) return 'a call decision must name its arguments digest';
     if (entry.refs.phase === 'expose' && hasArguments) return 'an expose decision has no arguments';
+    if (entry.refs.phase === 'expose' && entry.refs.task !== undefined)
+      return 'an expose decision names no task';
   }
   if (entry.type === 'mcp.decision' || entry.type === 'mcp.result') {
     const problem = methodProblem(entry.refs);

@@ -127,6 +127,12 @@ export interface CallOptions {
   readonly onProgress?: (progress: CallProgress) => void;
   /** A cap on the whole call from outside the server entry (the policy), and its name for people. */
   readonly cap?: { readonly ms: number; readonly source: string };
+  /**
+   * `tools/call` only: the tool's pinned definition says it must run as a task
+   * (`execution.taskSupport: "required"`, MCP 2025-11-25), so the call is carried by a task of the
+   * server's, which the upstream client creates, waits on and cancels; the answer is the call's.
+   */
+  readonly viaTask?: boolean;
 }
 
 /** Timeouts of everything but calls (those are per server: `limits`). */

@@ -23,6 +23,8 @@ import { z } from 'zod';
 import type { DefinitionKind } from '../pins/kinds.js';
 import type { Caller } from '../ports/caller.js';
 import type { CallProgress } from '../ports/upstream.js';
+import { TASKS_CAPABILITY_2025 } from '../tasks/index.js';
+import { serveTasks2025, toolCallAsTask, toolsForClient } from './endpoint-tasks.js';
 import type { Gateway } from './gateway.js';
 import { isLogLevel, type LogLevel, logPasses, type RelayedLog } from './log-relay.js';
 import { CallRefused } from './pipeline/index.js';
@@ -86,6 +88,8 @@ export function createEndpointServer(
   const offered = gateway.offered();
   const capabilities: ServerCapabilities = {
     tools: { listChanged: true },
+    // Any tool may be called as a task: the gateway runs it (see serveTasks2025).
+    tasks: TASKS_CAPABILITY_2025,
     ...(offered.prompts ? { prompts: { listChanged: true } } : {}),
     ...(offered.completions && (offered.prompts || offered.resources) ? { completions: {} } : {}),
     ...(offered.logging ? { logging: {} } : {}),
@@ -180,10 +184,18 @@ export function createEndpointServer(
     },
   };
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: gateway.listTools() as never[] }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: toolsForClient(gateway, server) as never[],
+  }));
+  serveTasks2025(server, gateway, identity);
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) =>
-    refusals(() =>
-      tracked('tool', request.params.name, extra as Extra, () =>
+    refusals(async () => {
+      const created = await toolCallAsTask(gateway, request.params, caller(), protocolVersion(), {
+        sink,
+        signal: (extra as Extra).signal,
+      });
+      if (created) return created as never;
+      return tracked('tool', request.params.name, extra as Extra, () =>
         gateway.callTool(
           request.params.name,
           request.params.arguments,
@@ -191,8 +203,8 @@ export function createEndpointServer(
           protocolVersion(),
           forwarding(request.params, extra as Extra),
         ),
-      ),
-    ),
+      );
+    }),
   );
 
   if (capabilities.prompts) {

@@ -9,6 +9,7 @@ import { UpstreamError } from '../ports/errors.js';
 import { LOCAL_ONLY, type PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
 import type { Upstream, UpstreamCapabilities } from '../ports/upstream.js';
+import { type TaskEvent, TaskRegistry, type TaskSnapshot } from '../tasks/index.js';
 import { redactedLine } from '../text/redact.js';
 import { rendered } from '../text/render.js';
 import { startupMark } from '../util/startup.js';
@@ -41,6 +42,7 @@ import {
   type PromptResult,
   type ReadResult,
   runForward,
+  startToolTask,
   upstreamErrorSource,
 } from './pipeline/index.js';
 import { refusedText } from './refused.js';
@@ -109,6 +111,8 @@ export class Gateway extends EventEmitter<{
   private readonly serverRequests: ServerRequests;
   readonly resources: ResourceIndex;
   private readonly subscriptions: Subscriptions;
+  /** Every task this gateway serves, for every client session (tasks belong to principals, not sessions). */
+  readonly tasks: TaskRegistry;
 
   constructor(readonly options: GatewayOptions) {
     super();
@@ -126,6 +130,7 @@ export class Gateway extends EventEmitter<{
       () => this.pipelineDeps(),
     );
     this.logs = new LogRelay((log) => this.emit('log', log), options.logRate ?? DEFAULT_LOG_RATE);
+    this.tasks = new TaskRegistry({ onEvent: (event) => this.auditTask(event) });
     this.serverRequests = new ServerRequests({
       audit: options.audit,
       policy: this.policy,
@@ -509,6 +514,68 @@ export class Gateway extends EventEmitter<{
   }
 
   /**
+   * A task-augmented call: decided as `callTool` decides it, before any task exists; allowed, it
+   * runs as a task of the caller's (see `startToolTask`). A refusal comes back as the error result
+   * a plain call would get; a name never listed is a `CallRefused`, as for `callTool`.
+   */
+  async startToolTask(
+    name: string,
+    args: unknown,
+    caller: Caller,
+    protocolVersion: string | undefined,
+    options: { ttlMs?: number; sink?: RequestSink; signal?: AbortSignal } = {},
+  ): Promise<{ task: TaskSnapshot } | { refused: CallToolResult }> {
+    const found = lookup(this.catalog, name, 'tool');
+    if (!found.pass) throw new CallRefused('UNKNOWN_TOOL', this.notListed('tool', name, found.what));
+    const { entry } = found;
+    return startToolTask(
+      this.pipelineDeps(),
+      {
+        method: 'tools/call',
+        entry,
+        args,
+        caller,
+        ...this.target(entry.server),
+        protocolVersion,
+        ...(options.signal ? { signal: options.signal } : {}),
+      },
+      this.tasks,
+      {
+        ...(options.ttlMs !== undefined ? { ttlMs: options.ttlMs } : {}),
+        around: (work) => this.busyWith(entry.server, work, options.sink),
+      },
+    ).catch((error: unknown) => ({ refused: localFailureResult(error, name) }));
+  }
+
+  /** A task request refused (no such task of the caller's) or a cancel done, as an `mcp.task` entry. */
+  private async auditTask(event: TaskEvent): Promise<void> {
+    const who = {
+      ...(event.owner.agent ? { agent: event.owner.agent } : {}),
+      ...(event.owner.scope ? { scope: event.owner.scope } : {}),
+    };
+    await this.options.audit.append({
+      type: 'mcp.task',
+      ...who,
+      refs:
+        event.kind === 'cancelled'
+          ? {
+              op: 'cancel',
+              task: event.id,
+              allowed: true,
+              reason: 'cancelled by its owner',
+              server: event.server,
+              tool: event.tool,
+            }
+          : {
+              op: event.op,
+              task: event.id,
+              allowed: false,
+              reason: "the caller has no task of this id (unknown, expired, or another principal's)",
+            },
+    });
+  }
+
+  /**
    * Run one prompt request through the pipeline. `prompts/get` has no error result, so every
    * refusal is thrown as a `CallRefused` that says why (the endpoint sends it as a JSON-RPC error).
    * `protocolVersion` and `call`, as for `callTool`, decide what the messages' content may carry
@@ -611,6 +678,7 @@ export class Gateway extends EventEmitter<{
   }
 
   async close(): Promise<void> {
+    this.tasks.close();
     this.logs.close();
     for (const [name, count] of this.heldLogs)
       this.options.log(

@@ -1,5 +1,6 @@
 import { UpstreamError } from '../../ports/errors.js';
 import type { CallOptions } from '../../ports/upstream.js';
+import { taskSupportOf } from '../../tasks/wire.js';
 import { checkCompletionResult, completionArguments, upstreamCompletion } from './completions.js';
 import { checkPromptResult, promptArguments } from './prompts.js';
 import { checkReadResult } from './resources.js';
@@ -51,7 +52,12 @@ const NOTHING_MORE = () => PASS;
 const STEPS: StepsTable = {
   'tools/call': {
     checkArguments: (deps, request, args) => inputSchema(deps, request, args),
-    forward: (request, args, options) => request.upstream!.callTool(request.entry.tool, args, options),
+    forward: (request, args, options) =>
+      request.upstream!.callTool(
+        request.entry.tool,
+        args,
+        taskSupportOf(request.entry.presented) === 'required' ? { ...options, viaTask: true } : options,
+      ),
     checkResult: (deps, request, result) => checkResult(deps, request, result),
     sanitised: true,
   },

@@ -68,7 +68,7 @@ export class EverythingUpstream implements Upstream {
     this.updated = listener;
   }
   onServerRequest() {}
-  async callTool() {
+  async callTool(_name: string, _args: Record<string, unknown>, _options?: CallOptions): Promise<unknown> {
     return { content: [] };
   }
   async getPrompt() {
@@ -139,16 +139,21 @@ export async function startGateway(upstreams: EverythingUpstream[], policy = pol
     policy,
   });
   await gateway.start();
+  const allLines = async (): Promise<Line[]> => {
+    await audit.close();
+    const text = await readFile(path, 'utf8');
+    return text.trim().split('\n').map((l) => JSON.parse(l) as Line);
+  };
   return {
     gateway,
     logged,
     /** The call decisions and results written so far (expose decisions left out). */
     async lines(): Promise<Line[]> {
-      await audit.close();
-      const text = await readFile(path, 'utf8');
-      const all = text.trim().split('\n').map((l) => JSON.parse(l) as Line);
+      const all = await allLines();
       return all.filter((l) => l.type === 'mcp.result' || (l.type === 'mcp.decision' && l.refs.phase === 'call'));
     },
+    /** Every entry written so far; the log is closed first. */
+    allLines,
     verify: () => verifyAuditLog(path),
     done: () => rm(home, { recursive: true, force: true }),
   };

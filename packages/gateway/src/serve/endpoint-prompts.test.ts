@@ -147,11 +147,14 @@ describe('the endpoint: prompts, completions, logging and errors as a client see
     return client;
   };
 
-  it('offers only tools when no server offers more; prompts are then not a method', async () => {
+  it('offers only tools (and tasks to run them) when no server offers more; prompts are then not a method', async () => {
     const { client } = await serve([
       new ScriptedUpstream('plain', [], { prompts: false, completions: false, logging: false }),
     ]);
-    expect(client.getServerCapabilities()).toEqual({ tools: { listChanged: true } });
+    expect(client.getServerCapabilities()).toEqual({
+      tools: { listChanged: true },
+      tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+    });
     await expect(client.listPrompts()).rejects.toThrow('MCP error -32601: Method not found');
   });
 

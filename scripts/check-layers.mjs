@@ -90,10 +90,37 @@ function visit(file, path) {
 }
 for (const file of [...graph.keys()].sort()) if (!state.has(file)) visit(file, []);
 
+// One coded error base (docs/architecture.md, "Errors"): shipped code throws a `RingfenceError`
+// subclass with a code, or the one wire error (`WireError`, a JSON-RPC error with its number);
+// never a plain `Error`, whose message reaches a person with no code and, from the CLI, as a bug.
+const PLAIN_ERROR = /\bnew Error\(/;
+const ERROR_CLASS = /\bclass\s+(\w+)\s+extends\s+Error\b/;
+for (const file of files) {
+  const name = relative(root, file);
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .forEach((line, i) => {
+      if (/^\s*(\/\/|\*)/.test(line)) return;
+      if (PLAIN_ERROR.test(line))
+        problems.push(
+          `${name}:${i + 1} makes a plain Error: throw a coded one (GatewayError, or the module's own RingfenceError)`,
+        );
+      const found = ERROR_CLASS.exec(line);
+      if (found && !(name === 'errors.ts' && found[1] === 'WireError'))
+        problems.push(
+          `${name}:${i + 1} class ${found[1]} extends Error: extend RingfenceError (a local error) or WireError (a JSON-RPC one)`,
+        );
+    });
+}
+
 if (problems.length > 0) {
   console.error(`check-layers: ${problems.length} problem(s) in packages/gateway/src:`);
   for (const p of problems) console.error(`  ${p}`);
-  console.error('Move the shared type into packages/gateway/src/ports/ (see docs/architecture.md).');
+  console.error(
+    'Move a shared type into packages/gateway/src/ports/; errors: see packages/gateway/src/errors.ts (docs/architecture.md).',
+  );
   process.exit(1);
 }
-console.log(`check-layers: ${files.length} gateway modules, layering holds, no import cycle.`);
+console.log(
+  `check-layers: ${files.length} gateway modules, layering holds, no import cycle, every error coded.`,
+);

@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { FileHandle } from 'node:fs/promises';
+import { RingfenceError } from '../errors.js';
 import { type ChainFacts, chainFacts } from './interrupted.js';
 import { scanLine } from './scan.js';
 import { checkEntryShape, hashLine, isSerializedForm } from './spec.js';
@@ -68,11 +69,12 @@ export function parseLineByReference(bytes: Buffer): Parsed {
 
 /**
  * A line over MAX_LINE_BYTES: the file is not a log. Not read.ts's LineTooLongError, an AuditError,
- * whose base class would load all of @ringfence/policy into each of the verifier's worker threads.
+ * whose module would load all of @ringfence/policy into each of the verifier's worker threads; the
+ * base class comes from the light `@ringfence/policy/errors` (through ../errors.ts).
  */
-export class LongLineError extends Error {
+export class LongLineError extends RingfenceError<'AUDIT_LINE_TOO_LONG'> {
   constructor() {
-    super(`a line is longer than ${MAX_LINE_BYTES} bytes`);
+    super('AUDIT_LINE_TOO_LONG', `a line is longer than ${MAX_LINE_BYTES} bytes`);
   }
 }
 

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import type Docker from 'dockerode';
+import { GatewayError } from '../errors.js';
 
 export interface AttachedStreams {
   /** Write here to reach the container's stdin; end() closes it. */
@@ -112,7 +113,7 @@ export async function attachStdio(docker: Docker, container: Docker.Container): 
     (bytes) => stdout.push(bytes),
     (bytes) => stderr.push(bytes),
     (reason) => {
-      finish(new Error(reason));
+      finish(new GatewayError('ATTACH_FRAMING', reason));
       (stream as NodeJS.ReadWriteStream & { destroy?: () => void }).destroy?.();
     },
   );

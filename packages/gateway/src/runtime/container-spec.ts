@@ -1,5 +1,6 @@
 import type Docker from 'dockerode';
 import type { ContainerServerConfig, Limits } from '../config/servers.js';
+import { GatewayError } from '../errors.js';
 import { containerName, ownerLabels } from './labels.js';
 import { type ContainerProcessLimits, ulimits } from './process-limits.js';
 
@@ -40,7 +41,11 @@ export function serverEnvironment(config: ContainerServerConfig, proxyAddress?: 
   const env = Object.entries(config.env ?? {}).map(([key, value]) => `${key}=${value}`);
   env.push('HOME=/tmp');
   if (config.egress.mode === 'allow') {
-    if (!proxyAddress) throw new Error(`${config.name}: an allow server needs its sidecar's address`);
+    if (!proxyAddress)
+      throw new GatewayError(
+        'INVARIANT',
+        `${config.name}: an allow server needs its sidecar's address; this is a ringfence bug, please report it`,
+      );
     const proxy = `http://${proxyAddress}:${PROXY_PORT}`;
     for (const key of ['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy']) env.push(`${key}=${proxy}`);
     env.push('NO_PROXY=localhost,127.0.0.1,::1', 'no_proxy=localhost,127.0.0.1,::1');

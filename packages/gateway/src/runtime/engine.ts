@@ -135,14 +135,22 @@ export async function probeEngine(
     const version = await withTimeout(
       docker.version(),
       timeoutMs,
-      () => new Error(`the engine at ${endpoint.host} did not answer within ${timeoutMs} ms`),
+      () =>
+        new GatewayError(
+          'ENGINE_UNREACHABLE',
+          `the engine at ${endpoint.host} did not answer within ${timeoutMs} ms`,
+        ),
     );
     const components = (version as { Components?: { Name?: string }[] }).Components ?? [];
     const podman = components.some((c) => /podman/i.test(c.Name ?? ''));
     const host = await withTimeout(
       podman ? podmanHost(docker) : dockerHost(docker),
       timeoutMs,
-      () => new Error(`the engine at ${endpoint.host} did not describe itself within ${timeoutMs} ms`),
+      () =>
+        new GatewayError(
+          'ENGINE_UNREACHABLE',
+          `the engine at ${endpoint.host} did not describe itself within ${timeoutMs} ms`,
+        ),
     ).catch(() => ({}));
     return {
       kind: podman ? 'podman' : 'docker',

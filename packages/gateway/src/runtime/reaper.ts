@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type Docker from 'dockerode';
+import { GatewayError } from '../errors.js';
 import { LABEL, type Owner, ownedBy } from './labels.js';
 import { removeManaged, type SweepReport } from './sweep.js';
 
@@ -39,12 +40,12 @@ export function parseOwnerArgs(argv: readonly string[]): Owner {
   const value = (flag: string) => {
     const index = argv.indexOf(flag);
     const found = index >= 0 ? argv[index + 1] : undefined;
-    if (found === undefined) throw new Error(`missing ${flag}`);
+    if (found === undefined) throw new GatewayError('REAPER_ARGS', `missing ${flag}`);
     return found;
   };
   const pid = Number(value('--pid'));
   if (!Number.isInteger(pid) || pid <= 0)
-    throw new Error(`--pid must be a process id, not ${value('--pid')}`);
+    throw new GatewayError('REAPER_ARGS', `--pid must be a process id, not ${value('--pid')}`);
   return { session: value('--session'), pid, pidStart: value('--pid-start'), host: value('--host') };
 }
 
@@ -89,7 +90,8 @@ export async function startReaper(options: {
   signal?: AbortSignal;
 }): Promise<StartedReaper> {
   const main = options.main ?? REAPER_MAIN;
-  if (!existsSync(main)) throw new Error(`${main} is missing (rebuild with: npm run build)`);
+  if (!existsSync(main))
+    throw new GatewayError('BUILD_MISSING', `${main} is missing (rebuild with: npm run build)`);
   let logFd: number | undefined;
   try {
     mkdirSync(join(options.home, 'logs'), { recursive: true, mode: 0o700 });
@@ -115,7 +117,7 @@ export async function startReaper(options: {
   // Nothing is ever written: an error here only means the reaper is gone, which `exit` reports.
   lifeline.on('error', () => {});
   const exited = (code: number | null, signal: NodeJS.Signals | null) =>
-    new Error(`it exited (${signal ?? `code ${code}`})`);
+    new GatewayError('REAPER_START', `it exited (${signal ?? `code ${code}`})`);
   const alive = () => child.exitCode === null && child.signalCode === null;
   const gone = new Promise<void>((resolve) => {
     if (!alive()) resolve();
@@ -135,7 +137,7 @@ export async function startReaper(options: {
     await new Promise<void>((resolve, reject) => {
       const timeoutMs = options.readyTimeoutMs ?? 15_000;
       const timer = setTimeout(
-        () => reject(new Error(`it did not answer within ${timeoutMs} ms`)),
+        () => reject(new GatewayError('REAPER_START', `it did not answer within ${timeoutMs} ms`)),
         timeoutMs,
       );
       const fail = (error: Error) => {
@@ -146,7 +148,7 @@ export async function startReaper(options: {
       abandon = () => {
         child.off('exit', earlyExit!);
         kill();
-        void gone.then(() => fail(new Error('it was stopped before it was ready')));
+        void gone.then(() => fail(new GatewayError('REAPER_START', 'it was stopped before it was ready')));
       };
       child.once('error', fail);
       child.once('exit', earlyExit);

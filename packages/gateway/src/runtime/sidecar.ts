@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import { buildSidecarArgv, isListeningLine } from '@ringfence/egress-proxy/contract';
 import type Docker from 'dockerode';
 import type { ContainerServerConfig } from '../config/servers.js';
+import { GatewayError } from '../errors.js';
 import { attachStdio } from './attach.js';
 import { DEFAULT_LIMITS, hardenedHostConfig, PROXY_ALIAS, PROXY_PORT } from './container-spec.js';
 import { removeContainer } from './engine-races.js';
@@ -41,7 +42,13 @@ export function sidecarCommand(config: ContainerServerConfig): string[] {
 export function waitForListening(stderr: Readable, tail: StderrTail, timeoutMs: number): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const timer = setTimeout(
-      () => reject(new Error(`the egress sidecar did not start listening: ${tail.text() || 'no output'}`)),
+      () =>
+        reject(
+          new GatewayError(
+            'SIDECAR_START',
+            `the egress sidecar did not start listening: ${tail.text() || 'no output'}`,
+          ),
+        ),
       timeoutMs,
     );
     stderr.on('data', (chunk: Buffer) => tail.push(chunk));
@@ -53,7 +60,7 @@ export function waitForListening(stderr: Readable, tail: StderrTail, timeoutMs: 
     });
     stderr.once('end', () => {
       clearTimeout(timer);
-      reject(new Error(`the egress sidecar exited: ${tail.text() || 'no output'}`));
+      reject(new GatewayError('SIDECAR_START', `the egress sidecar exited: ${tail.text() || 'no output'}`));
     });
   });
 }
@@ -105,7 +112,8 @@ export async function startSidecar(
     await ready;
     const networks = (await container.inspect()).NetworkSettings.Networks ?? {};
     const address = networks[options.inner]?.IPAddress;
-    if (!address) throw new Error(`the egress sidecar has no address on ${options.inner}`);
+    if (!address)
+      throw new GatewayError('SIDECAR_START', `the egress sidecar has no address on ${options.inner}`);
     return {
       container,
       address,

@@ -7,6 +7,8 @@
  * same meaning (backreferences, lookaround, a construct it does not know) is refused, never
  * passed through: the parser accepts only what it understands.
  */
+
+import { RingfenceError } from '../errors.js';
 import {
   type CharSet,
   complement,
@@ -24,12 +26,12 @@ import {
  * Why a pattern is refused. `unsupported`: valid ECMA-262 that cannot be checked in linear time
  * with the same meaning. `syntax`: not a valid ECMA-262 `u`-mode pattern (JavaScript would throw).
  */
-export class PatternProblem extends Error {
+export class PatternProblem extends RingfenceError<'PATTERN_UNSUPPORTED' | 'PATTERN_SYNTAX'> {
   constructor(
     readonly kind: 'unsupported' | 'syntax',
     readonly detail: string,
   ) {
-    super(detail);
+    super(kind === 'syntax' ? 'PATTERN_SYNTAX' : 'PATTERN_UNSUPPORTED', detail);
   }
 }
 

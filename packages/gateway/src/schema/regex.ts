@@ -7,16 +7,17 @@
  * refused rather than run on a backtracking engine or with a different meaning.
  */
 import { RE2JS } from 're2js';
+import { RingfenceError } from '../errors.js';
 import { PatternProblem, translateEcmaPattern } from './ecma-regex.js';
 
 /** Thrown inside the worker while ajv compiles; mapped to `SCHEMA_PATTERN`. */
-export class PatternRefused extends Error {
+export class PatternRefused extends RingfenceError<'SCHEMA_PATTERN'> {
   /** `reason` completes the sentence `pattern "…" <reason>`. */
   constructor(
     readonly pattern: string,
     readonly reason: string,
   ) {
-    super(reason);
+    super('SCHEMA_PATTERN', reason);
   }
 }
 

@@ -7,6 +7,7 @@ import { parentPort } from 'node:worker_threads';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import AjvModule from 'ajv';
 import Ajv2020Module from 'ajv/dist/2020.js';
+import { GatewayError } from '../errors.js';
 import type { WorkerMessage, WorkerRequest } from './protocol.js';
 import { compileRe2, PatternRefused, type Re2Like, re2Engine } from './regex.js';
 import {
@@ -141,7 +142,11 @@ function handle(request: WorkerRequest): SchemaVerdict {
 }
 
 const port = parentPort;
-if (port === null) throw new Error('schema worker must run in a worker thread');
+if (port === null)
+  throw new GatewayError(
+    'INVARIANT',
+    'the schema worker must run in a worker thread (the guard starts it as one); this is a ringfence bug, please report it',
+  );
 port.on('message', (request: WorkerRequest) => {
   let verdict: SchemaVerdict;
   try {

@@ -6,6 +6,7 @@ import {
   GetTaskRequestSchema,
   ListTasksRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { WireError } from '../errors.js';
 import type { Caller } from '../ports/caller.js';
 import {
   created2025,
@@ -22,8 +23,7 @@ import { refusedText } from './refused.js';
 import type { RequestSink } from './server-requests.js';
 
 /** A JSON-RPC error the SDK sends with its code and the bare text (see `rpcError` in endpoint.ts). */
-const invalidParams = (message: string) =>
-  Object.assign(new Error(message), { code: ErrorCode.InvalidParams });
+const invalidParams = (message: string) => new WireError(ErrorCode.InvalidParams, message);
 
 /** Task errors are the client's to fix (-32602, the code both task forms give); anything else goes on. */
 async function taskErrors<T>(work: () => Promise<T>): Promise<T> {

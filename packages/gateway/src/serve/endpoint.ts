@@ -20,6 +20,7 @@ import {
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { GatewayError, WireError } from '../errors.js';
 import type { DefinitionKind } from '../pins/kinds.js';
 import type { Caller } from '../ports/caller.js';
 import type { CallProgress } from '../ports/upstream.js';
@@ -42,7 +43,8 @@ function negotiatedVersion(server: Server): () => string | undefined {
     server as unknown as { _oninitialize?: (r: InitializeRequest) => Promise<InitializeResult> }
   )._oninitialize;
   if (typeof answer !== 'function') {
-    throw new Error(
+    throw new GatewayError(
+      'SDK_CHANGED',
       'ringfence: this MCP SDK no longer answers initialize where ringfence reads the negotiated version; the gateway cannot tell what results a client may receive.',
     );
   }
@@ -60,8 +62,8 @@ function negotiatedVersion(server: Server): () => string | undefined {
  * message, and a client's SDK adds that prefix again, so a refusal is thrown with the bare text
  * and its code; the client reads `MCP error -32602: ringfence: …` once.
  */
-export function rpcError(code: number, message: string): Error {
-  return Object.assign(new Error(message), { code });
+export function rpcError(code: number, message: string): WireError {
+  return new WireError(code, message);
 }
 
 type Extra = RequestHandlerExtra<never, never>;

@@ -26,6 +26,7 @@ import {
   type RequestId,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
+import { GatewayError } from '../errors.js';
 import { readBoundedBody } from '../util/bounded-body.js';
 
 /** The SDK's default cap on a request body (4 MiB): a bigger one is refused with 413. */
@@ -133,7 +134,7 @@ export class HttpSessionTransport implements Transport {
       case 'DELETE':
         return this.delete(req, res);
       default:
-        this.onerror?.(new Error('Method not allowed.'));
+        this.onerror?.(new GatewayError('HTTP_REFUSED', 'Method not allowed.'));
         return jsonError(res, 405, -32000, 'Method not allowed.', { allow: 'GET, POST, DELETE' });
     }
   }
@@ -154,7 +155,9 @@ export class HttpSessionTransport implements Transport {
     try {
       const body = await readBoundedBody(req, max);
       if (body.tooLarge) {
-        this.onerror?.(new Error(`Payload Too Large: Request body must not exceed ${max} bytes`));
+        this.onerror?.(
+          new GatewayError('HTTP_REFUSED', `Payload Too Large: Request body must not exceed ${max} bytes`),
+        );
         // The rest of the body is read and discarded, so the 413 reaches a client still sending
         // (closing with unread data would reset the connection under it).
         req.resume();
@@ -282,7 +285,7 @@ export class HttpSessionTransport implements Transport {
   }
 
   private refuse(res: ServerResponse, status: number, code: number, message: string): void {
-    this.onerror?.(new Error(message));
+    this.onerror?.(new GatewayError('HTTP_REFUSED', message));
     jsonError(res, status, code, message);
   }
 
@@ -291,7 +294,8 @@ export class HttpSessionTransport implements Transport {
     const requestId = response ? (message as { id: RequestId }).id : options?.relatedRequestId;
     if (requestId === undefined) {
       if (response)
-        throw new Error(
+        throw new GatewayError(
+          'TRANSPORT_MISUSE',
           'Cannot send a response on a standalone SSE stream unless resuming a previous client request',
         );
       // No GET stream open: the SDK drops such a message too (the client reads it on its next GET).
@@ -301,7 +305,10 @@ export class HttpSessionTransport implements Transport {
     const answer = this.answers.get(requestId);
     if (!answer) {
       if (this.closed) return;
-      throw new Error(`No connection established for request ID: ${String(requestId)}`);
+      throw new GatewayError(
+        'TRANSPORT_MISUSE',
+        `No connection established for request ID: ${String(requestId)}`,
+      );
     }
     if (!response) {
       if (answer.gone) return;
@@ -343,7 +350,12 @@ export class HttpSessionTransport implements Transport {
   private write(res: ServerResponse, text: string, overflow: () => void): void {
     if (res.destroyed || res.writableEnded) return;
     if (res.writableLength + text.length > (this.options.maxUnsentBytes ?? MAX_UNSENT_BYTES)) {
-      this.onerror?.(new Error('an SSE stream was dropped: its client read nothing while its buffer filled'));
+      this.onerror?.(
+        new GatewayError(
+          'STREAM_DROPPED',
+          'an SSE stream was dropped: its client read nothing while its buffer filled',
+        ),
+      );
       overflow();
       return;
     }

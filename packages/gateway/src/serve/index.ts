@@ -19,7 +19,7 @@ export {
 } from './catalog.js';
 export { completionArgs } from './completion.js';
 export { createEndpointServer, rpcError } from './endpoint.js';
-export { Gateway, type GatewayOptions, type OfferedCapabilities, type ServerState } from './gateway.js';
+export { Gateway, type GatewayOptions } from './gateway.js';
 export {
   DEFAULT_SESSION_IDLE_MS,
   DEFAULT_SESSIONS_PER_TOKEN,
@@ -43,5 +43,12 @@ export {
   relayedLog,
 } from './log-relay.js';
 export * from './pipeline/index.js';
+export {
+  type OfferedCapabilities,
+  type RegistryOptions,
+  ServerRegistry,
+  type ServerState,
+  type Target,
+} from './registry.js';
 export { newSessionId, type RunningGateway, runGateway, type ServeOptions } from './run.js';
 export { SERVER_INFO } from './server-info.js';

@@ -2,6 +2,7 @@ import {
   CreateMessageRequestParamsSchema,
   ElicitRequestFormParamsSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { WireError } from '../errors.js';
 import { clip, isShownEscaped, type RenderMode, rendered } from '../text/render.js';
 import { mediaProblem } from './media.js';
 
@@ -12,13 +13,12 @@ import { mediaProblem } from './media.js';
  */
 
 /** A request that is not passed on: the server gets this error, the audit log its rule and reason. */
-export class ServerRequestRefused extends Error {
-  readonly code = -32600;
+export class ServerRequestRefused extends WireError {
   constructor(
     readonly rule: string,
     message: string,
   ) {
-    super(message);
+    super(-32600, message);
   }
 }
 

@@ -1,4 +1,4 @@
-import { RingfenceError } from '@ringfence/policy';
+import { RingfenceError } from '../errors.js';
 
 export type TaskErrorCode =
   /** No task of this caller has that id: unknown, expired, or another principal's (one answer for all). */

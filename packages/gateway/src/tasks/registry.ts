@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { GatewayError } from '../errors.js';
 import type { CallToolResult } from '../ports/caller.js';
 import { rendered } from '../text/render.js';
 import { TaskError } from './errors.js';
@@ -132,7 +133,10 @@ export class TaskRegistry {
       id,
       start: (work, subject, ttlMs) => {
         if (used || !this.reserved.delete(id))
-          throw new Error('ringfence: a task reservation was used twice');
+          throw new GatewayError(
+            'INVARIANT',
+            'ringfence: a task reservation was used twice; this is a ringfence bug.',
+          );
         used = true;
         return snapshot(this.begin(id, owner, key, work, subject, ttlMs));
       },

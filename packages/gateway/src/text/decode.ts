@@ -1,3 +1,5 @@
+import { RingfenceError } from '../errors.js';
+
 /**
  * The reading rule of docs/untrusted-text.md as code, for tests and for anyone checking a line by
  * hand: what text a rendered line stands for. A run of backslashes followed by `u{` stands for
@@ -5,8 +7,10 @@
  * is itself. `decodeRendered(renderUntrusted(x, …).text)` is `x` in every mode, which is why no two
  * texts render the same. The gateway itself never decodes: it renders.
  */
-export class NotRenderedText extends Error {
-  readonly code = 'NOT_RENDERED_TEXT';
+export class NotRenderedText extends RingfenceError<'NOT_RENDERED_TEXT'> {
+  constructor(message: string) {
+    super('NOT_RENDERED_TEXT', message);
+  }
 }
 
 export function decodeRendered(shown: string): string {

@@ -1,6 +1,7 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { answerCapBytes, type CallLimits, callLimitsOf } from '../config/limits.js';
 import type { ContainerServerConfig } from '../config/servers.js';
+import { GatewayError } from '../errors.js';
 import { UpstreamError } from '../ports/errors.js';
 import {
   type CallOptions,
@@ -125,7 +126,9 @@ export class ContainerUpstream implements Upstream {
 
   /** The exit reason, once the engine has reported it, waiting at most `ms` for it. */
   private waitForExit(ms: number): Promise<string | undefined> {
-    return withTimeout(this.exited, ms, () => new Error('no exit reported')).catch(() => undefined);
+    return withTimeout(this.exited, ms, () => new GatewayError('TIMED_OUT', 'no exit reported')).catch(
+      () => undefined,
+    );
   }
 
   private get live(): UpstreamClient {

@@ -8,6 +8,7 @@ import {
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { GatewayError, RingfenceError } from '../errors.js';
 import { UpstreamError } from '../ports/errors.js';
 import { redactText, redactUrl } from '../text/redact.js';
 import { readBoundedBody } from '../util/bounded-body.js';
@@ -30,13 +31,12 @@ const IDLE_SOCKET_MS = 4_000;
 const ERROR_TEXT_BYTES = 4096;
 
 /** A status the transport does not take as an answer; 404 to a request with a session id = session expired. */
-export class HttpStatusError extends Error {
+export class HttpStatusError extends RingfenceError<'HTTP_STATUS'> {
   constructor(
     readonly status: number,
     message: string,
   ) {
-    super(message);
-    this.name = 'HttpStatusError';
+    super('HTTP_STATUS', message);
   }
 }
 
@@ -102,7 +102,7 @@ export function lost(error: unknown): UpstreamError {
 export function dropped(error: unknown): UpstreamError {
   return new UpstreamError(
     'UPSTREAM_LOST',
-    `the connection to the server dropped (${describeNetworkError(error ?? new Error('closed'))}) before it answered; the call was ended`,
+    `the connection to the server dropped (${describeNetworkError(error ?? new GatewayError('CLOSED_EARLY', 'closed'))}) before it answered; the call was ended`,
     { cause: error },
   );
 }

@@ -1,6 +1,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { GatewayError } from '../errors.js';
 import { UpstreamError } from '../ports/errors.js';
 import { type EventStreamLimits, EventStreamParser } from './answer-stream.js';
 import {
@@ -121,7 +122,7 @@ export class HttpClientTransport implements Transport {
   }
 
   async start(): Promise<void> {
-    if (this.started) throw new Error('HttpClientTransport already started');
+    if (this.started) throw new GatewayError('TRANSPORT_MISUSE', 'HttpClientTransport already started');
     this.started = true;
   }
 
@@ -360,7 +361,12 @@ export class HttpClientTransport implements Transport {
   private relisten(lastEventId: string | undefined, attempt: number): void {
     if (this.closed) return;
     if (attempt >= this.reconnection.maxRetries) {
-      this.onerror?.(new Error(`the server's event stream could not be reopened (${attempt} attempts)`));
+      this.onerror?.(
+        new GatewayError(
+          'CLOSED_EARLY',
+          `the server's event stream could not be reopened (${attempt} attempts)`,
+        ),
+      );
       return;
     }
     this.later(attempt, () => void this.listen(lastEventId, attempt));

@@ -1,6 +1,7 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { answerCapBytes, type CallLimits, callLimitsOf } from '../config/limits.js';
 import type { HttpServerConfig } from '../config/servers.js';
+import { GatewayError } from '../errors.js';
 import { UpstreamError } from '../ports/errors.js';
 import {
   type CallOptions,
@@ -203,7 +204,7 @@ export class RemoteUpstream implements Upstream {
     await withTimeout(
       connection.transport.terminateSession(),
       this.timeouts.closeMs,
-      () => new Error('ending the session timed out'),
+      () => new GatewayError('TIMED_OUT', 'ending the session timed out'),
     ).catch(() => {});
     await connection.client.close().catch(() => {});
   }

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { GatewayError } from '../errors.js';
 
 /** What a bounded read of an HTTP message's body gave. */
 export type BoundedBody =
@@ -45,7 +46,8 @@ export function readBoundedBody(message: IncomingMessage, max: number): Promise<
         resolve({ tooLarge: false, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size) });
     });
     message.once('close', () => {
-      if (!message.complete && !over) reject(failure ?? new Error('closed before the body ended'));
+      if (!message.complete && !over)
+        reject(failure ?? new GatewayError('CLOSED_EARLY', 'closed before the body ended'));
     });
   });
 }

@@ -236,7 +236,7 @@ function endedWithoutAnswer(
     case 'UPSTREAM_MALFORMED':
       return {
         reason: error.code === 'UPSTREAM_LOST' ? 'upstream lost' : 'upstream answer stream malformed',
-        reply: `ringfence: ${label} failed: ${upstreamErrorText(new Error(error.message))}. Check that the server is up; its last output is shown by: ringfence mcp ls --logs`,
+        reply: `ringfence: ${label} failed: ${upstreamErrorText({ message: error.message })}. Check that the server is up; its last output is shown by: ringfence mcp ls --logs`,
       };
     default:
       return undefined;

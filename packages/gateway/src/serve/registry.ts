@@ -1,0 +1,379 @@
+import { type Naming, PREFIXED } from '../catalog/present.js';
+import type { ServerConfig } from '../config/servers.js';
+import type { DefinitionKind } from '../pins/kinds.js';
+import type { PinStore } from '../pins/store.js';
+import type { AuditSink } from '../ports/audit.js';
+import { UpstreamError } from '../ports/errors.js';
+import type { PolicyView } from '../ports/policy.js';
+import type { SchemaChecks } from '../ports/schema.js';
+import type { Upstream, UpstreamCapabilities } from '../ports/upstream.js';
+import { redactedLine } from '../text/redact.js';
+import { rendered } from '../text/render.js';
+import { startupMark } from '../util/startup.js';
+import { withTimeout } from '../util/timeout.js';
+import {
+  buildServerCatalog,
+  type CatalogEntry,
+  type PromptEntry,
+  type ServerCatalog,
+  type WithheldEntry,
+  withheldLine,
+} from './catalog.js';
+import {
+  catalogReport,
+  type Exposed,
+  exposureDecisions,
+  outcomeKeys,
+  shownLabel,
+  withheldKey,
+} from './exposure.js';
+import { type PipelineDeps, upstreamErrorSource } from './pipeline/index.js';
+import { ResourceIndex } from './resources.js';
+import { declaredEntry } from './server-requests.js';
+
+/** The capabilities a client is offered: what at least one running server offers. */
+export type OfferedCapabilities = UpstreamCapabilities;
+
+export type ServerState =
+  | { readonly status: 'running'; readonly catalog: ServerCatalog }
+  | { readonly status: 'failed' | 'stopped'; readonly reason: string; readonly catalog?: ServerCatalog };
+
+/** The policy as audit entries name it. */
+export function policyRefOf(policy: PolicyView): PipelineDeps['policyRef'] {
+  const ref = policy.ref;
+  return ref
+    ? { policy: { name: ref.name, digest: ref.digest as `sha256:${string}`, signer: ref.signer } }
+    : {};
+}
+
+/** Where a request for one server goes: its upstream while it runs, or why it does not. */
+export interface Target {
+  readonly upstream: Upstream | undefined;
+  readonly unavailableReason: string;
+}
+
+/** What changed in what clients are shown. */
+export type CatalogChange = 'catalogChanged' | 'promptsChanged' | 'resourcesChanged';
+
+export interface RegistryOptions {
+  readonly servers: readonly ServerConfig[];
+  readonly pins: PinStore;
+  readonly guard: SchemaChecks;
+  readonly audit: AuditSink;
+  readonly createUpstream: (config: ServerConfig) => Upstream;
+  /** Report lines for people (stderr): see `GatewayOptions.log`. */
+  readonly log: (line: string) => void;
+  readonly policy: PolicyView;
+  readonly startTimeoutMs?: number;
+  readonly naming?: Naming;
+  /** Told each time what clients are shown changes. */
+  readonly changed: (change: CatalogChange) => void;
+  /** Listens to a created upstream before it starts (its log lines, requests, resource updates). */
+  readonly attach: (config: ServerConfig, upstream: Upstream) => void;
+  /** Told once a server is listed at start, before anything else is said of it. */
+  readonly listed?: (config: ServerConfig, catalog: ServerCatalog) => void;
+}
+
+/**
+ * The registered servers and what of them is exposed: the one place that starts and stops
+ * upstreams, lists them (at start and after each "list changed"), writes the `expose` decisions,
+ * and keeps the catalog of tools, prompts and resources clients are shown, in config order.
+ * Requests reach an upstream only through `target`, which the dispatcher alone asks.
+ */
+export class ServerRegistry {
+  private readonly upstreams = new Map<string, Upstream>();
+  private readonly states = new Map<string, ServerState>();
+  private tools = new Map<string, CatalogEntry>();
+  private prompts = new Map<string, PromptEntry>();
+  readonly resources: ResourceIndex;
+
+  constructor(private readonly options: RegistryOptions) {
+    this.resources = new ResourceIndex(
+      this.naming,
+      this.naming.prefixed ? undefined : options.servers[0]?.name,
+    );
+  }
+
+  get naming(): Naming {
+    return this.options.naming ?? PREFIXED;
+  }
+
+  /** Start all servers concurrently; a server that fails is reported and skipped. */
+  async start(): Promise<void> {
+    await Promise.all(this.options.servers.map((config) => this.startServer(config)));
+    this.rebuildCatalog();
+    startupMark('gateway: catalog built');
+  }
+
+  private async startServer(config: ServerConfig): Promise<void> {
+    const timeoutMs = this.options.startTimeoutMs ?? 60_000;
+    let upstream: Upstream | undefined;
+    try {
+      upstream = this.options.createUpstream(declaredEntry(config, this.options.policy));
+      const started = upstream;
+      this.options.attach(config, started);
+      // One budget for starting and listing together.
+      const catalog = await withTimeout(
+        started.start().then(() => {
+          startupMark(`${config.name}: started`);
+          return this.listServer(started);
+        }),
+        timeoutMs,
+        () =>
+          new UpstreamError(
+            'SERVER_START_TIMEOUT',
+            `it did not start within ${Math.round(timeoutMs / 1000)} s`,
+          ),
+      );
+      this.upstreams.set(config.name, started);
+      this.states.set(config.name, { status: 'running', catalog });
+      this.options.listed?.(config, catalog);
+      started.onListChanged(() => void this.refresh(config.name));
+      started.onClosed((reason) => this.markStopped(config.name, reason));
+      for (const line of catalogReport(catalog)) this.options.log(line);
+      if (
+        catalog.entries.length === 0 &&
+        catalog.prompts.length === 0 &&
+        catalog.withheld.every((w) => w.kind === 'filtered') &&
+        catalog.withheld.length > 0
+      ) {
+        this.options.log(
+          `ringfence: ${config.name}: every tool is filtered out by the allowlists; the server was stopped.`,
+        );
+        await this.stopServer(config.name, 'every tool is filtered out');
+      }
+    } catch (error) {
+      const reason = (error as Error).message;
+      this.states.set(config.name, { status: 'failed', reason });
+      this.options.log(`ringfence: ${config.name} failed to start and is skipped: ${redactedLine(reason)}`);
+      await upstream?.close().catch(() => {});
+    }
+  }
+
+  private async listServer(upstream: Upstream, previous?: ServerCatalog): Promise<ServerCatalog> {
+    const config = this.options.servers.find((s) => s.name === upstream.name)!;
+    const listing = await upstream.listTools();
+    const problems = [...listing.problems];
+    let rawPrompts: readonly unknown[] | undefined;
+    if (upstream.capabilities().prompts) {
+      // A prompt listing that fails costs the server its prompts, not its tools.
+      try {
+        const prompts = await upstream.listPrompts();
+        rawPrompts = prompts.prompts;
+        problems.push(...prompts.problems.map((problem) => `prompts: ${problem}`));
+      } catch (error) {
+        problems.push(`listing its prompts failed, so none is exposed: ${upstreamErrorSource(error)}`);
+      }
+    }
+    let rawResources: readonly unknown[] | undefined;
+    let rawTemplates: readonly unknown[] | undefined;
+    if (upstream.capabilities().resources) {
+      // As for prompts: a failed resource listing costs the server its resources alone.
+      try {
+        const [resources, templates] = await Promise.all([
+          upstream.listResources(),
+          upstream.listResourceTemplates(),
+        ]);
+        rawResources = resources.resources;
+        rawTemplates = templates.resourceTemplates;
+        problems.push(...[...resources.problems, ...templates.problems].map((p) => `resources: ${p}`));
+      } catch (error) {
+        problems.push(`listing its resources failed, so none is exposed: ${upstreamErrorSource(error)}`);
+      }
+    }
+    const catalog = await buildServerCatalog({
+      server: upstream.name,
+      destination: upstream.destination,
+      rawTools: listing.tools,
+      ...(rawPrompts ? { rawPrompts } : {}),
+      ...(rawResources && rawTemplates ? { rawResources, rawTemplates } : {}),
+      problems,
+      localAllow: config.allow_tools,
+      reviewFirst: config.review_first === true,
+      pins: this.options.pins,
+      guard: this.options.guard,
+      policy: this.options.policy,
+      naming: this.naming,
+    });
+    await this.auditExposure(catalog, previous);
+    return catalog;
+  }
+
+  /**
+   * One `expose` decision per tool and prompt: at start for all, on a re-list only for those
+   * whose outcome changed, so a server repeating "list changed" cannot grow the log with copies.
+   */
+  private async auditExposure(catalog: ServerCatalog, previous?: ServerCatalog): Promise<void> {
+    // Queued together: the log batches them into few writes.
+    await Promise.all(
+      exposureDecisions(catalog, previous).map((refs) =>
+        this.options.audit.append({
+          type: 'mcp.decision',
+          refs: { phase: 'expose', ...refs, ...policyRefOf(this.options.policy) } as never,
+        }),
+      ),
+    );
+  }
+
+  /** Re-list one server after it said its tools or prompts changed; changed ones are withheld at once. */
+  async refresh(name: string): Promise<void> {
+    const upstream = this.upstreams.get(name);
+    if (!upstream || this.states.get(name)?.status !== 'running') return;
+    try {
+      const previous = this.states.get(name)?.catalog;
+      const catalog = await this.listServer(upstream, previous);
+      this.states.set(name, { status: 'running', catalog });
+      const known = new Set(previous ? outcomeKeys(previous) : []);
+      for (const entry of catalog.withheld) {
+        if (entry.kind !== 'filtered' && !known.has(withheldKey(entry)))
+          this.options.log(withheldLine(entry));
+      }
+    } catch (error) {
+      // A server that cannot list any more keeps nothing exposed.
+      this.states.set(name, { status: 'failed', reason: `re-listing failed: ${(error as Error).message}` });
+      this.options.log(
+        `ringfence: ${name}: re-listing its tools and prompts failed, all are withheld: ${redactedLine((error as Error).message)}`,
+      );
+    }
+    this.rebuildCatalog();
+  }
+
+  private markStopped(name: string, reason: string): void {
+    const state = this.states.get(name);
+    if (state?.status !== 'running') return;
+    this.states.set(name, { status: 'stopped', reason, catalog: state.catalog });
+    this.options.log(
+      `ringfence: ${name} stopped: ${redactedLine(reason)}. Its tools and prompts fail until the gateway restarts.`,
+    );
+  }
+
+  private async stopServer(name: string, reason: string): Promise<void> {
+    const upstream = this.upstreams.get(name);
+    this.upstreams.delete(name);
+    const state = this.states.get(name);
+    this.states.set(name, {
+      status: 'stopped',
+      reason,
+      ...(state && 'catalog' in state && state.catalog ? { catalog: state.catalog } : {}),
+    });
+    await upstream?.close().catch(() => {});
+    this.rebuildCatalog();
+  }
+
+  /** Close every upstream; what was exposed stays as it was (nothing is served any more). */
+  async close(): Promise<void> {
+    const all = [...this.upstreams.values()];
+    this.upstreams.clear();
+    await Promise.all(all.map((u) => u.close().catch(() => {})));
+  }
+
+  /** Config order, first come first served: a later name that collides is skipped with a message. */
+  private rebuildCatalog(): void {
+    const tools = this.rebuild(this.tools, (c) => c.entries);
+    const prompts = this.rebuild(this.prompts, (c) => c.prompts);
+    this.tools = tools.next;
+    this.prompts = prompts.next;
+    const serving = this.options.servers
+      .map((config) => this.states.get(config.name))
+      .filter((state) => state?.catalog && state.status !== 'failed')
+      .map((state) => state!.catalog!);
+    const resources = this.resources.rebuild(serving);
+    if (tools.changed) this.options.changed('catalogChanged');
+    if (prompts.changed) this.options.changed('promptsChanged');
+    if (resources) this.options.changed('resourcesChanged');
+  }
+
+  private rebuild<E extends Exposed>(
+    current: ReadonlyMap<string, E>,
+    pick: (catalog: ServerCatalog) => readonly E[],
+  ): { next: Map<string, E>; changed: boolean } {
+    const next = new Map<string, E>();
+    for (const config of this.options.servers) {
+      const state = this.states.get(config.name);
+      if (!state?.catalog || state.status === 'failed') continue;
+      for (const entry of pick(state.catalog)) {
+        const earlier = next.get(entry.exposedName);
+        if (earlier) {
+          if (current.get(entry.exposedName)?.server !== entry.server) {
+            this.options.log(
+              `ringfence: skipped ${shownLabel(entry)}: the name ${rendered(entry.exposedName, 'name')} is already taken by ${shownLabel(earlier)}.`,
+            );
+          }
+          continue;
+        }
+        next.set(entry.exposedName, entry);
+      }
+    }
+    const changed =
+      next.size !== current.size ||
+      [...next].some(([name, entry]) => current.get(name)?.digest !== entry.digest);
+    return { next, changed };
+  }
+
+  /** The exposed tools by exposed name, in config order. */
+  get exposedTools(): ReadonlyMap<string, CatalogEntry> {
+    return this.tools;
+  }
+
+  /** The exposed prompts by exposed name, in config order. */
+  get exposedPrompts(): ReadonlyMap<string, PromptEntry> {
+    return this.prompts;
+  }
+
+  /** The server behind an exposed tool or prompt name, or a readable URI, if it is listed. */
+  serverOf(kind: DefinitionKind, exposedName: string): string | undefined {
+    switch (kind) {
+      case 'tool':
+        return this.tools.get(exposedName)?.server;
+      case 'prompt':
+        return this.prompts.get(exposedName)?.server;
+      case 'resource': {
+        const resolved = this.resources.resolve(exposedName);
+        return resolved.pass ? resolved.target.server : undefined;
+      }
+      default:
+        return undefined;
+    }
+  }
+
+  /** The running servers and their upstreams, in start order. */
+  running(): [string, Upstream][] {
+    return [...this.upstreams].filter(([name]) => this.states.get(name)?.status === 'running');
+  }
+
+  /** What the client is offered besides tools: what at least one running server offers. */
+  offered(): OfferedCapabilities {
+    const running = this.running();
+    const any = (key: keyof UpstreamCapabilities) => running.some(([, u]) => u.capabilities()[key] === true);
+    return {
+      prompts: any('prompts'),
+      completions: any('completions'),
+      logging: any('logging'),
+      resources: any('resources'),
+      subscribe: any('subscribe'),
+    };
+  }
+
+  serverStates(): ReadonlyMap<string, ServerState> {
+    return this.states;
+  }
+
+  /** The server's catalog as last listed (also once it stopped), if it was listed. */
+  catalogOf(server: string): ServerCatalog | undefined {
+    return this.states.get(server)?.catalog;
+  }
+
+  withheld(): WithheldEntry[] {
+    return [...this.states.values()].flatMap((s) => s.catalog?.withheld ?? []);
+  }
+
+  /** Where a request for `server` goes: its upstream while it runs, or why it does not. */
+  target(server: string): Target {
+    const state = this.states.get(server);
+    const upstream = this.upstreams.get(server);
+    return {
+      upstream: state?.status === 'running' ? upstream : undefined,
+      unavailableReason: state && state.status !== 'running' ? state.reason : 'it is not running',
+    };
+  }
+}

@@ -1,4 +1,12 @@
 export {
+  EraStore,
+  type ErasFile,
+  type EraVerdict,
+  LEGACY_VERDICT_HORIZON_MS,
+  parseErasFile,
+  registrationDigest,
+} from './eras.js';
+export {
   answerCapBytes,
   type CallLimits,
   type CallTimeouts,

@@ -10,6 +10,12 @@ export interface Upstream {
   start(): Promise<void>;
   /** What the server declared when it initialised (known once `start()` resolved). */
   capabilities(): UpstreamCapabilities;
+  /**
+   * The protocol era the server speaks, known once `start()` resolved: `modern` (2026-07-28,
+   * `server/discover`) or `legacy` (2025, `initialize`). The gateway decides the same either way;
+   * only the upstream client speaks differently.
+   */
+  era?(): UpstreamEra;
   /** How long its calls may run and how large their results may be (its entry's, or the defaults). */
   readonly limits: CallLimits;
   /** Every tool the server lists (all pages), each still untrusted and unparsed. */
@@ -55,6 +61,8 @@ export interface Upstream {
   onClosed(listener: (reason: string) => void): void;
   close(): Promise<void>;
 }
+
+export type UpstreamEra = 'modern' | 'legacy';
 
 /** The requests a server may send to the client through the gateway. */
 export const SERVER_REQUEST_METHODS = ['sampling/createMessage', 'elicitation/create'] as const;
@@ -133,6 +141,11 @@ export interface CallOptions {
    * server's, which the upstream client creates, waits on and cancels; the answer is the call's.
    */
   readonly viaTask?: boolean;
+  /**
+   * The PINNED tool's input schema (the one the call was checked against): on a modern HTTP
+   * upstream its `x-mcp-header` properties become `Mcp-Param-*` headers. Never a fresh listing's.
+   */
+  readonly inputSchema?: unknown;
 }
 
 /** Timeouts of everything but calls (those are per server: `limits`). */

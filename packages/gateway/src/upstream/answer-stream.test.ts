@@ -1,4 +1,4 @@
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import type { UpstreamError } from '../ports/errors.js';
 import { describeNetworkError, type EventStreamLimits, EventStreamParser } from './answer-stream.js';

@@ -1,4 +1,4 @@
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { type PriorDiscovery, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
 import { answerCapBytes, type CallLimits, callLimitsOf } from '../config/limits.js';
 import type { ContainerServerConfig } from '../config/servers.js';
 import { GatewayError } from '../errors.js';
@@ -14,9 +14,11 @@ import {
   type ToolListing,
   type Upstream,
   type UpstreamCapabilities,
+  type UpstreamEra,
   type UpstreamTimeouts,
 } from '../ports/upstream.js';
 import { withTimeout } from '../util/timeout.js';
+import { connectInEra, type EraMemory } from './era.js';
 import { grantsOf, UpstreamClient } from './mcp-client.js';
 import { StreamTransport } from './stream-transport.js';
 
@@ -50,13 +52,26 @@ export class ContainerUpstream implements Upstream {
 
   constructor(
     private readonly config: ContainerServerConfig,
-    private readonly server: ContainedServer,
+    private server: ContainedServer,
     private readonly timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS,
+    /** Where its era verdict is kept (absent: probed at each start). */
+    private readonly eras?: EraMemory,
+    /**
+     * A fresh container set for the same registration: a server that exits on the era probe has
+     * spent its process, so it is started once more and spoken to in 2025 from the first line.
+     */
+    private readonly relaunch?: () => ContainedServer,
   ) {
     this.name = config.name;
     this.destination = `sandbox mcp-${config.name}`;
     this.limits = callLimitsOf(config);
+    this.watch(server);
+  }
+
+  private watch(server: ContainedServer): void {
     server.onExit((reason) => {
+      // A container given up after the era probe is no loss: its successor serves.
+      if (server !== this.server) return;
       this.exitReported(reason);
       if (this.closing) return;
       // Its stdout may outlive it for a moment (the attach stream): the calls end now, with why.
@@ -68,10 +83,33 @@ export class ContainerUpstream implements Upstream {
   }
 
   async start(): Promise<void> {
-    const stdio = await this.server.start();
+    let first = true;
+    this.client = await connectInEra(this.config, this.eras, async (prior) => {
+      if (!first) await this.replaceContainer();
+      first = false;
+      return this.connectOnce(prior);
+    });
+  }
+
+  /** Stop the spent container set and start a fresh one in its place. */
+  private async replaceContainer(): Promise<void> {
+    if (!this.relaunch) throw new UpstreamError('UPSTREAM_CONNECT', `${this.name} cannot be started again`);
+    // The spent set goes first: the fresh one takes the same names.
+    await this.server.stop().catch(() => {});
+    this.server = this.relaunch();
+    this.broken = undefined;
+    this.watch(this.server);
+  }
+
+  private async connectOnce(prior: PriorDiscovery | undefined): Promise<UpstreamClient> {
+    const server = this.server;
+    const stdio = await server.start();
     const stdout = stdio.stdout as NodeJS.ReadableStream & { errored?: Error | null };
     if (stdout.errored) this.connectionBroke(stdout.errored);
-    else stdout.once('error', (error: Error) => this.connectionBroke(error));
+    else
+      stdout.once('error', (error: Error) => {
+        if (server === this.server) this.connectionBroke(error);
+      });
     if (this.broken !== undefined) throw new UpstreamError('UPSTREAM_CONNECT', this.broken);
     const transport = new StreamTransport(
       stdio.stdout,
@@ -82,34 +120,40 @@ export class ContainerUpstream implements Upstream {
       answerCapBytes(this.limits.maxResultBytes),
     );
     const mounts = stdio.mounts ?? [];
-    this.client = new UpstreamClient(this.name, this.timeouts, this.limits, {
+    const client = new UpstreamClient(this.name, this.timeouts, this.limits, {
       grants: grantsOf(this.config),
       roots: () => mounts,
     });
-    this.client.describeLoss = async () => {
+    this.client = client;
+    client.describeLoss = async () => {
       if (this.broken !== undefined) return `${this.broken} before the server answered`;
       const reason = await this.waitForExit(EXIT_REPORT_WAIT_MS);
       return reason
         ? `the server stopped before it answered: ${reason}`
         : 'the connection to the server closed before it answered';
     };
-    this.client.onListChanged(() => this.changeListener?.());
-    this.client.onLog((params) => this.logListener?.(params));
-    this.client.onServerRequest((request) => {
+    client.onListChanged(() => this.changeListener?.());
+    client.onLog((params) => this.logListener?.(params));
+    client.onServerRequest((request) => {
       if (!this.serverRequestHandler)
-        throw new McpError(ErrorCode.MethodNotFound, `ringfence does not answer ${request.method}`);
+        throw new ProtocolError(
+          ProtocolErrorCode.MethodNotFound,
+          `ringfence does not answer ${request.method}`,
+        );
       return this.serverRequestHandler(request);
     });
-    this.client.onResourceUpdated((uri) => this.resourceListener?.(uri));
+    client.onResourceUpdated((uri) => this.resourceListener?.(uri));
     try {
-      await this.client.connect(transport);
+      await client.connect(transport, prior);
     } catch (error) {
       const tail = this.server.stderr();
       throw new UpstreamError(
         'UPSTREAM_CONNECT',
         `${this.broken ?? (error as Error).message}${tail ? `; its stderr ends: ${tail.slice(-400)}` : ''}`,
+        { cause: error },
       );
     }
+    return client;
   }
 
   /**
@@ -138,6 +182,10 @@ export class ContainerUpstream implements Upstream {
 
   capabilities(): UpstreamCapabilities {
     return this.live.capabilities();
+  }
+
+  era(): UpstreamEra {
+    return this.live.era();
   }
 
   listTools(): Promise<ToolListing> {

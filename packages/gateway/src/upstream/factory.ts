@@ -7,6 +7,7 @@ import {
   type UpstreamTimeouts,
 } from '../ports/upstream.js';
 import { ContainerUpstream } from './container.js';
+import type { EraMemory } from './era.js';
 import { RemoteUpstream } from './remote.js';
 
 export function upstreamFactory(options: {
@@ -15,16 +16,19 @@ export function upstreamFactory(options: {
   container?: ContainerLauncher;
   /** Why there is no container factory (the engine's answer), for the refusal. */
   containerUnavailable?: string;
+  /** Where each server's era verdict is kept (`EraStore`); absent: every start probes. */
+  eras?: EraMemory;
 }): (config: ServerConfig) => Upstream {
   return (config) => {
     const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS;
-    if (config.transport === 'http') return new RemoteUpstream(config, timeouts);
+    if (config.transport === 'http') return new RemoteUpstream(config, timeouts, options.eras);
     if (!options.container) {
       throw new UpstreamError(
         'CONTAINERS_UNAVAILABLE',
         'contained servers are unavailable: no container engine answers. Run `ringfence doctor` for the fix',
       );
     }
-    return new ContainerUpstream(config, options.container(config), timeouts);
+    const launch = options.container;
+    return new ContainerUpstream(config, launch(config), timeouts, options.eras, () => launch(config));
   };
 }

@@ -7,8 +7,9 @@ import {
   type RequestOptions,
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
-import { GatewayError, RingfenceError } from '../errors.js';
+import { type JSONRPCMessage, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/core';
+import { GatewayError } from '../errors.js';
 import { UpstreamError } from '../ports/errors.js';
 import { redactText, redactUrl } from '../text/redact.js';
 import { readBoundedBody } from '../util/bounded-body.js';
@@ -31,12 +32,22 @@ const IDLE_SOCKET_MS = 4_000;
 const ERROR_TEXT_BYTES = 4096;
 
 /** A status the transport does not take as an answer; 404 to a request with a session id = session expired. */
-export class HttpStatusError extends RingfenceError<'HTTP_STATUS'> {
+/**
+ * A refusal by HTTP status. It is the SDK's `SdkHttpError` with `{ status, statusText, text }` on
+ * purpose: that is the one shape the SDK's era probe reads as "an answer" (a 2025 server refusing
+ * a session-less `server/discover` with 400 is legacy, a 5xx is an outage); any other rejection
+ * it takes for a network failure and refuses to connect.
+ */
+export class HttpStatusError extends SdkHttpError {
   constructor(
-    readonly status: number,
+    status: number,
     message: string,
+    /** The answer's body (at most 4 KiB), for the probe to read a JSON-RPC error from. */
+    text = '',
+    statusText = '',
   ) {
-    super('HTTP_STATUS', message);
+    super(SdkErrorCode.ClientHttpNotImplemented, message, { status, statusText, text });
+    this.name = 'HttpStatusError';
   }
 }
 
@@ -73,10 +84,19 @@ export async function readBody(res: IncomingMessage, max: number): Promise<Buffe
 
 /** Up to ERROR_TEXT_BYTES of an error answer, for its message. */
 export async function errorText(res: IncomingMessage): Promise<string> {
-  const text = await readBody(res, ERROR_TEXT_BYTES).then(
+  return shortened(await errorBody(res));
+}
+
+/** The body of a refusal, at most 4 KiB of it (empty if it cannot be read). */
+export function errorBody(res: IncomingMessage): Promise<string> {
+  return readBody(res, ERROR_TEXT_BYTES).then(
     (body) => body.toString('utf8'),
     () => '',
   );
+}
+
+/** A refusal's body as a message quotes it. */
+export function shortened(text: string): string {
   return text.length > 200 ? `${text.slice(0, 200)}…` : text;
 }
 

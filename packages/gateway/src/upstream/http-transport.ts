@@ -1,12 +1,12 @@
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
-import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/client';
 import { GatewayError } from '../errors.js';
 import { UpstreamError } from '../ports/errors.js';
 import { type EventStreamLimits, EventStreamParser } from './answer-stream.js';
+import { CONNECTION_LOST_CODE } from './connection-loss.js';
 import {
   discard,
-  errorText,
+  errorBody,
   HttpEndpoint,
   HttpStatusError,
   jsonMessages,
@@ -15,7 +15,9 @@ import {
   ok,
   readBody,
   readEventStream,
+  shortened,
 } from './http-endpoint.js';
+import { standardHeaders } from './mcp-headers.js';
 
 /** When the session's event stream, or a call's answer stream, is asked for again. */
 export interface Reconnection {
@@ -67,6 +69,28 @@ const isRequest = (
 ): message is JSONRPCMessage & { id: string | number; method: string } =>
   'method' in message && 'id' in message && message.id !== undefined;
 
+/** A request that names a protocol version in its `_meta`: only a modern (2026) one does. */
+const isModern = (message: JSONRPCMessage): boolean =>
+  standardHeaders(message)['mcp-protocol-version'] !== undefined;
+
+/**
+ * The per-request headers the client asks for: only `Mcp-Param-*` (from the pinned tool's
+ * schema), and only with a token name, so no caller can override the session, the protocol
+ * version, the content type or a registered credential through them.
+ */
+function perRequest(headers: TransportSendOptions['headers']): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {};
+  if (!headers) return out;
+  for (const [name, value] of Object.entries(headers))
+    if (
+      /^mcp-param-[!#$%&'*+\-.^_`|~0-9a-z]+$/i.test(name) &&
+      typeof value === 'string' &&
+      /^[\t\x20-\x7e]*$/.test(value)
+    )
+      out[name.toLowerCase()] = value;
+  return out;
+}
+
 function progressTokenOf(message: JSONRPCMessage): string | undefined {
   const token = (message as { params?: { _meta?: { progressToken?: unknown } } }).params?._meta
     ?.progressToken;
@@ -85,6 +109,8 @@ function progressTokenOf(message: JSONRPCMessage): string | undefined {
  * else with an error answer), rather than at its timeout.
  */
 export class HttpClientTransport implements Transport {
+  /** One POST per request: on a modern connection the SDK cancels by aborting `requestSignal`. */
+  readonly hasPerRequestStream = true;
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: Transport['onmessage'];
@@ -173,7 +199,11 @@ export class HttpClientTransport implements Transport {
       );
       return;
     }
-    const res = await this.endpoint.exchange('POST', this.headers().post, JSON.stringify(message));
+    const res = await this.endpoint.exchange(
+      'POST',
+      { ...this.headers().post, ...perRequest(options.headers), ...standardHeaders(message) },
+      JSON.stringify(message),
+    );
     const session = res.headers['mcp-session-id'];
     if (typeof session === 'string' && session && session !== this.session) {
       this.session = session;
@@ -181,10 +211,15 @@ export class HttpClientTransport implements Transport {
     }
     const status = res.statusCode ?? 0;
     if (!ok(res)) {
-      const text = await errorText(res);
+      const text = await errorBody(res);
+      // A modern server refuses a request it cannot take (a header that disagrees with the body:
+      // -32020) with 400 and the JSON-RPC error: that is its answer, delivered as the SDK does.
+      if (status === 400 && request && isModern(message) && this.answerFromRefusal(text, request.id)) return;
       throw new HttpStatusError(
         status,
-        `the server answered HTTP ${status} to a POST${text ? `: ${text}` : ''}`,
+        `the server answered HTTP ${status} to a POST${text ? `: ${shortened(text)}` : ''}`,
+        text,
+        res.statusMessage ?? '',
       );
     }
     if (status === 202 || !request) {
@@ -202,8 +237,29 @@ export class HttpClientTransport implements Transport {
       onresumptiontoken: options.onresumptiontoken,
       answered: false,
     };
+    // A modern request is cancelled by closing its stream: the SDK aborts `requestSignal`. The
+    // answer is not awaited any more, so the stream ending then is no breakage to report.
+    const signal = options.requestSignal;
+    if (signal) {
+      const cancel = () => {
+        awaited.answered = true;
+        res.destroy();
+      };
+      if (signal.aborted) cancel();
+      else {
+        signal.addEventListener('abort', cancel, { once: true });
+        res.once('close', () => signal.removeEventListener('abort', cancel));
+      }
+      if (signal.aborted) return;
+    }
     if (type === 'text/event-stream') {
-      this.readAnswer(res, awaited, { maxTotalBytes: this.options.maxAnswerBytes }, undefined, 0);
+      // A modern `subscriptions/listen` stream stays open for as long as the connection: each of
+      // its events is capped, not their total, which would end it after so many notifications.
+      const limits =
+        request.method === 'subscriptions/listen'
+          ? { maxEventBytes: this.options.maxAnswerBytes }
+          : { maxTotalBytes: this.options.maxAnswerBytes };
+      this.readAnswer(res, awaited, limits, undefined, 0);
       return;
     }
     if (type !== 'application/json') {
@@ -217,6 +273,20 @@ export class HttpClientTransport implements Transport {
     for (const each of messages) this.deliver(each, awaited);
     if (!awaited.answered)
       throw new UpstreamError('UPSTREAM_LOST', "the server's answer did not answer the request");
+  }
+
+  /** Deliver a refusal's JSON-RPC error body if it answers `id`; false if it does not. */
+  private answerFromRefusal(text: string, id: string | number): boolean {
+    let parsed: JSONRPCMessage[];
+    try {
+      parsed = jsonMessages(Buffer.from(text, 'utf8'));
+    } catch {
+      return false;
+    }
+    const answer = parsed.length === 1 ? parsed[0] : undefined;
+    if (!answer || !('error' in answer) || answer.id !== id) return false;
+    this.deliver(answer);
+    return true;
   }
 
   private deliver(message: JSONRPCMessage, awaited?: Awaited): void {
@@ -240,7 +310,7 @@ export class HttpClientTransport implements Transport {
       this.deliver({
         jsonrpc: '2.0',
         id: awaited.replayId ?? awaited.id,
-        error: { code: ErrorCode.ConnectionClosed, message: error.message },
+        error: { code: CONNECTION_LOST_CODE, message: error.message },
       });
   }
 

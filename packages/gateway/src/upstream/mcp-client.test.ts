@@ -1,6 +1,6 @@
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_CALL_LIMITS } from '../config/limits.js';
 import type { CallProgress } from '../ports/upstream.js';
@@ -139,5 +139,25 @@ describe('UpstreamClient calls', () => {
         message: 'the connection to the server closed before it answered',
       });
     expect(client.inFlight).toBe(0);
+  });
+
+  it('an in-band -32000 answer (the HTTP transport\'s "its stream broke") is a lost connection too', async () => {
+    const { client } = await linked(async () => {
+      throw new McpError(-32000, 'the answer stream broke');
+    });
+    await expect(client.callTool('a', {})).rejects.toMatchObject({
+      code: 'UPSTREAM_LOST',
+      message: 'the connection to the server closed before it answered',
+    });
+  });
+
+  it('any other server error is passed on as the server said it', async () => {
+    const { client } = await linked(async () => {
+      throw new McpError(-32001, 'busy');
+    });
+    await expect(client.callTool('a', {})).rejects.toMatchObject({
+      code: -32001,
+      message: expect.stringContaining('busy'),
+    });
   });
 });

@@ -1,16 +1,12 @@
 import { pathToFileURL } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  ErrorCode,
-  LoggingMessageNotificationSchema,
-  McpError,
-  ProgressNotificationSchema,
-  PromptListChangedNotificationSchema,
-  ResourceListChangedNotificationSchema,
-  ResourceUpdatedNotificationSchema,
-  ToolListChangedNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+  Client,
+  LOG_LEVEL_META_KEY,
+  type PriorDiscovery,
+  ProtocolError,
+  ProtocolErrorCode,
+  type Transport,
+} from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { type CallLimits, DEFAULT_CALL_LIMITS } from '../config/limits.js';
 import { UpstreamError } from '../ports/errors.js';
@@ -27,11 +23,22 @@ import {
   type ServerRequestMethod,
   type ToolListing,
   type UpstreamCapabilities,
+  type UpstreamEra,
   type UpstreamTimeouts,
 } from '../ports/upstream.js';
 import { passThroughJsonSchemaValidator } from '../schema/index.js';
 import { callThroughUpstreamTask } from '../tasks/upstream-task.js';
 import { InFlightCalls } from './calls.js';
+import { isConnectionLoss } from './connection-loss.js';
+import { ListenStream } from './listen.js';
+import { paramHeaders } from './mcp-headers.js';
+
+/**
+ * How long the era probe (`server/discover`, once per registration) waits: a 2025 server on a
+ * pipe that stays silent is then taken as 2025 (on HTTP, silence is an outage and fails the start).
+ */
+export const probeTimeoutMs = (timeouts: UpstreamTimeouts): number =>
+  Math.min(10_000, Math.floor(timeouts.connectMs / 2));
 
 export const MAX_LIST_PAGES = 64;
 /** Per listing: tools, or prompts. */
@@ -107,6 +114,10 @@ export class UpstreamClient {
   private changeTimer: NodeJS.Timeout | undefined;
   private readonly calls = new InFlightCalls();
   private serverRequestHandler: ServerRequestHandler | undefined;
+  /** A modern server's subscriptions/listen stream (absent on a 2025 server). */
+  private listen: ListenStream | undefined;
+  /** The log level asked for, sent along with each request to a modern server. */
+  private logLevel: string | undefined;
 
   constructor(
     /** The server's name, for the messages of calls that end without its answer. */
@@ -122,33 +133,42 @@ export class UpstreamClient {
         ...(side.grants.elicitation ? { elicitation: { form: {} } } : {}),
       },
       jsonSchemaValidator: passThroughJsonSchemaValidator,
+      // Each upstream is spoken to in its own era: probed once with server/discover (the verdict
+      // is then kept with the registration and handed to connect() as `prior`).
+      versionNegotiation: { mode: 'auto', probe: { timeoutMs: probeTimeoutMs(timeouts), maxRetries: 0 } },
+      // A modern server's input_required answer is never fulfilled by the SDK behind the gateway's
+      // back: without the relay (not built yet) it fails the call, saying so.
+      inputRequired: { autoFulfill: false },
     });
     // The fallback, not setRequestHandler: the SDK refuses a handler for a capability not
     // declared, and a request the gateway did not declare must still be answered with why, and
     // audited (a server may send it anyway).
-    this.client.fallbackRequestHandler = async (request, extra) => {
+    this.client.fallbackRequestHandler = async (request, ctx) => {
       if (request.method === 'roots/list') return { roots: rootsOf(side.roots()) };
       if ((SERVER_REQUEST_METHODS as readonly string[]).includes(request.method) && this.serverRequestHandler)
         return this.serverRequestHandler({
           method: request.method as ServerRequestMethod,
           params: request.params,
-          signal: extra.signal,
+          signal: ctx.mcpReq.signal,
         });
-      throw new McpError(ErrorCode.MethodNotFound, `ringfence does not answer ${request.method}`);
+      throw new ProtocolError(
+        ProtocolErrorCode.MethodNotFound,
+        `ringfence does not answer ${request.method}`,
+      );
     };
     // Either list changing re-lists both: one folded notice, one re-pin.
-    this.client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.listChanged());
-    this.client.setNotificationHandler(PromptListChangedNotificationSchema, () => this.listChanged());
-    this.client.setNotificationHandler(ResourceListChangedNotificationSchema, () => this.listChanged());
-    this.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) =>
+    this.client.setNotificationHandler('notifications/tools/list_changed', () => this.listChanged());
+    this.client.setNotificationHandler('notifications/prompts/list_changed', () => this.listChanged());
+    this.client.setNotificationHandler('notifications/resources/list_changed', () => this.listChanged());
+    this.client.setNotificationHandler('notifications/resources/updated', (notification) =>
       this.resourceListener?.(notification.params.uri),
     );
-    this.client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) =>
+    this.client.setNotificationHandler('notifications/message', (notification) =>
       this.logListener?.(notification.params),
     );
     // Replaces the SDK's own progress handling: the tokens are the gateway's (see InFlightCalls),
     // and progress for any other token is dropped.
-    this.client.setNotificationHandler(ProgressNotificationSchema, (notification) => {
+    this.client.setNotificationHandler('notifications/progress', (notification) => {
       const { progressToken, ...params } = notification.params;
       this.calls.progress(progressToken, params);
     });
@@ -179,8 +199,49 @@ export class UpstreamClient {
     return this.calls.size;
   }
 
-  async connect(transport: Transport): Promise<void> {
-    await this.client.connect(transport, { timeout: this.timeouts.connectMs });
+  /**
+   * Connect in the server's era: `prior` (the verdict kept with the registration) connects
+   * without probing; without it the SDK probes (`server/discover`) and falls back to `initialize`.
+   * A modern server then gets its listen stream, so its changes still reach the gateway.
+   */
+  async connect(transport: Transport, prior?: PriorDiscovery): Promise<void> {
+    await this.client.connect(transport, { timeout: this.timeouts.connectMs, ...(prior ? { prior } : {}) });
+    if (this.era() !== 'modern') return;
+    this.listen = new ListenStream(
+      this.client,
+      this.timeouts.listMs,
+      () => this.listChanged(),
+      (error) => this.client.onerror?.(error),
+    );
+    // Not fatal: a server that offers no listen still serves calls; its changes go unseen until
+    // the next start, as for a 2025 server that never says its lists changed.
+    await this.listen.open().catch((error: unknown) => this.client.onerror?.(error as Error));
+  }
+
+  /** The era the server speaks (once connected). */
+  era(): UpstreamEra {
+    return this.client.getProtocolEra() === 'modern' ? 'modern' : 'legacy';
+  }
+
+  /** What to keep with the registration so the next start connects without probing. */
+  verdict(): PriorDiscovery {
+    const discover = this.client.getDiscoverResult();
+    return discover ? { kind: 'modern', discover } : { kind: 'legacy' };
+  }
+
+  /** The server's own instructions (either era), still untrusted. */
+  instructions(): string | undefined {
+    return this.client.getInstructions();
+  }
+
+  /**
+   * `_meta` a forwarded request carries besides the gateway's own: on a modern server the log
+   * level the client asked for (2026 has no `logging/setLevel`: the level travels per request).
+   */
+  private meta(): Record<string, unknown> {
+    return this.logLevel !== undefined && this.era() === 'modern'
+      ? { [LOG_LEVEL_META_KEY]: this.logLevel }
+      : {};
   }
 
   /**
@@ -271,7 +332,12 @@ export class UpstreamClient {
    * early (the caller's cancel, a timeout) cancels the upstream request as well.
    */
   callTool(name: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<unknown> {
-    return this.forward('tools/call', { name, arguments: args }, options);
+    // Mcp-Param-* only where the 2026 transport reads them, from the pinned schema only.
+    const headers =
+      options.inputSchema !== undefined && this.era() === 'modern'
+        ? paramHeaders(options.inputSchema, args)
+        : {};
+    return this.forward('tools/call', { name, arguments: args }, options, headers);
   }
 
   /** `prompts/get` under the same limits, cancel and progress as a tool call. */
@@ -283,6 +349,7 @@ export class UpstreamClient {
     method: 'tools/call' | 'prompts/get' | 'resources/read',
     params: Record<string, unknown>,
     options: CallOptions,
+    headers: Record<string, string> = {},
   ): Promise<unknown> {
     const capped = options.cap !== undefined && options.cap.ms < this.limits.ceilingMs;
     const ceilingMs = capped ? options.cap!.ms : this.limits.ceilingMs;
@@ -295,8 +362,9 @@ export class UpstreamClient {
           this.client.request({ method: m, params: p } as never, LooseResult, {
             signal,
             timeout: ceilingMs + 1_000,
+            ...(Object.keys(headers).length > 0 ? { headers } : {}),
           });
-        const sent = { ...params, _meta: { progressToken: token } };
+        const sent = { ...params, _meta: { ...this.meta(), progressToken: token } };
         const answer =
           options.viaTask && method === 'tools/call'
             ? callThroughUpstreamTask(
@@ -319,8 +387,7 @@ export class UpstreamClient {
             : send(method, sent);
         return answer.catch(async (error: unknown) => {
           // The SDK's own words for it are a bare "Connection closed".
-          if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)
-            throw new UpstreamError('UPSTREAM_LOST', await this.describeLoss());
+          if (isConnectionLoss(error)) throw new UpstreamError('UPSTREAM_LOST', await this.describeLoss());
           throw error;
         });
       },
@@ -349,7 +416,9 @@ export class UpstreamClient {
   }
 
   async complete(params: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
-    return this.client.request({ method: 'completion/complete', params } as never, LooseResult, {
+    const withMeta =
+      this.era() === 'modern' && this.logLevel !== undefined ? { ...params, _meta: this.meta() } : params;
+    return this.client.request({ method: 'completion/complete', params: withMeta } as never, LooseResult, {
       timeout: this.timeouts.listMs,
       ...(signal ? { signal } : {}),
     });
@@ -377,6 +446,8 @@ export class UpstreamClient {
   }
 
   async subscribeResource(uri: string, subscribe: boolean): Promise<void> {
+    // 2026 has no resources/subscribe: the URIs go in the listen stream's filter.
+    if (this.listen) return this.listen.subscribe(uri, subscribe);
     await this.client.request(
       { method: subscribe ? 'resources/subscribe' : 'resources/unsubscribe', params: { uri } } as never,
       LooseResult,
@@ -387,6 +458,10 @@ export class UpstreamClient {
   // --- end resources ---
 
   async setLoggingLevel(level: string): Promise<void> {
+    if (this.era() === 'modern') {
+      this.logLevel = level;
+      return;
+    }
     await this.client.request({ method: 'logging/setLevel', params: { level } } as never, LooseResult, {
       timeout: this.timeouts.listMs,
     });
@@ -394,6 +469,7 @@ export class UpstreamClient {
 
   async close(): Promise<void> {
     if (this.changeTimer) clearTimeout(this.changeTimer);
+    await this.listen?.close();
     await this.client.close();
   }
 }

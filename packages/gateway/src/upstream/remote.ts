@@ -1,4 +1,4 @@
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { type PriorDiscovery, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
 import { answerCapBytes, type CallLimits, callLimitsOf } from '../config/limits.js';
 import type { HttpServerConfig } from '../config/servers.js';
 import { GatewayError } from '../errors.js';
@@ -14,10 +14,12 @@ import {
   type ToolListing,
   type Upstream,
   type UpstreamCapabilities,
+  type UpstreamEra,
   type UpstreamTimeouts,
 } from '../ports/upstream.js';
 import { redactText, redactUrl } from '../text/redact.js';
 import { withTimeout } from '../util/timeout.js';
+import { connectInEra, type EraMemory } from './era.js';
 import { HttpStatusError } from './http-endpoint.js';
 import { HttpClientTransport } from './http-transport.js';
 import { grantsOf, UpstreamClient } from './mcp-client.js';
@@ -38,6 +40,8 @@ export class RemoteUpstream implements Upstream {
   constructor(
     private readonly config: HttpServerConfig,
     private readonly timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS,
+    /** Where its era verdict is kept (absent: probed at each start). */
+    private readonly eras?: EraMemory,
   ) {
     this.name = config.name;
     this.destination = `remote ${new URL(config.url).host}`;
@@ -45,10 +49,15 @@ export class RemoteUpstream implements Upstream {
   }
 
   async start(): Promise<void> {
-    this.connection = await this.connect();
+    let connection: { client: UpstreamClient; transport: HttpClientTransport } | undefined;
+    await connectInEra(this.config, this.eras, async (prior) => {
+      connection = await this.connect(prior);
+      return connection.client;
+    });
+    this.connection = connection;
   }
 
-  private async connect() {
+  private async connect(prior = this.prior()) {
     // A remote server has no mounts: its roots are an empty list.
     const client = new UpstreamClient(this.name, this.timeouts, this.limits, {
       grants: grantsOf(this.config),
@@ -70,7 +79,7 @@ export class RemoteUpstream implements Upstream {
     };
     try {
       await withTimeout(
-        client.connect(transport),
+        client.connect(transport, prior),
         this.timeouts.connectMs,
         () =>
           new UpstreamError(
@@ -125,8 +134,17 @@ export class RemoteUpstream implements Upstream {
 
   private reconnecting: Promise<void> | undefined;
 
+  /** A new session (after the old one expired) is in the era the server was found to speak. */
+  private prior(): PriorDiscovery | undefined {
+    return this.connection?.client.verdict();
+  }
+
   capabilities(): UpstreamCapabilities {
     return this.live.client.capabilities();
+  }
+
+  era(): UpstreamEra {
+    return this.live.client.era();
   }
 
   listTools(): Promise<ToolListing> {
@@ -187,7 +205,10 @@ export class RemoteUpstream implements Upstream {
 
   private refuseWithoutHandler(request: ServerRequest): Promise<Record<string, unknown>> {
     if (!this.serverRequestHandler)
-      throw new McpError(ErrorCode.MethodNotFound, `ringfence does not answer ${request.method}`);
+      throw new ProtocolError(
+        ProtocolErrorCode.MethodNotFound,
+        `ringfence does not answer ${request.method}`,
+      );
     return this.serverRequestHandler(request);
   }
 

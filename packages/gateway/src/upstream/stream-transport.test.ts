@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { droppedLineId } from './line-reader.js';
 import { StreamTransport } from './stream-transport.js';

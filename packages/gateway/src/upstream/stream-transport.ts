@@ -1,6 +1,9 @@
-import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import {
+  deserializeMessage,
+  type JSONRPCMessage,
+  serializeMessage,
+  type Transport,
+} from '@modelcontextprotocol/client';
 import { UpstreamError } from '../ports/errors.js';
 import { droppedLineId, LineReader } from './line-reader.js';
 
@@ -12,6 +15,14 @@ import { droppedLineId, LineReader } from './line-reader.js';
  * that reason, and the connection stays.
  */
 export class StreamTransport implements Transport {
+  /**
+   * The SDK's era probe tells a local pipe from HTTP by the presence of these two members (it
+   * reads neither). As a pipe, a server silent on `server/discover` is a 2025 server and the
+   * connection falls back to `initialize` on the same stream, where as "HTTP" silence would be an
+   * outage and the connect would fail. (The container's own stderr is kept by the runtime.)
+   */
+  readonly stderr = null;
+  readonly pid = undefined;
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;

@@ -109,10 +109,12 @@ describe('forwarding: cancel, progress and time', () => {
       signal,
       onProgress,
       cap: { ms: 900_000, source: 'the organisation policy (mcp[].max_call_seconds for art)' },
+      // The pinned schema, for a modern upstream's Mcp-Param-* headers.
+      inputSchema: { type: 'object' },
     });
     const none = forward(async () => ({ content: [] }));
     await none.run();
-    expect(none.seen[0]).toEqual({});
+    expect(none.seen[0]).toEqual({ inputSchema: { type: 'object' } });
   });
 
   it('a call the client cancelled is recorded as cancelled by the client', async () => {

@@ -52,12 +52,14 @@ const NOTHING_MORE = () => PASS;
 const STEPS: StepsTable = {
   'tools/call': {
     checkArguments: (deps, request, args) => inputSchema(deps, request, args),
+    // The pinned schema goes along: a modern upstream's Mcp-Param-* headers come from it. A tool
+    // whose pinned definition requires a task is called through the server's own task.
     forward: (request, args, options) =>
-      request.upstream!.callTool(
-        request.entry.tool,
-        args,
-        taskSupportOf(request.entry.presented) === 'required' ? { ...options, viaTask: true } : options,
-      ),
+      request.upstream!.callTool(request.entry.tool, args, {
+        ...options,
+        inputSchema: request.entry.inputSchema,
+        ...(taskSupportOf(request.entry.presented) === 'required' ? { viaTask: true } : {}),
+      }),
     checkResult: (deps, request, result) => checkResult(deps, request, result),
     sanitised: true,
   },

@@ -23,6 +23,8 @@ export {
   created2026,
   detailed2026,
   listedForClient,
+  MISSING_CLIENT_CAPABILITY,
+  needsTasksExtension,
   RELATED_TASK_META,
   requestedTask,
   requestedTaskId,

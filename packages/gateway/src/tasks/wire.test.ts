@@ -5,6 +5,7 @@ import {
   created2026,
   detailed2026,
   listedForClient,
+  needsTasksExtension,
   RELATED_TASK_META,
   requestedTask,
   requestedTaskId,
@@ -91,5 +92,16 @@ describe('task wire forms', () => {
     });
     const plain = { name: 'p' };
     expect(listedForClient(plain, false)).toBe(plain);
+  });
+
+  it('recognises a server error asking for the tasks extension, and nothing else', () => {
+    const ext = { requiredCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } };
+    expect(needsTasksExtension({ code: -32021, data: ext })).toBe(true);
+    expect(needsTasksExtension({ code: -32021, data: { requiredCapabilities: { sampling: {} } } })).toBe(
+      false,
+    );
+    expect(needsTasksExtension({ code: -32602, data: ext })).toBe(false);
+    expect(needsTasksExtension({ code: -32021 })).toBe(false);
+    expect(needsTasksExtension('boom')).toBe(false);
   });
 });

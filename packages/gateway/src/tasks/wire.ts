@@ -134,3 +134,20 @@ export function listedForClient(
   if (taskSupportOf(tool) !== 'required') return tool;
   return { ...rest, execution: { ...(execution as object), taskSupport: 'optional' } };
 }
+
+/** MCP 2026-07-28's "missing required client capability" error code. */
+export const MISSING_CLIENT_CAPABILITY = -32021;
+
+/**
+ * Whether a server's error says the call needs the tasks extension from its client. The gateway
+ * never declares it upstream (SDK 2.4.0's client drops a server's task handle), so such a tool of a
+ * 2026-07-28 server cannot be called through ringfence yet; the refusal says so.
+ */
+export function needsTasksExtension(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, data } = error as { code?: unknown; data?: unknown };
+  if (code !== MISSING_CLIENT_CAPABILITY || typeof data !== 'object' || data === null) return false;
+  const required = (data as { requiredCapabilities?: { extensions?: unknown } }).requiredCapabilities;
+  const extensions = required?.extensions;
+  return typeof extensions === 'object' && extensions !== null && TASKS_EXTENSION in extensions;
+}

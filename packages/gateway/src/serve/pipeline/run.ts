@@ -2,6 +2,7 @@ import { canonicalForm, type PrecomputedDigest } from '../../audit/format.js';
 import type { CallToolResult } from '../../ports/caller.js';
 import { UpstreamError } from '../../ports/errors.js';
 import type { CallOptions } from '../../ports/upstream.js';
+import { needsTasksExtension } from '../../tasks/wire.js';
 import { printable } from '../../text/printable.js';
 import { redactedLine } from '../../text/redact.js';
 import type { CompletionAnswer } from './completions.js';
@@ -143,6 +144,17 @@ export async function outcomeOf(
   const label = shownRequestLabel(request);
   if (!settled.ok) {
     const { error } = settled;
+    if (needsTasksExtension(error))
+      return {
+        entry: {
+          result: upstreamErrorText(error),
+          isError: true,
+          reason: 'the server needs the tasks extension',
+        },
+        reply: errorResult(
+          `ringfence: ${label} could not run: its server (MCP 2026-07-28) runs it only as a task of the tasks extension (io.modelcontextprotocol/tasks), which ringfence cannot relay to a server yet. Ask the server's maintainers to make tasks optional for it, or use it without ringfence.`,
+        ),
+      };
     const ended = endedWithoutAnswer(request, error);
     // The server chooses the text of its own errors: it is capped and made printable for the
     // model, and the audit log keeps only its digest (it may echo the arguments, never stored).

@@ -141,8 +141,8 @@ const REFS: Record<AuditType, Spec> = {
   },
   'mcp.task': {
     op: {
-      check: (v) => v === 'get' || v === 'result' || v === 'cancel',
-      what: '"get", "result" or "cancel"',
+      check: (v) => v === 'get' || v === 'result' || v === 'cancel' || v === 'update',
+      what: '"get", "result", "cancel" or "update"',
     },
     // A client may send an empty id: it is recorded as sent.
     task: TEXT,

@@ -139,7 +139,7 @@ export interface ResultRefs {
  * or another principal's: all answered alike, all recorded).
  */
 export interface TaskRefs {
-  readonly op: 'get' | 'result' | 'cancel';
+  readonly op: 'get' | 'result' | 'cancel' | 'update';
   /** The task id as the client sent it (cut to what an entry holds). */
   readonly task: string;
   readonly allowed: boolean;

@@ -7,11 +7,7 @@
  * gateway gives the client this validator instead and runs the real check itself, in
  * `SchemaGuard.checkResult`, off the event loop and against the pinned schema.
  */
-import type {
-  JsonSchemaType,
-  JsonSchemaValidator,
-  jsonSchemaValidator,
-} from '@modelcontextprotocol/sdk/validation';
+import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/server';
 
 export const passThroughJsonSchemaValidator: jsonSchemaValidator = {
   getValidator<T>(_schema: JsonSchemaType): JsonSchemaValidator<T> {

@@ -1,7 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   EverythingUpstream,
@@ -92,10 +90,10 @@ describe('through the endpoint, under a policy denying the server', () => {
         argument: { name: 'name', value: 'A' },
       }),
     ).rejects.toThrow(
-      'MCP error -32602: ringfence refused the completion of s/prompt greet: s is off limits (policy rule "no-s").',
+      'ringfence refused the completion of s/prompt greet: s is off limits (policy rule "no-s").',
     );
     await expect(client.subscribeResource({ uri: 'ringfence:s/test://x' })).rejects.toThrow(
-      'MCP error -32602: ringfence refused the subscription to s/resource test://x: s is off limits (policy rule "no-s").',
+      'ringfence refused the subscription to s/resource test://x: s is off limits (policy rule "no-s").',
     );
     await client.unsubscribeResource({ uri: 'ringfence:s/test://x' });
     await client.setLoggingLevel('debug');
@@ -124,7 +122,7 @@ describe('through the endpoint, under a policy denying the server', () => {
       await createEndpointServer(started.gateway, { agent }).connect(serverSide);
       const client = new Client({ name: agent, version: '1' });
       const updates: string[] = [];
-      client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+      client.setNotificationHandler('notifications/resources/updated', (n) => {
         updates.push(n.params.uri);
       });
       await client.connect(clientSide);

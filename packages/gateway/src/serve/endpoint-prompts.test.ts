@@ -1,12 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import {
-  LoggingMessageNotificationSchema,
-  PromptListChangedNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_CALL_LIMITS } from '../config/limits.js';
 import type { HttpServerConfig } from '../config/servers.js';
@@ -151,23 +146,28 @@ describe('the endpoint: prompts, completions, logging and errors as a client see
     const { client } = await serve([
       new ScriptedUpstream('plain', [], { prompts: false, completions: false, logging: false }),
     ]);
+    // Tools, and tasks to run them (any tool may run as a gateway task).
     expect(client.getServerCapabilities()).toEqual({
       tools: { listChanged: true },
       tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
     });
-    await expect(client.listPrompts()).rejects.toThrow('MCP error -32601: Method not found');
+    // The v2 client answers listPrompts() locally when prompts are not offered; the wire still says no.
+    await expect(client.request({ method: 'prompts/list' })).rejects.toMatchObject({ code: -32601 });
   });
 
   it('an unknown tool or prompt gets one clean JSON-RPC error, its prefix not doubled', async () => {
     const { client } = await serve([new ScriptedUpstream('docs', [greet()])]);
     const tool = await client.callTool({ name: 'docs_nope', arguments: {} }).catch((e: Error) => e);
-    expect((tool as Error).message).toBe(
-      'MCP error -32602: ringfence: "docs_nope" is not a tool this gateway listed; it was not forwarded.',
-    );
+    // The bare text on the wire: a client's SDK (v1) adds its `MCP error -32602: ` prefix once.
+    expect(tool).toMatchObject({
+      code: -32602,
+      message: 'ringfence: "docs_nope" is not a tool this gateway listed; it was not forwarded.',
+    });
     const prompt = await client.getPrompt({ name: 'nope' }).catch((e: Error) => e);
-    expect((prompt as Error).message).toBe(
-      'MCP error -32602: ringfence: "nope" is not a prompt this gateway listed; it was not forwarded.',
-    );
+    expect(prompt).toMatchObject({
+      code: -32602,
+      message: 'ringfence: "nope" is not a prompt this gateway listed; it was not forwarded.',
+    });
   });
 
   it('names prompts SERVER_PROMPT, or the server own names when serving one server', async () => {
@@ -207,7 +207,7 @@ describe('the endpoint: prompts, completions, logging and errors as a client see
     const docs = new ScriptedUpstream('docs', [greet()]);
     const { client, gateway } = await serve([docs]);
     let changes = 0;
-    client.setNotificationHandler(PromptListChangedNotificationSchema, () => {
+    client.setNotificationHandler('notifications/prompts/list_changed', () => {
       changes++;
     });
     docs.completions = {
@@ -236,7 +236,7 @@ describe('the endpoint: prompts, completions, logging and errors as a client see
         argument: { name: 'who', value: 'A' },
       }),
     ).rejects.toThrow(
-      'MCP error -32602: ringfence: "docs_greet" is not a prompt this gateway listed (a withheld prompt is completed only once approved); nothing was asked.',
+      'ringfence: "docs_greet" is not a prompt this gateway listed (a withheld prompt is completed only once approved); nothing was asked.',
     );
     expect(docs.asked.length).toBe(asked);
     expect(lines.at(-1)).toBe(
@@ -267,7 +267,7 @@ describe('the endpoint: prompts, completions, logging and errors as a client see
     const mute = new ScriptedUpstream('mute', [], { prompts: false, completions: false, logging: false });
     const { client } = await serve([loud, mute]);
     const heard: unknown[] = [];
-    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+    client.setNotificationHandler('notifications/message', (n) => {
       heard.push(n.params);
     });
     await client.setLoggingLevel('warning');
@@ -284,10 +284,10 @@ describe('the endpoint: prompts, completions, logging and errors as a client see
     const { client: a, gateway } = await serve([docs]);
     const b = await connect(gateway);
     const heard = { a: [] as unknown[], b: [] as unknown[] };
-    a.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+    a.setNotificationHandler('notifications/message', (n) => {
       heard.a.push(n.params.data);
     });
-    b.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+    b.setNotificationHandler('notifications/message', (n) => {
       heard.b.push(n.params.data);
     });
     docs.logsDuringCall = [{ level: 'info', data: 'reading /home/a/secret.txt' }];

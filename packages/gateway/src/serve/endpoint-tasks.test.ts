@@ -1,8 +1,8 @@
 import { Client as V2Client } from '@modelcontextprotocol/client';
 import { ResultSchema } from '@modelcontextprotocol/core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { InMemoryTransport } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CallOptions } from '../ports/upstream.js';
 import { RELATED_TASK_META } from '../tasks/index.js';

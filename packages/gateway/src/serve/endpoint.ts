@@ -1,31 +1,18 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { CreateMessageResultSchema, ElicitResultSchema } from '@modelcontextprotocol/core';
 import {
-  CallToolRequestSchema,
-  CompleteRequestSchema,
-  CreateMessageResultSchema,
-  ElicitResultSchema,
-  ErrorCode,
-  type InitializeRequest,
-  InitializeRequestSchema,
-  type InitializeResult,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema,
-  ReadResourceRequestSchema,
+  LOG_LEVEL_META_KEY,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
   type ServerCapabilities,
-  SetLevelRequestSchema,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { GatewayError, WireError } from '../errors.js';
 import type { DefinitionKind } from '../pins/kinds.js';
 import type { Caller } from '../ports/caller.js';
 import type { CallProgress } from '../ports/upstream.js';
-import { TASKS_CAPABILITY_2025 } from '../tasks/index.js';
-import { serveTasks2025, toolCallAsTask, toolsForClient } from './endpoint-tasks.js';
+import { TASKS_CAPABILITY_2025, TASKS_EXTENSION } from '../tasks/index.js';
+import { serveTasks, toolCallAsTask, toolsForClient } from './endpoint-tasks.js';
 import type { Gateway } from './gateway.js';
 import { isLogLevel, type LogLevel, logPasses, type RelayedLog } from './log-relay.js';
 import { CallRefused } from './pipeline/index.js';
@@ -33,50 +20,57 @@ import { SERVER_INFO } from './server-info.js';
 import { type RequestSink, SERVER_REQUEST_TIMEOUT_MS } from './server-requests.js';
 
 /**
- * Keeps the protocol version this server answered the client's `initialize` with: it decides
- * what a tool result may carry. The SDK's Server (1.x) chooses that version in its private
- * `_oninitialize` and keeps no record of it, so its answer is wrapped here; if a later SDK moves
- * it, this throws at construction (and the endpoint tests fail) rather than guess a version.
+ * A JSON-RPC error with the bare text and its code: the SDK sends the message as given, and a
+ * client's SDK may add its own `MCP error CODE: ` prefix once.
  */
-function negotiatedVersion(server: Server): () => string | undefined {
-  const answer = (
-    server as unknown as { _oninitialize?: (r: InitializeRequest) => Promise<InitializeResult> }
-  )._oninitialize;
-  if (typeof answer !== 'function') {
-    throw new GatewayError(
-      'SDK_CHANGED',
-      'ringfence: this MCP SDK no longer answers initialize where ringfence reads the negotiated version; the gateway cannot tell what results a client may receive.',
-    );
-  }
-  let version: string | undefined;
-  server.setRequestHandler(InitializeRequestSchema, async (request) => {
-    const result = await answer.call(server, request);
-    version = result.protocolVersion;
-    return result;
-  });
-  return () => version;
+export function rpcError(code: number, message: string): Error {
+  return new ProtocolError(code, message);
 }
 
-/**
- * A JSON-RPC error as the SDK sends it: the SDK's McpError puts "MCP error CODE: " into its own
- * message, and a client's SDK adds that prefix again, so a refusal is thrown with the bare text
- * and its code; the client reads `MCP error -32602: ringfence: …` once.
- */
-export function rpcError(code: number, message: string): WireError {
-  return new WireError(code, message);
-}
-
-type Extra = RequestHandlerExtra<never, never>;
+type Extra = ServerContext;
 
 // The SDK's own schema answers a non-string prompt argument with -32603 and a schema dump, before
 // any check of ours; the pipeline refuses it itself, audited, naming the argument.
-const GetPromptRequest = z.object({
-  method: z.literal('prompts/get'),
-  params: z.looseObject({ name: z.string(), arguments: z.unknown().optional() }),
-});
+const GetPromptParams = z.looseObject({ name: z.string(), arguments: z.unknown().optional() });
 
 const INSTRUCTIONS =
   'Tools and prompts are provided by third-party MCP servers run in isolation by ringfence. Each description names the server it comes from.';
+
+/** What the gateway tells every client, the same on every request and in both eras (clients may cache it). */
+export function gatewayInstructions(gateway: Gateway): string {
+  return `${gateway.options.notice ? `${gateway.options.notice}\n` : ''}${INSTRUCTIONS}`;
+}
+
+/**
+ * Cacheable 2026 results are the client's alone (`private`: another agent's token may be shown
+ * another list) and never reused (`ttlMs: 0`): a listing changes whenever a server's definitions
+ * change, a pin is withheld or approved, or the policy changes, and the gateway cannot recall a
+ * listing a client cached. 2025 answers carry no cache fields.
+ */
+const CACHE_HINTS = Object.fromEntries(
+  [
+    'tools/list',
+    'prompts/list',
+    'resources/list',
+    'resources/templates/list',
+    'resources/read',
+    'server/discover',
+  ].map((method) => [method, { ttlMs: 0, cacheScope: 'private' as const }]),
+);
+
+export interface EndpointOptions {
+  /**
+   * The protocol era this instance serves: `legacy` (2025, one session per instance, the default)
+   * or `modern` (MCP 2026-07-28: one instance per request on --http, or per stdio connection).
+   */
+  readonly era?: 'legacy' | 'modern';
+  /**
+   * Whether this instance tells its client of changed lists and updated resources itself. Off
+   * for --http 2026 instances, which live for one request: the HTTP entry publishes changes to
+   * open `subscriptions/listen` streams instead.
+   */
+  readonly listChanged?: boolean;
+}
 
 /**
  * One MCP server session facing one client, backed by the shared gateway. It offers tools
@@ -86,12 +80,15 @@ const INSTRUCTIONS =
 export function createEndpointServer(
   gateway: Gateway,
   identity: { agent?: string; scope?: string } = {},
+  options: EndpointOptions = {},
 ): Server {
+  const modern = options.era === 'modern';
   const offered = gateway.offered();
   const capabilities: ServerCapabilities = {
     tools: { listChanged: true },
-    // Any tool may be called as a task: the gateway runs it (see serveTasks2025).
-    tasks: TASKS_CAPABILITY_2025,
+    // Any tool may be called as a task: the gateway runs it (see serveTasks). 2025 names the
+    // capability; 2026 the extension.
+    ...(modern ? { extensions: { [TASKS_EXTENSION]: {} } } : { tasks: TASKS_CAPABILITY_2025 }),
     ...(offered.prompts ? { prompts: { listChanged: true } } : {}),
     ...(offered.completions && (offered.prompts || offered.resources) ? { completions: {} } : {}),
     ...(offered.logging ? { logging: {} } : {}),
@@ -99,14 +96,18 @@ export function createEndpointServer(
   };
   const server = new Server(SERVER_INFO, {
     capabilities,
-    instructions: `${gateway.options.notice ? `${gateway.options.notice}\n` : ''}${INSTRUCTIONS}`,
+    instructions: gatewayInstructions(gateway),
+    cacheHints: CACHE_HINTS,
   });
 
-  const protocolVersion = negotiatedVersion(server);
+  // The version this server answered the client's `initialize` with: it decides what a result may carry.
+  const protocolVersion = () => server.getNegotiatedProtocolVersion();
 
+  // A 2026 client cannot be asked mid-call (no server-to-client requests on that revision): it
+  // gets no `ask`, so a rule that needs a person refuses the call, audited, saying so.
   const caller = (): Caller => ({
     ...identity,
-    ...(server.getClientCapabilities()?.elicitation
+    ...(!modern && server.getClientCapabilities()?.elicitation
       ? {
           ask: async (question: string) => {
             const answer = await server.elicitInput({
@@ -127,21 +128,18 @@ export function createEndpointServer(
     const onProgress =
       typeof token === 'string' || typeof token === 'number'
         ? (progress: CallProgress) => {
-            extra
-              .sendNotification({
-                method: 'notifications/progress',
-                params: { ...progress, progressToken: token },
-              } as never)
+            extra.mcpReq
+              .notify({ method: 'notifications/progress', params: { ...progress, progressToken: token } })
               .catch(() => {});
           }
         : undefined;
-    return { signal: extra.signal, ...(onProgress ? { onProgress } : {}) };
+    return { signal: extra.mcpReq.signal, ...(onProgress ? { onProgress } : {}) };
   };
   const refusals = async <T>(work: () => Promise<T>): Promise<T> => {
     try {
       return await work();
     } catch (error) {
-      if (error instanceof CallRefused) throw rpcError(ErrorCode.InvalidParams, error.message);
+      if (error instanceof CallRefused) throw rpcError(ProtocolErrorCode.InvalidParams, error.message);
       throw error;
     }
   };
@@ -150,13 +148,18 @@ export function createEndpointServer(
   // (see onLog), and travel with the request that caused them (on --http, that request's stream)
   // when only one is in flight to it.
   const inFlight = new Map<string, Set<string | number>>();
+  let requestLogLevel: LogLevel | undefined;
   const tracked = async <T>(kind: DefinitionKind, name: string, extra: Extra, work: () => Promise<T>) => {
+    if (modern) {
+      const asked = (extra.mcpReq.envelope as Record<string, unknown> | undefined)?.[LOG_LEVEL_META_KEY];
+      requestLogLevel = typeof asked === 'string' && isLogLevel(asked) ? asked : undefined;
+    }
     const target = gateway.serverOf(kind, name);
     if (!target) return work();
     const ids = inFlight.get(target) ?? new Set();
     inFlight.set(target, ids);
-    ids.add(extra.requestId);
-    return gateway.busyWith(target, work, sink).finally(() => ids.delete(extra.requestId));
+    ids.add(extra.mcpReq.id);
+    return gateway.busyWith(target, work, sink).finally(() => ids.delete(extra.mcpReq.id));
   };
 
   // This session as the destination of a server's sampling and elicitation requests: the gateway
@@ -165,6 +168,9 @@ export function createEndpointServer(
   const sink: RequestSink = {
     ...identity,
     capable: (kind) => {
+      // MCP 2026-07-28 has no server-to-client requests: a server's sampling or elicitation is
+      // refused (and audited) as for a client without the capability.
+      if (modern) return false;
       const declared = server.getClientCapabilities();
       if (kind === 'sampling') return declared?.sampling !== undefined;
       // An empty elicitation capability means form, as the spec reads it for older clients.
@@ -186,42 +192,47 @@ export function createEndpointServer(
     },
   };
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: toolsForClient(gateway, server) as never[],
-  }));
-  serveTasks2025(server, gateway, identity);
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) =>
-    refusals(async () => {
-      const created = await toolCallAsTask(gateway, request.params, caller(), protocolVersion(), {
+  const tasks = { server, gateway, owner: identity, modern };
+  server.setRequestHandler('tools/list', async () => ({ tools: toolsForClient(tasks) as never[] }));
+  serveTasks(tasks);
+  server.setRequestHandler('tools/call', async (request, extra) => {
+    // A task (when the client asked for one, or on 2026 when the gateway runs it as one): decided
+    // by the same pipeline before any task exists.
+    const created = await refusals(() =>
+      toolCallAsTask(tasks, request.params, caller(), protocolVersion(), {
         sink,
-        signal: (extra as Extra).signal,
-      });
-      if (created) return created as never;
-      return tracked('tool', request.params.name, extra as Extra, () =>
+        signal: extra.mcpReq.signal,
+      }),
+    );
+    if (created) return created as never;
+    const result = await refusals(() =>
+      tracked('tool', request.params.name, extra, () =>
         gateway.callTool(
           request.params.name,
           request.params.arguments,
           caller(),
           protocolVersion(),
-          forwarding(request.params, extra as Extra),
+          forwarding(request.params, extra),
         ),
-      );
-    }),
-  );
+      ),
+    );
+    // The pipeline's result, already checked and sanitised; typed looser than the SDK's.
+    return result as never;
+  });
 
   if (capabilities.prompts) {
-    server.setRequestHandler(ListPromptsRequestSchema, async () => ({
+    server.setRequestHandler('prompts/list', async () => ({
       prompts: gateway.listPrompts() as never[],
     }));
-    server.setRequestHandler(GetPromptRequest, async (request, extra) =>
+    server.setRequestHandler('prompts/get', { params: GetPromptParams }, async (params, extra) =>
       refusals(() =>
-        tracked('prompt', request.params.name, extra as Extra, async () => {
+        tracked('prompt', params.name, extra, async () => {
           const result = await gateway.getPrompt(
-            request.params.name,
-            request.params.arguments,
+            params.name,
+            params.arguments,
             caller(),
             protocolVersion(),
-            forwarding(request.params as { _meta?: { progressToken?: unknown } }, extra as Extra),
+            forwarding(params as { _meta?: { progressToken?: unknown } }, extra),
           );
           return result as never;
         }),
@@ -230,11 +241,11 @@ export function createEndpointServer(
   }
   if (capabilities.completions) {
     // Decided as a call is (the prompt's rules, or the template's server's), never asked.
-    server.setRequestHandler(CompleteRequestSchema, async (request, extra) =>
+    server.setRequestHandler('completion/complete', async (request, extra) =>
       refusals(
         async () =>
           (await gateway.complete(request.params as Record<string, unknown>, identity, {
-            signal: (extra as Extra).signal,
+            signal: extra.mcpReq.signal,
           })) as never,
       ),
     );
@@ -244,20 +255,20 @@ export function createEndpointServer(
   // The URIs this session subscribed to, as clients are shown them: updates go to these only.
   const subscribed = new Set<string>();
   if (capabilities.resources) {
-    server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+    server.setRequestHandler('resources/list', async () => ({
       resources: gateway.resources.listResources() as never[],
     }));
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+    server.setRequestHandler('resources/templates/list', async () => ({
       resourceTemplates: gateway.resources.listTemplates() as never[],
     }));
-    server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) =>
+    server.setRequestHandler('resources/read', async (request, extra) =>
       refusals(() =>
-        tracked('resource', request.params.uri, extra as Extra, async () => {
+        tracked('resource', request.params.uri, extra, async () => {
           const result = await gateway.readResource(
             request.params.uri,
             caller(),
             protocolVersion(),
-            forwarding(request.params as { _meta?: { progressToken?: unknown } }, extra as Extra),
+            forwarding(request.params as { _meta?: { progressToken?: unknown } }, extra),
           );
           return result as never;
         }),
@@ -267,7 +278,7 @@ export function createEndpointServer(
       // Each subscribe is decided as a read of that URI; an unsubscribe only ever names a URI this
       // session subscribed to (so nothing unsubscribes another session's), and the server hears
       // of it, decided too, when the last session leaves.
-      server.setRequestHandler(SubscribeRequestSchema, async (request) =>
+      server.setRequestHandler('resources/subscribe', async (request) =>
         refusals(async () => {
           const known = gateway.resources.shown(request.params.uri);
           if (known !== undefined && subscribed.has(known)) return {};
@@ -278,7 +289,7 @@ export function createEndpointServer(
           return {};
         }),
       );
-      server.setRequestHandler(UnsubscribeRequestSchema, async (request) =>
+      server.setRequestHandler('resources/unsubscribe', async (request) =>
         refusals(async () => {
           const named = gateway.resources.named(request.params.uri);
           const known = named ? gateway.resources.clientUri(named.server, named.uri) : undefined;
@@ -295,8 +306,11 @@ export function createEndpointServer(
   const onResourceUpdated = (uri: string) => {
     if (subscribed.has(uri)) server.sendResourceUpdated({ uri }).catch(() => {});
   };
-  gateway.on('resourcesChanged', onResources);
-  gateway.on('resourceUpdated', onResourceUpdated);
+  const listChanged = options.listChanged ?? true;
+  if (listChanged) {
+    gateway.on('resourcesChanged', onResources);
+    gateway.on('resourceUpdated', onResourceUpdated);
+  }
   const endResources = () => {
     gateway.off('resourcesChanged', onResources);
     gateway.off('resourceUpdated', onResourceUpdated);
@@ -309,10 +323,10 @@ export function createEndpointServer(
   if (capabilities.logging) {
     // Replaces the SDK's own handler: the level is this session's filter, and is forwarded to
     // each server its rules let it reach (decided and audited per server).
-    server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+    server.setRequestHandler('logging/setLevel', async (request) => {
       const { level } = request.params;
       if (!isLogLevel(level))
-        throw rpcError(ErrorCode.InvalidParams, `ringfence: unknown log level ${level}`);
+        throw rpcError(ProtocolErrorCode.InvalidParams, `ringfence: unknown log level ${level}`);
       threshold = level;
       await gateway.setLoggingLevel(level, identity);
       return {};
@@ -326,12 +340,17 @@ export function createEndpointServer(
     if (capabilities.prompts) server.sendPromptListChanged().catch(() => {});
   };
   const onLog = (log: RelayedLog) => {
-    if (!capabilities.logging || !logPasses(log.params.level, threshold)) return;
+    // A 2026 client has no logging/setLevel: it names a level on each request that wants logs.
+    const level = modern ? requestLogLevel : threshold;
+    if (!capabilities.logging || (modern && level === undefined) || !logPasses(log.params.level, level))
+      return;
     const ids = inFlight.get(log.server);
     // While some session waits on this server, its log lines may be about that session's
     // arguments: they go to the sessions waiting on it, not to every agent connected over --http.
     if (!ids?.size && gateway.isBusy(log.server)) return;
     const only = ids?.size === 1 ? [...ids][0] : undefined;
+    // On 2026 a log line travels only with the request that asked for it.
+    if (modern && only === undefined) return;
     server
       .notification(
         { method: 'notifications/message', params: log.params },
@@ -339,8 +358,10 @@ export function createEndpointServer(
       )
       .catch(() => {});
   };
-  gateway.on('catalogChanged', onTools);
-  gateway.on('promptsChanged', onPrompts);
+  if (listChanged) {
+    gateway.on('catalogChanged', onTools);
+    gateway.on('promptsChanged', onPrompts);
+  }
   gateway.on('log', onLog);
   server.onclose = () => {
     endResources();

@@ -1,8 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client, LATEST_PROTOCOL_VERSION, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { PinStore } from '../pins/store.js';
 import type { AuditSink } from '../ports/audit.js';
@@ -60,14 +59,29 @@ const connect = async (token: string) => {
 
 it('expires a session left idle (a client that went away without ending it)', async () => {
   await serve({ idleMs: 100 });
-  const transport = new StreamableHTTPClientTransport(new URL(served.url), {
-    requestInit: { headers: { authorization: 'Bearer alice-token' } },
+  // One initialize, then nothing (not even DELETE): written by hand, so no second handshake
+  // message can race the 100 ms sweep on a busy machine.
+  const opened = await fetch(served.url, {
+    method: 'POST',
+    headers: {
+      authorization: 'Bearer alice-token',
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: {
+        protocolVersion: LATEST_PROTOCOL_VERSION,
+        capabilities: {},
+        clientInfo: { name: 'gone', version: '1' },
+      },
+    }),
   });
-  const abandoned = new Client({ name: 'gone', version: '1' });
-  await abandoned.connect(transport);
-  const id = transport.sessionId!;
-  await abandoned.close(); // drops its connections, never sends DELETE
-  expect(served.sessionCount()).toBe(1);
+  await opened.text();
+  const id = opened.headers.get('mcp-session-id')!;
+  expect(id).toBeTruthy();
   // The sweep runs every second at the least; wait for it rather than for a fixed time.
   for (let i = 0; i < 100 && served.sessionCount() > 0; i++) await new Promise((r) => setTimeout(r, 100));
   expect(served.sessionCount()).toBe(0);

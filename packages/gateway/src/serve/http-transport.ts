@@ -16,16 +16,17 @@
  * docs/performance.md.)
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
-import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/core';
 import {
   isInitializeRequest,
+  isJsonContentType,
   type JSONRPCMessage,
-  JSONRPCMessageSchema,
   type MessageExtraInfo,
   type RequestId,
   SUPPORTED_PROTOCOL_VERSIONS,
-} from '@modelcontextprotocol/sdk/types.js';
+  type Transport,
+  type TransportSendOptions,
+} from '@modelcontextprotocol/server';
 import { GatewayError } from '../errors.js';
 import { readBoundedBody } from '../util/bounded-body.js';
 
@@ -124,11 +125,12 @@ export class HttpSessionTransport implements Transport {
     this.keepalive.unref();
   }
 
-  async handleRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** `preread`: the POST body, when the HTTP entry already read it (bounded) to route the request. */
+  async handleRequest(req: IncomingMessage, res: ServerResponse, preread?: Buffer): Promise<void> {
     if (this.closed) return jsonError(res, 404, -32001, SESSION_GONE);
     switch (req.method) {
       case 'POST':
-        return this.post(req, res);
+        return this.post(req, res, preread);
       case 'GET':
         return this.get(req, res);
       case 'DELETE':
@@ -139,7 +141,7 @@ export class HttpSessionTransport implements Transport {
     }
   }
 
-  private async post(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async post(req: IncomingMessage, res: ServerResponse, preread?: Buffer): Promise<void> {
     const accept = req.headers.accept;
     if (!accept?.includes('application/json') || !accept.includes('text/event-stream'))
       return this.refuse(
@@ -153,7 +155,7 @@ export class HttpSessionTransport implements Transport {
     const max = this.options.maxBodyBytes ?? MAX_REQUEST_BODY_BYTES;
     let raw: unknown;
     try {
-      const body = await readBoundedBody(req, max);
+      const body = preread ? { tooLarge: false as const, body: preread } : await readBoundedBody(req, max);
       if (body.tooLarge) {
         this.onerror?.(
           new GatewayError('HTTP_REFUSED', `Payload Too Large: Request body must not exceed ${max} bytes`),
@@ -196,7 +198,8 @@ export class HttpSessionTransport implements Transport {
       this.options.onsessioninitialized?.(this.sessionId);
     } else if (!this.validSession(req, res) || !this.validProtocolVersion(req, res)) return;
 
-    const extra: MessageExtraInfo = { requestInfo: { headers: req.headers } };
+    // v2's MessageExtraInfo carries a web Request, which this transport never builds; no handler reads it.
+    const extra: MessageExtraInfo = {};
     const requests = messages.filter(isRequest) as Array<JSONRPCMessage & { id: RequestId }>;
     if (requests.length === 0) {
       for (const message of messages) this.onmessage?.(message, extra);

@@ -6,6 +6,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { isIP } from 'node:net';
+import { classifyInboundRequest, isJsonContentType } from '@modelcontextprotocol/server';
 import {
   allowedHosts,
   assertLoopbackListen,
@@ -13,9 +14,11 @@ import {
   parseListenAddress,
   sha256,
 } from '../local-http/guard.js';
+import { readBoundedBody } from '../util/bounded-body.js';
 import { createEndpointServer } from './endpoint.js';
 import type { Gateway } from './gateway.js';
-import { HttpSessionTransport, jsonError } from './http-transport.js';
+import { createModernHandler, serveModern } from './http-modern.js';
+import { HttpSessionTransport, jsonError, MAX_REQUEST_BODY_BYTES } from './http-transport.js';
 
 export {
   generateToken,
@@ -62,6 +65,10 @@ export interface SessionLimits {
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
 export const DEFAULT_SESSIONS_PER_TOKEN = 32;
 
+/** `{ [key]: value }` when there is a value: optional properties stay absent, never undefined. */
+const optional = <K extends string>(key: K, value: string | undefined) =>
+  (value === undefined ? {} : { [key]: value }) as Partial<Record<K, string>>;
+
 /**
  * Serve the gateway over streamable HTTP. Every request needs `Authorization: Bearer TOKEN`;
  * Host must name the listening address and Origin, when sent, must be that same origin (DNS
@@ -85,6 +92,7 @@ export async function serveHttp(
 }> {
   const { host, port } = parseListenAddress(options.address);
   assertLoopbackListen(host, options.insecureListen);
+  const modern = createModernHandler(gateway);
   const sessions = new Map<string, Session>();
   const idleMs = options.sessions?.idleMs ?? DEFAULT_SESSION_IDLE_MS;
   const perToken = options.sessions?.perToken ?? DEFAULT_SESSIONS_PER_TOKEN;
@@ -149,6 +157,59 @@ export async function serveHttp(
       return;
     }
     if (req.method !== 'POST') return refuse(res, 400, 'Initialise a session with POST first.');
+    // Read once, bounded, to tell a 2025 client opening a session from a 2026 client's request.
+    const read = await readBoundedBody(req, MAX_REQUEST_BODY_BYTES);
+    if (read.tooLarge) {
+      // The rest is read and dropped, so the 413 reaches a client still sending.
+      req.resume();
+      return jsonError(
+        res,
+        413,
+        -32000,
+        `Payload Too Large: Request body must not exceed ${MAX_REQUEST_BODY_BYTES} bytes`,
+      );
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(read.body.toString('utf8'));
+    } catch {
+      // Not JSON: the 2025 transport answers it as it always has (400, parse error).
+      parsed = undefined;
+    }
+    const header = (name: string) => {
+      const value = req.headers[name];
+      return typeof value === 'string' ? value : undefined;
+    };
+    const route =
+      parsed === undefined
+        ? ({ kind: 'legacy' } as const)
+        : classifyInboundRequest({
+            httpMethod: 'POST',
+            ...optional('protocolVersionHeader', header('mcp-protocol-version')),
+            ...optional('mcpMethodHeader', header('mcp-method')),
+            ...optional('mcpNameHeader', header('mcp-name')),
+            body: parsed,
+          });
+    if (route.kind === 'reject') {
+      const id = (parsed as { id?: unknown } | undefined)?.id;
+      res.writeHead(route.httpStatus, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: typeof id === 'string' || typeof id === 'number' ? id : null,
+          error: {
+            code: route.code,
+            message: route.message,
+            ...(route.data !== undefined ? { data: route.data } : {}),
+          },
+        }),
+      );
+      return;
+    }
+    if (route.kind === 'modern') {
+      if (!isJsonContentType(req.headers['content-type']))
+        return jsonError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+      return serveModern(modern.handler, req, res, { raw: read.body, parsed }, identity, tokenHash);
+    }
     if (!makeRoom(tokenHash))
       return refuse(
         res,
@@ -167,7 +228,7 @@ export async function serveHttp(
     };
     const mcp = createEndpointServer(gateway, identity);
     await mcp.connect(transport);
-    await transport.handleRequest(req, res);
+    await transport.handleRequest(req, res, read.body);
     // Not an initialisation after all: nothing may linger for a request that opened no session.
     if (!transport.sessionId) await mcp.close().catch(() => {});
   }
@@ -186,6 +247,7 @@ export async function serveHttp(
     pendingRequests: () => [...sessions.values()].reduce((n, s) => n + s.transport.pending(), 0),
     close: async () => {
       clearInterval(sweeper);
+      await modern.close().catch(() => {});
       await Promise.all([...sessions.values()].map((s) => s.transport.close().catch(() => {})));
       sessions.clear();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -1,4 +1,10 @@
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type {
+  JSONRPCMessage,
+  MessageExtraInfo,
+  Transport,
+  TransportSendOptions,
+} from '@modelcontextprotocol/server';
+import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import type { ServerConfig } from '../config/servers.js';
 import { PinStore } from '../pins/store.js';
 import type { AuditSink } from '../ports/audit.js';
@@ -124,27 +130,61 @@ export async function runGateway(options: ServeOptions): Promise<RunningGateway>
     };
   }
 
-  const transport = new StdioServerTransport(
-    (options.stdin ?? process.stdin) as never,
-    (options.stdout ?? process.stdout) as never,
-  );
-  const endpoint = createEndpointServer(gateway, options.stdioIdentity ?? {});
+  let ended: () => void = () => {};
   const done = new Promise<void>((resolve) => {
+    ended = resolve;
     (options.stdin ?? process.stdin).once('end', () => resolve());
-    const cleanup = endpoint.onclose;
-    endpoint.onclose = () => {
-      cleanup?.();
-      resolve();
-    };
   });
-  await endpoint.connect(transport);
+  // One connection, either era: a 2025 client's `initialize` pins a 2025 instance, a 2026 client's
+  // first request a 2026 one (a `server/discover` probe's instance is closed, and its listeners
+  // with it, when the client then falls back to `initialize`).
+  const identity = options.stdioIdentity ?? {};
+  const served = serveStdio(({ era }) => createEndpointServer(gateway, identity, { era }), {
+    transport: new ObservedTransport(
+      new StdioServerTransport(
+        (options.stdin ?? process.stdin) as never,
+        (options.stdout ?? process.stdout) as never,
+      ),
+      () => ended(),
+    ),
+  });
   startupMark('serve: stdio endpoint connected');
   return {
     gateway,
     done,
     close: async () => {
-      await endpoint.close().catch(() => {});
+      await served.close().catch(() => {});
       await gateway.close();
     },
   };
+}
+
+/**
+ * A transport that reports its own close: `serveStdio` owns the transport and its handlers, and
+ * the gateway must still learn that the client went away (stdin ended, or stdout broke).
+ */
+class ObservedTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
+  constructor(
+    private readonly inner: Transport,
+    onEnd: () => void,
+  ) {
+    inner.onclose = () => {
+      onEnd();
+      this.onclose?.();
+    };
+    inner.onerror = (error) => this.onerror?.(error);
+    inner.onmessage = (message, extra) => this.onmessage?.(message, extra);
+  }
+  start(): Promise<void> {
+    return this.inner.start();
+  }
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    return this.inner.send(message, options);
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
 }

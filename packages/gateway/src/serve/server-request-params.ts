@@ -1,7 +1,4 @@
-import {
-  CreateMessageRequestParamsSchema,
-  ElicitRequestFormParamsSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import { CreateMessageRequestParamsSchema, ElicitRequestFormParamsSchema } from '@modelcontextprotocol/core';
 import { WireError } from '../errors.js';
 import { clip, isShownEscaped, type RenderMode, rendered } from '../text/render.js';
 import { mediaProblem } from './media.js';

@@ -3,14 +3,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import {
-  CancelledNotificationSchema,
-  type ClientCapabilities,
-  CreateMessageRequestSchema,
-  ElicitRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import { Client, type ClientCapabilities, InMemoryTransport } from '@modelcontextprotocol/client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AuditInput } from '../audit/types.js';
 import { DEFAULT_CALL_LIMITS } from '../config/limits.js';
@@ -162,12 +155,12 @@ async function connect(
   const client = new Client({ name: 'person', version: '1.0.0' }, { capabilities });
   const seen: { method: string; params: Record<string, unknown> }[] = [];
   if (capabilities.sampling)
-    client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+    client.setRequestHandler('sampling/createMessage', async (request) => {
       seen.push({ method: request.method, params: request.params as never });
       return { role: 'assistant', model: 'test-model', content: { type: 'text', text: 'a summary' } };
     });
   if (capabilities.elicitation)
-    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    client.setRequestHandler('elicitation/create', async (request) => {
       seen.push({ method: request.method, params: request.params as never });
       return { action: 'accept', content: { key: 'k-123' } };
     });
@@ -386,12 +379,12 @@ describe('sampling and elicitation from servers', () => {
     const showing = new Promise<void>((resolve) => {
       shown = resolve;
     });
-    client.setRequestHandler(ElicitRequestSchema, async (_request, extra) => {
+    client.setRequestHandler('elicitation/create', async (_request, extra) => {
       shown();
-      await new Promise((resolve) => extra.signal.addEventListener('abort', resolve));
+      await new Promise((resolve) => extra.mcpReq.signal.addEventListener('abort', resolve));
       return { action: 'decline' };
     });
-    client.setNotificationHandler(CancelledNotificationSchema, async (notification) => {
+    client.setNotificationHandler('notifications/cancelled', async (notification) => {
       cancelled.push(notification.params);
     });
     await client.connect(clientSide);

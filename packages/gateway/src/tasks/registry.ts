@@ -16,7 +16,7 @@ import {
 } from './types.js';
 
 /** The task methods a client sends, as the registry's audit hook names them. */
-export type TaskOperation = 'get' | 'result' | 'cancel';
+export type TaskOperation = 'get' | 'result' | 'cancel' | 'update';
 
 /**
  * What the registry reports for the audit log: a task request refused (an id unknown to its

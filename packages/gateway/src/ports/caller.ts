@@ -1,3 +1,5 @@
+import { RingfenceError } from '../errors.js';
+
 /** Who is calling: from RINGFENCE_AGENT_TOKEN over stdio or the bearer token over HTTP. */
 export interface Caller {
   readonly agent?: string;
@@ -12,4 +14,15 @@ export interface CallToolResult {
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
   [key: string]: unknown;
+}
+
+/**
+ * Thrown by an `ask` that cannot wait for the answer in this request (an MCP 2026 client answers
+ * by retrying the request): the pipeline lets it through unanswered, nothing is decided or
+ * forwarded, and the endpoint sends the question back instead (`serve/ask-modern.ts`).
+ */
+export class AskDeferred extends RingfenceError<'ASK_DEFERRED'> {
+  constructor(readonly question: string) {
+    super('ASK_DEFERRED', 'the person is asked through the client; the request is retried with the answer');
+  }
 }

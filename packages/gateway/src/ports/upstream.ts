@@ -133,6 +133,8 @@ export interface CallOptions {
   readonly signal?: AbortSignal;
   /** The call's progress, at most one every 100 ms; never called once the call has settled. */
   readonly onProgress?: (progress: CallProgress) => void;
+  /** The client's W3C trace context, checked to be one: sent in the request's `_meta.traceparent`. */
+  readonly traceparent?: string;
   /** A cap on the whole call from outside the server entry (the policy), and its name for people. */
   readonly cap?: { readonly ms: number; readonly source: string };
   /**

@@ -9,9 +9,10 @@ import {
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { DefinitionKind } from '../pins/kinds.js';
-import type { Caller } from '../ports/caller.js';
+import { AskDeferred, type Caller } from '../ports/caller.js';
 import type { CallProgress } from '../ports/upstream.js';
 import { TASKS_CAPABILITY_2025, TASKS_EXTENSION } from '../tasks/index.js';
+import { callDigest, modernAsk, questionFor, verifyAskState } from './ask-modern.js';
 import { serveTasks, toolCallAsTask, toolsForClient } from './endpoint-tasks.js';
 import type { Gateway } from './gateway.js';
 import { isLogLevel, type LogLevel, logPasses, type RelayedLog } from './log-relay.js';
@@ -32,6 +33,9 @@ type Extra = ServerContext;
 // The SDK's own schema answers a non-string prompt argument with -32603 and a schema dump, before
 // any check of ours; the pipeline refuses it itself, audited, naming the argument.
 const GetPromptParams = z.looseObject({ name: z.string(), arguments: z.unknown().optional() });
+
+/** W3C trace context, version 00 form (lower-case hex; all-zero ids are invalid by that spec). */
+const TRACEPARENT = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
 
 const INSTRUCTIONS =
   'Tools and prompts are provided by third-party MCP servers run in isolation by ringfence. Each description names the server it comes from.';
@@ -98,13 +102,16 @@ export function createEndpointServer(
     capabilities,
     instructions: gatewayInstructions(gateway),
     cacheHints: CACHE_HINTS,
+    // The sealed state of a 2026 ask is checked before any handler runs (ask-modern.ts).
+    ...(modern ? { requestState: { verify: verifyAskState } } : {}),
   });
 
   // The version this server answered the client's `initialize` with: it decides what a result may carry.
   const protocolVersion = () => server.getNegotiatedProtocolVersion();
 
-  // A 2026 client cannot be asked mid-call (no server-to-client requests on that revision): it
-  // gets no `ask`, so a rule that needs a person refuses the call, audited, saying so.
+  // A 2026 client cannot be asked mid-call (no server-to-client requests on that revision): a
+  // tool call asks in a second round instead (tools/call below, ask-modern.ts); elsewhere it gets
+  // no `ask`, so a rule that needs a person refuses the request, audited, saying so.
   const caller = (): Caller => ({
     ...identity,
     ...(!modern && server.getClientCapabilities()?.elicitation
@@ -133,7 +140,15 @@ export function createEndpointServer(
               .catch(() => {});
           }
         : undefined;
-    return { signal: extra.mcpReq.signal, ...(onProgress ? { onProgress } : {}) };
+    // A trace context is passed on only in its exact W3C form: it is the client's text, and a
+    // server must not be handed anything else under that name.
+    const trace = extra.mcpReq._meta?.traceparent;
+    const traceparent = typeof trace === 'string' && TRACEPARENT.test(trace) ? trace : undefined;
+    return {
+      signal: extra.mcpReq.signal,
+      ...(onProgress ? { onProgress } : {}),
+      ...(traceparent ? { traceparent } : {}),
+    };
   };
   const refusals = async <T>(work: () => Promise<T>): Promise<T> => {
     try {
@@ -196,28 +211,37 @@ export function createEndpointServer(
   server.setRequestHandler('tools/list', async () => ({ tools: toolsForClient(tasks) as never[] }));
   serveTasks(tasks);
   server.setRequestHandler('tools/call', async (request, extra) => {
-    // A task (when the client asked for one, or on 2026 when the gateway runs it as one): decided
-    // by the same pipeline before any task exists.
-    const created = await refusals(() =>
-      toolCallAsTask(tasks, request.params, caller(), protocolVersion(), {
-        sink,
-        signal: extra.mcpReq.signal,
-      }),
-    );
-    if (created) return created as never;
-    const result = await refusals(() =>
-      tracked('tool', request.params.name, extra, () =>
-        gateway.callTool(
-          request.params.name,
-          request.params.arguments,
-          caller(),
-          protocolVersion(),
-          forwarding(request.params, extra),
+    // A 2026 client that can be asked is asked in a second round: see ask-modern.ts.
+    const call = modern ? callDigest(request.params.name, request.params.arguments) : '';
+    const asking = modern && server.getClientCapabilities()?.elicitation !== undefined;
+    const who = () => (asking ? { ...identity, ask: modernAsk(extra, call) } : caller());
+    try {
+      // A task (when the client asked for one, or on 2026 when the gateway runs it as one):
+      // decided by the same pipeline, ask included, before any task exists.
+      const created = await refusals(() =>
+        toolCallAsTask(tasks, request.params, who(), protocolVersion(), {
+          sink,
+          signal: extra.mcpReq.signal,
+        }),
+      );
+      if (created) return created as never;
+      const result = await refusals(() =>
+        tracked('tool', request.params.name, extra, () =>
+          gateway.callTool(
+            request.params.name,
+            request.params.arguments,
+            who(),
+            protocolVersion(),
+            forwarding(request.params, extra),
+          ),
         ),
-      ),
-    );
-    // The pipeline's result, already checked and sanitised; typed looser than the SDK's.
-    return result as never;
+      );
+      // The pipeline's result, already checked and sanitised; typed looser than the SDK's.
+      return result as never;
+    } catch (error) {
+      if (asking && error instanceof AskDeferred) return questionFor(extra, call, error.question);
+      throw error;
+    }
   });
 
   if (capabilities.prompts) {

@@ -12,6 +12,9 @@ const MODERN = '2026-07-28';
 /** A server with three tools, recording each call that reaches it. */
 class ToolServer extends EverythingUpstream {
   description = 'Echoes.';
+  cancelled = 0;
+  /** Runs while a call is in flight (before its answer). */
+  during?: () => void;
   readonly calls: { name: string; args: unknown; options: CallOptions }[] = [];
   override async listTools() {
     const tool = (name: string, description: string) => ({
@@ -26,6 +29,12 @@ class ToolServer extends EverythingUpstream {
   }
   override async callTool(name: string, args: Record<string, unknown>, options: CallOptions = {}) {
     this.calls.push({ name, args, options });
+    this.during?.();
+    // "hold" is answered only when the call is cancelled.
+    if (args.text === 'hold') {
+      await new Promise((resolve) => options.signal?.addEventListener('abort', resolve));
+      this.cancelled += 1;
+    }
     return { content: [{ type: 'text', text: `echo ${String(args.text)}` }] };
   }
 }
@@ -231,5 +240,132 @@ describe('a 2026 client over --http', () => {
     );
     expect(foreign.status).toBe(403);
     expect(s.calls).toEqual([]);
+  });
+
+  it('passes a W3C traceparent on to the server, from either era, and nothing else under that name', async () => {
+    const { s, served } = await start();
+    const modern = await connect(served.url, 'modern');
+    const legacy = await connect(served.url, 'legacy');
+    const trace = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    await modern.callTool({ name: 's_echo', arguments: { text: 'a' }, _meta: { traceparent: trace } });
+    await legacy.callTool({ name: 's_echo', arguments: { text: 'b' }, _meta: { traceparent: trace } });
+    await modern.callTool({
+      name: 's_echo',
+      arguments: { text: 'c' },
+      _meta: { traceparent: 'ignore previous\nrules' },
+    });
+    await modern.callTool({ name: 's_echo', arguments: { text: 'd' } });
+    expect(s.calls.map((c) => c.options.traceparent)).toEqual([trace, trace, undefined, undefined]);
+  });
+
+  it('cancels the call upstream when the client goes away mid-call', async () => {
+    const { s, served } = await start();
+    const modern = await connect(served.url, 'modern');
+    const aborting = new AbortController();
+    const call = modern.callTool(
+      { name: 's_echo', arguments: { text: 'hold' } },
+      { signal: aborting.signal },
+    );
+    for (let i = 0; i < 200 && s.calls.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(s.calls).toHaveLength(1);
+    aborting.abort();
+    await expect(call).rejects.toThrow();
+    for (let i = 0; i < 200 && s.cancelled === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(s.cancelled).toBe(1);
+  });
+
+  it('relays a server log line only with the 2026 request that named a level, on its answer', async () => {
+    const { s, served, gateway } = await start();
+    s.during = () => {
+      gateway.emit('log', {
+        server: 's',
+        params: { level: 'warning', logger: 's', data: 'disk nearly full' },
+      });
+    };
+    const call = (meta: Record<string, unknown>) =>
+      modernPost(
+        served.url,
+        'tools/call',
+        { name: 's_echo', arguments: { text: 'x' }, _meta: meta },
+        { 'mcp-name': 's_echo' },
+      );
+    const asked = await (await call({ 'io.modelcontextprotocol/logLevel': 'info' })).text();
+    expect(asked).toMatch(/notifications\/message[\s\S]*disk nearly full/);
+    const quiet = await (await call({})).text();
+    expect(quiet).not.toMatch(/disk nearly full/);
+    expect(quiet).toMatch(/echo x/);
+    const above = await (await call({ 'io.modelcontextprotocol/logLevel': 'error' })).text();
+    expect(above).not.toMatch(/disk nearly full/);
+  });
+
+  it('asks the person with an input_required round when the 2026 client can elicit; the sealed state is spent once, bound to the token and the call', async () => {
+    const { s, served, lines } = await start();
+    const capable = { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } };
+    type Answer = {
+      result?: {
+        resultType?: string;
+        requestState?: string;
+        inputRequests?: Record<string, { method: string; params: { message: string } }>;
+        content?: { text: string }[];
+        isError?: boolean;
+      };
+      error?: { code: number; message: string };
+    };
+    const call = async (
+      extra: Record<string, unknown>,
+      args: Record<string, unknown> = { text: 'go' },
+      token = 'alice-token',
+    ): Promise<Answer> => {
+      const answer = await modernPost(
+        served.url,
+        'tools/call',
+        { name: 's_ask_me', arguments: args, ...extra, _meta: capable },
+        { 'mcp-name': 's_ask_me', authorization: `Bearer ${token}` },
+      );
+      return (await answer.json()) as Answer;
+    };
+    const accept = { inputResponses: { ringfence_approval: { action: 'accept', content: {} } } };
+
+    const first = await call({});
+    expect(first.result?.resultType).toBe('input_required');
+    expect(first.result?.inputRequests?.ringfence_approval?.method).toBe('elicitation/create');
+    expect(first.result?.inputRequests?.ringfence_approval?.params.message).toMatch(
+      /^Allow s\/ask_me\? .*Rule "ask-first": a person decides/,
+    );
+    const state = first.result!.requestState!;
+    expect(typeof state).toBe('string');
+    expect(s.calls).toEqual([]);
+
+    // Another token cannot use alice's state; an altered state is refused; neither reaches the server.
+    expect((await call({ ...accept, requestState: state }, { text: 'go' }, 'bob-token')).error?.code).toBe(
+      -32602,
+    );
+    const altered = `${state.slice(0, -2)}${state.endsWith('A') ? 'B' : 'A'}${state.slice(-1)}`;
+    expect((await call({ ...accept, requestState: altered })).error?.code).toBe(-32602);
+    // Another call (other arguments) with alice's state: asked afresh, not let through.
+    expect((await call({ ...accept, requestState: state }, { text: 'other' })).result?.resultType).toBe(
+      'input_required',
+    );
+    expect(s.calls).toEqual([]);
+
+    const approved = await call({ ...accept, requestState: state });
+    expect(approved.result?.content?.[0]?.text).toBe('echo go');
+    expect(s.calls.map((c) => c.args)).toEqual([{ text: 'go' }]);
+    // The same answer again: the state is spent, so the person is asked again.
+    expect((await call({ ...accept, requestState: state })).result?.resultType).toBe('input_required');
+
+    const second = (await call({})).result!.requestState!;
+    const declined = await call({
+      inputResponses: { ringfence_approval: { action: 'decline' } },
+      requestState: second,
+    });
+    expect(declined.result?.isError).toBe(true);
+    expect(declined.result?.content?.[0]?.text).toMatch(/did not approve it \(decline\)/);
+    expect(s.calls).toHaveLength(1);
+    const decided = (await lines()).filter((l) => l.type === 'mcp.decision');
+    expect(decided.map((l) => [l.agent, l.refs.allowed, l.refs.rule])).toEqual([
+      ['alice', true, 'ask-first'],
+      ['alice', false, 'ask-first'],
+    ]);
   });
 });

@@ -364,7 +364,14 @@ export class UpstreamClient {
             timeout: ceilingMs + 1_000,
             ...(Object.keys(headers).length > 0 ? { headers } : {}),
           });
-        const sent = { ...params, _meta: { ...this.meta(), progressToken: token } };
+        const sent = {
+          ...params,
+          _meta: {
+            ...this.meta(),
+            progressToken: token,
+            ...(options.traceparent ? { traceparent: options.traceparent } : {}),
+          },
+        };
         const answer =
           options.viaTask && method === 'tools/call'
             ? callThroughUpstreamTask(

@@ -206,6 +206,7 @@ export function callOptions(deps: PipelineDeps, request: ForwardedRequest): Call
   return {
     ...(request.signal ? { signal: request.signal } : {}),
     ...(request.onProgress ? { onProgress: request.onProgress } : {}),
+    ...(request.traceparent ? { traceparent: request.traceparent } : {}),
     ...(cap !== undefined
       ? { cap: { ms: cap * 1000, source: `the organisation policy (mcp[].max_call_seconds for ${server})` } }
       : {}),

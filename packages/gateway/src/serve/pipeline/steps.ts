@@ -1,4 +1,5 @@
 import { canonicalize } from '@ringfence/policy';
+import { AskDeferred } from '../../ports/caller.js';
 import { escapedCharacterCount, rendered, renderJsonText } from '../../text/render.js';
 import type { CatalogEntry, PromptEntry } from '../catalog.js';
 import { FORWARDED_METHODS, requestLabel, requestName } from './methods.js';
@@ -197,9 +198,11 @@ export async function rulesAndAsk(
         `policy rule "${decision.rule}" needs a person to approve this call, and its arguments are too long (over ${PREVIEW_CHARS} characters) to show them whole. Send shorter arguments, or ask your policy admin.`,
       );
     }
-    const answer = await caller
-      .ask(question(request, decision, shown, hidden))
-      .catch(() => 'cancel' as const);
+    const answer = await caller.ask(question(request, decision, shown, hidden)).catch((error: unknown) => {
+      // Asked in the next round (MCP 2026): nothing is decided in this one.
+      if (error instanceof AskDeferred) throw error;
+      return 'cancel' as const;
+    });
     if (answer !== 'accept') {
       return refusal(
         'ASK_DECLINED',

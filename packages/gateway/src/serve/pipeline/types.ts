@@ -28,6 +28,8 @@ interface RequestBase {
   readonly signal?: AbortSignal;
   /** Where the call's progress goes, when the client asked for it (it has its own token). */
   readonly onProgress?: (progress: CallProgress) => void;
+  /** The client's W3C trace context (`_meta.traceparent`), already checked: passed on upstream. */
+  readonly traceparent?: string;
 }
 
 export interface ToolCallRequest extends RequestBase {

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { buildContextImage, buildNodeBaseImage } from '@ringfence/gateway/images';
 import {
@@ -89,14 +91,16 @@ export function nodeBase(): Promise<string> {
   return baseRef;
 }
 
-/** A fixture server (a file in test/fixtures/) on the Node base image, non-root. */
-async function fixtureImage(file: string, repository: string): Promise<string> {
+/** A fixture server (a file in test/fixtures/, or `hostPath`) on the Node base image, non-root. */
+async function fixtureImage(file: string, repository: string, hostPath?: string): Promise<string> {
   const base = await nodeBase();
   const built = await buildContextImage(docker, {
     repository,
     context: {
       dockerfile: `FROM ${base}\nCOPY ${file} /app/${file}\nUSER 65532:65532\nENTRYPOINT ["node","/app/${file}"]\n`,
-      files: [{ path: file, mode: 0o644, source: { hostPath: `${repoRoot}test/fixtures/${file}` } }],
+      files: [
+        { path: file, mode: 0o644, source: { hostPath: hostPath ?? `${repoRoot}test/fixtures/${file}` } },
+      ],
     },
     labels: { [TEST_LABEL]: '1' },
   });
@@ -111,6 +115,33 @@ export const askingImage = () => fixtureImage('asking-server.mjs', 'ringfence-te
 
 /** A server offering prompts, resources, subscriptions, completions and logging, telling what reached it (test/fixtures). */
 export const methodImage = () => fixtureImage('method-server.mjs', 'ringfence-test/methods');
+
+/**
+ * A 2026-07-28-only server on the v2 SDK (test/fixtures/modern-server.mjs), bundled with its SDK
+ * into one file by esbuild (from this checkout's node_modules: nothing is fetched).
+ */
+export async function modernImage(): Promise<string> {
+  const { build } = await import('esbuild');
+  const dir = await mkdtemp(join(tmpdir(), 'rf-modern-fixture-'));
+  const outfile = join(dir, 'modern-server.mjs');
+  await build({
+    entryPoints: [`${repoRoot}test/fixtures/modern-server.mjs`],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    outfile,
+    banner: {
+      js: "import { createRequire as __require } from 'node:module'; const require = __require(import.meta.url);",
+    },
+    logLevel: 'warning',
+  });
+  try {
+    return await fixtureImage('modern-server.mjs', 'ringfence-test/modern', outfile);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
 
 /** A server that keeps running after its stdin ends and ignores SIGTERM (test/fixtures). */
 export const eofIgnoringImage = () => fixtureImage('eof-ignoring-server.mjs', 'ringfence-test/stubborn');

@@ -4,7 +4,7 @@ import { formatCheckLines } from '../lib/format.js';
 
 export default class Doctor extends RingfenceCommand {
   static override description =
-    'Check this machine: Node.js, the container engine (and whether it has CVE-2024-29018), RINGFENCE_HOME permissions, the installed organisation policy and offline images.';
+    'Check this machine: Node.js, the container engine (and whether it has CVE-2024-29018), RINGFENCE_HOME permissions, the installed organisation policy, offline images, and the protocol era (MCP 2025 or 2026-07-28) each registered server was found to speak.';
 
   static override examples = ['<%= config.bin %> doctor', '<%= config.bin %> doctor --json'];
 

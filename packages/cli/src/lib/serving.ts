@@ -2,6 +2,7 @@ import { AuditLog, defaultAuditPath } from '@ringfence/gateway/audit';
 import {
   answerCapBytes,
   type ContainerServerConfig,
+  EraStore,
   MAX_RESULT_MB,
   type ServerConfig,
   ServerStore,
@@ -137,6 +138,8 @@ export async function servingDeps(
   const { upstreamFactory } = await import('@ringfence/gateway/upstream');
   const createUpstream = upstreamFactory({
     container: (config) => early.take(config),
+    // Each server's era, probed once and kept: later starts speak it without probing.
+    eras: new EraStore(home),
   });
   return {
     gatewayOptions: { home, guard, audit, createUpstream, policy, log: reportLine, session, servers },

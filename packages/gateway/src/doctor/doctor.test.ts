@@ -65,6 +65,7 @@ describe('runDoctor', () => {
       ['home', 'ok'],
       ['policy', 'ok'],
       ['images', 'ok'],
+      ['upstream-eras', 'ok'],
     ]);
     expect(report.checks.find((c) => c.id === 'engine')?.summary).toContain('docker 28.0.0');
   });

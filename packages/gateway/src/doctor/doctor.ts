@@ -23,6 +23,7 @@ import {
   probeEngineDefaultLimits,
   readHostLimitFacts,
 } from './engine-limits.js';
+import { checkEras } from './eras.js';
 
 export { describePolicy };
 
@@ -37,7 +38,8 @@ export interface DoctorCheck {
     | 'engine-limits'
     | 'home'
     | 'policy'
-    | 'images';
+    | 'images'
+    | 'upstream-eras';
   readonly title: string;
   readonly status: CheckStatus;
   /** A failed required check makes `ringfence doctor` exit 1. */
@@ -241,6 +243,7 @@ export async function runDoctor(env: DoctorEnvironment = systemDoctorEnvironment
   checks.push(await checkHome(env));
   checks.push(await checkPolicyInstalled(env));
   if (docker) checks.push(await checkImages(docker));
+  checks.push(await checkEras(env));
   return { ok: checks.every((c) => c.status !== 'fail' || !c.required), checks: checks.map(redacted) };
 }
 

@@ -38,6 +38,11 @@ async function attachedServer(breakWhileStarting?: Error) {
         };
         fromContainer.write(frame(1, `${JSON.stringify({ jsonrpc: '2.0', id: message.id, result })}\n`));
       } else if (message.method === 'tools/call') calls.push(message.method);
+      else if (message.id !== undefined) {
+        // As a 2025 SDK server answers what it does not know (the era probe among them).
+        const error = { code: -32601, message: 'Method not found' };
+        fromContainer.write(frame(1, `${JSON.stringify({ jsonrpc: '2.0', id: message.id, error })}\n`));
+      }
     }
   });
   const docker = {

@@ -37,9 +37,10 @@ export class ContainerUpstream implements Upstream {
   readonly limits: CallLimits;
   private client: UpstreamClient | undefined;
   private closing = false;
+  private starting = false;
   private exitReported: (reason: string) => void = () => {};
   /** Settles when the engine reports the container's exit, with its reason. */
-  private readonly exited = new Promise<string>((resolve) => {
+  private exited = new Promise<string>((resolve) => {
     this.exitReported = resolve;
   });
   private changeListener: (() => void) | undefined;
@@ -73,7 +74,9 @@ export class ContainerUpstream implements Upstream {
       // A container given up after the era probe is no loss: its successor serves.
       if (server !== this.server) return;
       this.exitReported(reason);
-      if (this.closing) return;
+      // While starting, an exit is start()'s to report (it rejects, or starts a fresh container
+      // when the server left on the era probe), not a loss of a running server.
+      if (this.closing || this.starting) return;
       // Its stdout may outlive it for a moment (the attach stream): the calls end now, with why.
       this.client?.failAll(
         new UpstreamError('UPSTREAM_LOST', `the server stopped before it answered: ${reason}`),
@@ -84,11 +87,16 @@ export class ContainerUpstream implements Upstream {
 
   async start(): Promise<void> {
     let first = true;
-    this.client = await connectInEra(this.config, this.eras, async (prior) => {
-      if (!first) await this.replaceContainer();
-      first = false;
-      return this.connectOnce(prior);
-    });
+    this.starting = true;
+    try {
+      this.client = await connectInEra(this.config, this.eras, async (prior) => {
+        if (!first) await this.replaceContainer();
+        first = false;
+        return this.connectOnce(prior);
+      });
+    } finally {
+      this.starting = false;
+    }
   }
 
   /** Stop the spent container set and start a fresh one in its place. */
@@ -98,6 +106,9 @@ export class ContainerUpstream implements Upstream {
     await this.server.stop().catch(() => {});
     this.server = this.relaunch();
     this.broken = undefined;
+    this.exited = new Promise<string>((resolve) => {
+      this.exitReported = resolve;
+    });
     this.watch(this.server);
   }
 

@@ -1,6 +1,13 @@
-import { type PriorDiscovery, ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import {
+  type PriorDiscovery,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+} from '@modelcontextprotocol/client';
 import type { EraVerdict } from '../config/eras.js';
 import type { ServerConfig } from '../config/servers.js';
+import { UpstreamError } from '../ports/errors.js';
 import type { UpstreamClient } from './mcp-client.js';
 
 /** Where the era verdicts are kept (`config/eras.ts` `EraStore`; absent: every start probes). */
@@ -28,9 +35,28 @@ function sdkCause(error: unknown): unknown {
   return undefined;
 }
 
+/**
+ * The probe failed as such: the server closed on `server/discover` or answered it 5xx. Not when
+ * the server could not be reached at all (the SDK says EraNegotiationFailed then too, with our
+ * network error as its cause): trying again in 2025 would only wait for the same outage twice.
+ */
 const eraFailed = (error: unknown): boolean => {
   const cause = sdkCause(error);
-  return cause instanceof SdkError && cause.code === SdkErrorCode.EraNegotiationFailed;
+  return (
+    cause instanceof SdkError &&
+    cause.code === SdkErrorCode.EraNegotiationFailed &&
+    !(cause.cause instanceof UpstreamError)
+  );
+};
+
+/**
+ * The server answered, and refused: a JSON-RPC error, an HTTP status, or the era itself. Only
+ * that is evidence a kept verdict went stale; silence or a dropped connection is an outage.
+ */
+const answeredNo = (error: unknown): boolean => {
+  const cause = sdkCause(error);
+  if (cause instanceof ProtocolError || cause instanceof SdkHttpError) return !authRefused(error);
+  return eraFailed(error);
 };
 
 /** A refusal for want of credentials is never evidence of an era. */
@@ -45,9 +71,9 @@ const authRefused = (error: unknown): boolean => {
 /**
  * Start a server in its era. `attempt` connects once (a container: a fresh container each time)
  * with the prior it is given.
- *  - A kept verdict connects without probing. If that fails as a stale verdict would (a 2026
- *    verdict: any refusal but a credential one; a 2025 one: the server refused the handshake or the
- *    era), the verdict is dropped and the server probed again.
+ *  - A kept verdict connects without probing. If the server refuses that (a JSON-RPC error, an
+ *    HTTP status other than a credential refusal, or no common era), the verdict is dropped and
+ *    the server probed again; an outage is not a reason to forget what it speaks.
  *  - Without one the SDK probes. A probe that failed as such (the server closed on
  *    `server/discover`, the shape of servers that exit on any request before `initialize`, or
  *    answered it 5xx) is taken as a 2025 server and tried once with `initialize`.
@@ -65,7 +91,7 @@ export async function connectInEra(
   try {
     client = await attempt(kept ? priorOf(kept) : undefined);
   } catch (error) {
-    if (kept && !authRefused(error) && (kept.era === 'modern' || sdkCause(error) !== undefined)) {
+    if (kept && answeredNo(error)) {
       await memory?.forget(config.name).catch(() => {});
       learnt = true;
       client = await reprobe(attempt);

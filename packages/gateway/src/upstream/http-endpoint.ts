@@ -229,7 +229,13 @@ export class HttpEndpoint {
   }
 
   /** One request; resolves with the answer's head, refusing a redirect. */
-  exchange(method: string, headers: OutgoingHttpHeaders, body?: string): Promise<IncomingMessage> {
+  exchange(
+    method: string,
+    headers: OutgoingHttpHeaders,
+    body?: string,
+    /** Aborting it ends the exchange at once, before or after the answer's head came. */
+    signal?: AbortSignal,
+  ): Promise<IncomingMessage> {
     if (this.closed) return Promise.reject(closedError());
     return new Promise((resolve, reject) => {
       let req: ClientRequest;
@@ -240,6 +246,17 @@ export class HttpEndpoint {
         return;
       }
       this.open.add(req);
+      if (signal) {
+        const abort = () => {
+          req.destroy();
+          reject(new UpstreamError('CALL_CANCELLED', 'the request was cancelled'));
+        };
+        if (signal.aborted) abort();
+        else {
+          signal.addEventListener('abort', abort, { once: true });
+          req.once('close', () => signal.removeEventListener('abort', abort));
+        }
+      }
       req.once('close', () => this.open.delete(req));
       req.on('error', (error) => reject(this.closed ? closedError() : lost(error)));
       req.once('response', (res) => {

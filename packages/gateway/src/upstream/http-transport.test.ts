@@ -77,6 +77,47 @@ const list = (id: number): JSONRPCMessage => ({ jsonrpc: '2.0', id, method: 'too
 const until = (check: () => boolean) => expect.poll(check, { timeout: 5_000, interval: 5 }).toBe(true);
 
 describe('HttpClientTransport: the wire', () => {
+  it('a request may add only Mcp-Param-* headers, never override the credential, session or version', async () => {
+    const { url, requests } = await serve((res, seen) => {
+      const message = JSON.parse(seen.body) as { id: number };
+      res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'sess-1' });
+      res.end(JSON.stringify(answer(message.id)));
+    });
+    const { transport } = open(url, { headers: { Authorization: 'Bearer t0k' } });
+    await transport.start();
+    await transport.send(list(1));
+    const modern: JSONRPCMessage = {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'x', _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } },
+    };
+    await transport.send(modern, {
+      headers: {
+        authorization: 'Bearer stolen',
+        'mcp-session-id': 'other',
+        'mcp-protocol-version': '1999-01-01',
+        'mcp-name': 'y',
+        'content-type': 'text/plain',
+        'Mcp-Param-Region': 'eu-1',
+        'mcp-param-bad': 'a\r\nx-evil: 1',
+        'mcp-param-bad name': 'v',
+      },
+    });
+    const sent = requests[1]!.headers;
+    expect(sent).toMatchObject({
+      authorization: 'Bearer t0k',
+      'mcp-session-id': 'sess-1',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': 'x',
+      'content-type': 'application/json',
+      'mcp-param-region': 'eu-1',
+    });
+    expect(sent['mcp-param-bad']).toBeUndefined();
+    expect(sent['x-evil']).toBeUndefined();
+  });
+
   it('sends the headers the SDK sends, keeps the session id, and answers 202 and JSON alike', async () => {
     const { url, requests } = await serve((res, seen) => {
       const message = JSON.parse(seen.body || '{}') as { method?: string; id?: number };

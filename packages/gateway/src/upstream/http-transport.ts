@@ -199,11 +199,19 @@ export class HttpClientTransport implements Transport {
       );
       return;
     }
-    const res = await this.endpoint.exchange(
-      'POST',
-      { ...this.headers().post, ...perRequest(options.headers), ...standardHeaders(message) },
-      JSON.stringify(message),
-    );
+    let res: IncomingMessage;
+    try {
+      res = await this.endpoint.exchange(
+        'POST',
+        { ...this.headers().post, ...perRequest(options.headers), ...standardHeaders(message) },
+        JSON.stringify(message),
+        options.requestSignal,
+      );
+    } catch (error) {
+      // Cancelled before the answer's head came: the SDK has already ended the request.
+      if (options.requestSignal?.aborted) return;
+      throw error;
+    }
     const session = res.headers['mcp-session-id'];
     if (typeof session === 'string' && session && session !== this.session) {
       this.session = session;

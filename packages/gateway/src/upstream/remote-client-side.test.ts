@@ -12,6 +12,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HttpServerConfig } from '../config/servers.js';
+import { HttpClientTransport } from './http-transport.js';
+import { UpstreamClient } from './mcp-client.js';
 import { RemoteUpstream } from './remote.js';
 
 const opened: { http: HttpServer; upstream: RemoteUpstream }[] = [];
@@ -45,11 +47,32 @@ async function remote(entry: Partial<HttpServerConfig> = {}) {
   });
   opened.push({ http, upstream });
   await upstream.start();
+  expect(upstream.era()).toBe('legacy');
   const result = (await upstream.callTool('report', {})) as { content: { text: string }[] };
   return JSON.parse(result.content[0]!.text) as { roots: unknown; capabilities: unknown };
 }
 
 describe('RemoteUpstream, the client side', () => {
+  it('a 2025 server refusing the era probe with HTTP 400 is 2025 on the first connect, not unreachable', async () => {
+    // The probe reads only an SdkHttpError { status, statusText, text } as the server's answer;
+    // any other rejection is a network failure to it, and the connect would fail.
+    const server = new Server({ name: 'remote', version: '1' }, { capabilities: { tools: {} } });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID() });
+    await server.connect(transport);
+    const http = createServer((request, response) => void transport.handleRequest(request, response));
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    const url = new URL(`http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`);
+    const client = new UpstreamClient('remote');
+    try {
+      await client.connect(new HttpClientTransport(url, { maxAnswerBytes: 1 << 20 }));
+      expect(client.era()).toBe('legacy');
+    } finally {
+      await client.close();
+      http.closeAllConnections();
+      await new Promise((resolve) => http.close(resolve));
+    }
+  });
+
   it('answers roots/list with an empty list and declares nothing but roots by default', async () => {
     expect(await remote()).toEqual({ roots: { roots: [] }, capabilities: { roots: {} } });
   });

@@ -96,6 +96,21 @@ describe('ringfence mcp ls', () => {
       'forms  http  https://f.example/mcp  may ask elicitation (if the policy allows)  not seen yet',
     );
     expect(stdout).toContain('plain  http  https://p.example/mcp  not seen yet');
+    // The era each speaks, once probed (upstream-eras.json), for this very registration only.
+    const { EraStore } = await import('@ringfence/gateway/config');
+    const eras = new EraStore(home);
+    await eras.remember(servers[2] as never, {
+      era: 'modern',
+      discover: { supportedVersions: ['2026-07-28'] },
+    });
+    await eras.remember({ ...servers[1], headers: { authorization: 'other' } } as never, { era: 'legacy' });
+    const probed = await runCommand(['mcp', 'ls'], { root });
+    expect(probed.stdout).toContain(
+      'plain  http  https://p.example/mcp  speaks MCP 2026-07-28  not seen yet',
+    );
+    expect(probed.stdout).toContain(
+      'forms  http  https://f.example/mcp  may ask elicitation (if the policy allows)  not seen yet',
+    );
     const json = await runCommand(['mcp', 'ls', '--json'], { root });
     expect(JSON.parse(json.stdout).servers.map((s: { asks: string[] }) => s.asks)).toEqual([
       ['sampling', 'elicitation'],

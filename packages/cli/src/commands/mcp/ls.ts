@@ -1,6 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { Flags } from '@oclif/core';
-import { type ServerConfig, ServerStore } from '@ringfence/gateway/config';
+import {
+  EraStore,
+  type EraVerdict,
+  registrationDigest,
+  type ServerConfig,
+  ServerStore,
+} from '@ringfence/gateway/config';
 import { describePolicy } from '@ringfence/gateway/doctor';
 import { resolveHome } from '@ringfence/gateway/home';
 import { DEFINITION_KINDS, PinStore, pendingOf, pinnedOf } from '@ringfence/gateway/pins';
@@ -28,6 +34,8 @@ interface Row {
   allow_tools: readonly string[];
   /** Last 8 KiB of the server's stderr from its last session (env values and credentials redacted). */
   stderr?: string;
+  /** The protocol era it was found to speak (`modern`: 2026-07-28, `legacy`: 2025); absent: not probed yet. */
+  era?: 'modern' | 'legacy';
 }
 
 export default class McpLs extends RingfenceCommand {
@@ -46,6 +54,8 @@ export default class McpLs extends RingfenceCommand {
     const home = resolveHome();
     const servers = await new ServerStore(home).list();
     const pins = await new PinStore(home).read();
+    // A cache of what each server speaks: a damaged one only means "probed again".
+    const eras = await new EraStore(home).all().catch(() => ({}) as Record<string, EraVerdict>);
     const rows: Row[] = await Promise.all(
       servers.map(async (server) => {
         const serverPins = pins.servers[server.name];
@@ -68,6 +78,9 @@ export default class McpLs extends RingfenceCommand {
           pinned: serverPins ? count((kind) => pinnedOf(serverPins, kind)) : 0,
           withheld: serverPins ? count((kind) => pendingOf(serverPins, kind)) : 0,
           allow_tools: server.allow_tools ?? [],
+          ...(eras[server.name]?.registration === registrationDigest(server)
+            ? { era: eras[server.name]!.era }
+            : {}),
           ...(server.transport === 'container'
             ? {
                 // Env values are redacted when it is kept (stderr-tail.ts); what the server
@@ -96,7 +109,7 @@ export default class McpLs extends RingfenceCommand {
         const pinned =
           row.pinned === 0 && row.withheld === 0 ? 'not seen yet' : `${row.pinned} pinned${pending}`;
         this.log(
-          `${rendered(row.name, 'name')}  ${row.transport}  ${rendered(row.target, 'name')}${row.egress ? `  egress ${rendered(row.egress, 'line')}` : ''}${row.asks.length ? `  may ask ${row.asks.join(', ')} (if the policy allows)` : ''}${row.review_first ? '  review first' : ''}  ${pinned}`,
+          `${rendered(row.name, 'name')}  ${row.transport}  ${rendered(row.target, 'name')}${row.egress ? `  egress ${rendered(row.egress, 'line')}` : ''}${row.asks.length ? `  may ask ${row.asks.join(', ')} (if the policy allows)` : ''}${row.review_first ? '  review first' : ''}${row.era ? `  speaks MCP ${row.era === 'modern' ? '2026-07-28' : '2025'}` : ''}  ${pinned}`,
         );
         // A server's own stderr: its lines are kept, each marked as its, and nothing in them is raw.
         if (flags.logs && row.stderr)

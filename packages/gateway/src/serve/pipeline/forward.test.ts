@@ -96,7 +96,7 @@ const refsOf = (w: { input: AuditInput } | undefined) =>
   (w?.input as { refs?: Record<string, unknown> } | undefined)?.refs;
 
 describe('forwarding: cancel, progress and time', () => {
-  it("hands the upstream the client's signal, its progress sink and the policy's cap", async () => {
+  it("hands the upstream the client's signal, its progress sink, the policy's cap and the pinned schema", async () => {
     const signal = new AbortController().signal;
     const onProgress = () => {};
     const f = forward(async () => ({ content: [] }), {
@@ -109,12 +109,12 @@ describe('forwarding: cancel, progress and time', () => {
       signal,
       onProgress,
       cap: { ms: 900_000, source: 'the organisation policy (mcp[].max_call_seconds for art)' },
-      // The pinned schema, for a modern upstream's Mcp-Param-* headers.
-      inputSchema: { type: 'object' },
+      // The catalog entry's (pinned) schema: a 2026 upstream's Mcp-Param-* come from it only.
+      inputSchema: entry.inputSchema,
     });
     const none = forward(async () => ({ content: [] }));
     await none.run();
-    expect(none.seen[0]).toEqual({ inputSchema: { type: 'object' } });
+    expect(none.seen[0]).toEqual({ inputSchema: entry.inputSchema });
   });
 
   it('a call the client cancelled is recorded as cancelled by the client', async () => {

@@ -22,7 +22,15 @@ class LongServer extends EverythingUpstream {
       inputSchema: { type: 'object' },
       ...(support ? { execution: { taskSupport: support } } : {}),
     });
-    return { tools: [tool('long', 'optional'), tool('quick'), tool('secret', 'optional')], problems: [] };
+    return {
+      tools: [
+        tool('long', 'optional'),
+        tool('quick'),
+        tool('secret', 'optional'),
+        tool('approve', 'optional'),
+      ],
+      problems: [],
+    };
   }
   override async callTool(name: string, _args: Record<string, unknown>, options?: CallOptions) {
     this.calls.push({ name, options });
@@ -46,7 +54,10 @@ async function start() {
   const s = new LongServer('s');
   const started = await startGateway(
     [s],
-    policyOf([{ id: 'no-secret', match: { tool: 'secret' }, action: 'deny' }]),
+    policyOf([
+      { id: 'no-secret', match: { tool: 'secret' }, action: 'deny' },
+      { id: 'ask-first', match: { tool: 'approve' }, action: 'ask', reason: 'a person decides' },
+    ]),
   );
   const served = await serveHttp(started.gateway, {
     address: '127.0.0.1:0',
@@ -62,7 +73,7 @@ async function start() {
   const post = async (
     method: string,
     params: Record<string, unknown>,
-    options: { token?: string; tasks?: boolean } = {},
+    options: { token?: string; tasks?: boolean; elicit?: boolean } = {},
   ): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string } }> => {
     const name = (params.name ?? params.taskId) as string | undefined;
     const response = await fetch(served.url, {
@@ -84,8 +95,10 @@ async function start() {
           _meta: {
             'io.modelcontextprotocol/protocolVersion': MODERN,
             'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-            'io.modelcontextprotocol/clientCapabilities':
-              options.tasks === false ? {} : { extensions: { [EXT]: {} } },
+            'io.modelcontextprotocol/clientCapabilities': {
+              ...(options.tasks === false ? {} : { extensions: { [EXT]: {} } }),
+              ...(options.elicit ? { elicitation: {} } : {}),
+            },
           },
         },
       }),
@@ -171,5 +184,30 @@ describe('tasks for a 2026 client (the extension)', () => {
     expect(noExtension.error?.code).toBe(-32021);
     for (const method of ['tasks/result', 'tasks/list'])
       expect((await post(method, { taskId: 'rf-x' })).error?.code, method).toBe(-32601);
+  });
+
+  it('a rule that needs a person asks before any task exists; the approved retry creates the task', async () => {
+    const { s, post, lines } = await start();
+    const first = await post('tools/call', { name: 's_approve', arguments: {} }, { elicit: true });
+    expect(first.result?.resultType, JSON.stringify(first)).toBe('input_required');
+    expect(s.calls).toEqual([]);
+    const retry = await post(
+      'tools/call',
+      {
+        name: 's_approve',
+        arguments: {},
+        requestState: first.result!.requestState,
+        inputResponses: { ringfence_approval: { action: 'accept', content: {} } },
+      },
+      { elicit: true },
+    );
+    expect(retry.result, JSON.stringify(retry)).toMatchObject({ resultType: 'task', status: 'working' });
+    await expect
+      .poll(async () => (await post('tasks/get', { taskId: retry.result!.taskId })).result?.status)
+      .toBe('completed');
+    expect(s.calls.map((c) => c.name)).toEqual(['approve']);
+    // The question round wrote nothing; the approved call's decision names the task.
+    const decisions = (await lines()).filter((l) => l.type === 'mcp.decision' && l.refs.tool === 'approve');
+    expect(decisions.map((l) => [l.refs.allowed, l.refs.task])).toEqual([[true, retry.result!.taskId]]);
   });
 });

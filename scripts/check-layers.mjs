@@ -20,6 +20,8 @@ const FORBIDDEN = {
   audit: ['serve', 'runtime', 'upstream', 'registration'],
   schema: ['serve', 'runtime', 'upstream', 'registration'],
   pins: ['serve', 'runtime', 'upstream', 'registration'],
+  // The task registry and wire forms: used by serve/ and upstream/, knowing neither.
+  tasks: ['serve', 'runtime', 'upstream', 'registration', 'images'],
   'local-http': ['serve', 'runtime', 'upstream', 'registration', 'console'],
   // The console only reads a home's files: it never starts, serves or registers anything.
   console: ['serve', 'runtime', 'upstream', 'registration', 'images', 'schema', 'doctor'],

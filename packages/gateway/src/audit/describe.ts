@@ -57,6 +57,7 @@ export function describeAuditLine(line: AuditLogLine): string {
         `rule=${name(r.rule)}`,
         r.reason && `(${prose(r.reason)})`,
         r.phase === 'call' && `args=${short(r.arguments ?? null)}`,
+        r.task && `task=${name(r.task)}`,
       ]
         .filter(Boolean)
         .join('  ');
@@ -65,7 +66,7 @@ export function describeAuditLine(line: AuditLogLine): string {
     case 'mcp.result': {
       const r = entry.refs;
       const cancelled = r.cancelled ? `  cancelled by the ${r.cancelled}` : '';
-      detail = `${subject(r)}  ${r.is_error ? 'error' : 'ok'}${cancelled}  for #${entry.parent_seq}  result=${short(r.result)}${r.dropped ? `  dropped=${r.dropped}` : ''}`;
+      detail = `${subject(r)}  ${r.is_error ? 'error' : 'ok'}${cancelled}  for #${entry.parent_seq}  result=${short(r.result)}${r.dropped ? `  dropped=${r.dropped}` : ''}${r.task ? `  task=${name(r.task)}` : ''}`;
       break;
     }
     case 'mcp.server_request': {
@@ -85,6 +86,19 @@ export function describeAuditLine(line: AuditLogLine): string {
     case 'mcp.server_answer': {
       const r = entry.refs;
       detail = `${name(r.server)}  ${name(r.method)}  ${r.is_error ? 'error' : 'answered'}  for #${entry.parent_seq}  answer=${short(r.answer)}${r.reason ? `  (${prose(r.reason)})` : ''}`;
+      break;
+    }
+    case 'mcp.task': {
+      const r = entry.refs;
+      detail = [
+        `tasks/${r.op}`,
+        r.server && r.tool ? subject({ server: r.server, tool: r.tool }) : undefined,
+        r.allowed ? 'done' : 'REFUSED',
+        `task=${name(r.task)}`,
+        `(${prose(r.reason)})`,
+      ]
+        .filter(Boolean)
+        .join('  ');
       break;
     }
     case 'mcp.egress': {

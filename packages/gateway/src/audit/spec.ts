@@ -94,6 +94,7 @@ const REFS: Record<AuditType, Spec> = {
     policy: { check: POLICY, what: 'an object', optional: true },
     arguments: { check: isDigestOrNull, what: 'a sha256: digest or null', optional: true },
     digest: { ...DIGEST_FIELD, optional: true },
+    task: { ...NAME, optional: true },
   },
   'mcp.result': {
     server: NAME,
@@ -110,6 +111,7 @@ const REFS: Record<AuditType, Spec> = {
       what: '"client" or "timeout"',
       optional: true,
     },
+    task: { ...NAME, optional: true },
   },
   'mcp.egress': {
     server: NAME,
@@ -136,6 +138,18 @@ const REFS: Record<AuditType, Spec> = {
     is_error: BOOL,
     answer: { check: isDigestOrNull, what: 'a sha256: digest or null' },
     reason: { ...TEXT, optional: true },
+  },
+  'mcp.task': {
+    op: {
+      check: (v) => v === 'get' || v === 'result' || v === 'cancel' || v === 'update',
+      what: '"get", "result", "cancel" or "update"',
+    },
+    // A client may send an empty id: it is recorded as sent.
+    task: TEXT,
+    allowed: BOOL,
+    reason: TEXT,
+    server: { ...NAME, optional: true },
+    tool: { ...NAME, optional: true },
   },
 };
 
@@ -215,6 +229,7 @@ export interface FieldsAcross {
     readonly arguments?: unknown;
     readonly kind?: unknown;
     readonly method?: unknown;
+    readonly task?: unknown;
   };
 }
 
@@ -227,6 +242,8 @@ export function crossFieldProblem(entry: FieldsAcross): string | undefined {
     // Instructions are passed to a client or withheld, never called.
     if (entry.refs.phase !== 'expose' && entry.refs.kind === 'instructions')
       return 'only an expose decision is about instructions';
+    if (entry.refs.phase === 'expose' && entry.refs.task !== undefined)
+      return 'an expose decision names no task';
   }
   if (entry.type === 'mcp.result' && entry.refs.kind === 'instructions')
     return 'a result is never about instructions';

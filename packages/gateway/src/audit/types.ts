@@ -15,6 +15,7 @@ export const AUDIT_TYPES = [
   'mcp.egress',
   'mcp.server_request',
   'mcp.server_answer',
+  'mcp.task',
 ] as const;
 export type AuditType = (typeof AUDIT_TYPES)[number];
 
@@ -101,6 +102,11 @@ export interface DecisionRefs {
   readonly arguments?: AuditDigest | null;
   /** Expose only: the fingerprint of the tool definition that was exposed or withheld. */
   readonly digest?: AuditDigest;
+  /**
+   * Calls only: the gateway task the allowed call runs as (a task-augmented `tools/call`); its
+   * result entry names it too. Absent for a plain call (and in older logs).
+   */
+  readonly task?: string;
 }
 
 export interface ResultRefs {
@@ -124,6 +130,24 @@ export interface ResultRefs {
    * gateway's timeout or ceiling. Absent when the call was not cancelled (and in older logs).
    */
   readonly cancelled?: 'client' | 'timeout';
+  /** The gateway task whose result this is (written when its owner first fetched it). */
+  readonly task?: string;
+}
+
+/**
+ * A client's request about a gateway task that is not a call: a `tasks/cancel` carried out, or a
+ * `tasks/get|result|cancel` refused because the caller has no task of that id (unknown, expired,
+ * or another principal's: all answered alike, all recorded).
+ */
+export interface TaskRefs {
+  readonly op: 'get' | 'result' | 'cancel' | 'update';
+  /** The task id as the client sent it (cut to what an entry holds). */
+  readonly task: string;
+  readonly allowed: boolean;
+  readonly reason: string;
+  /** The server and tool of the task, when the caller owns it. */
+  readonly server?: string;
+  readonly tool?: string;
 }
 
 export interface EgressRefs {
@@ -195,6 +219,8 @@ export type ServerAnswerEntry = EntryBase & {
   readonly refs: ServerAnswerRefs;
 };
 
+export type TaskEntry = EntryBase & { readonly type: 'mcp.task'; readonly refs: TaskRefs };
+
 /** One line of `audit.jsonl`, parsed and shape-checked. */
 export type AuditEntry =
   | GatewayStartEntry
@@ -202,7 +228,8 @@ export type AuditEntry =
   | ResultEntry
   | EgressEntry
   | ServerRequestEntry
-  | ServerAnswerEntry;
+  | ServerAnswerEntry
+  | TaskEntry;
 
 /** Who acted, when the gateway knows (agents from `ringfence agent add`). */
 export interface AuditActor {
@@ -253,4 +280,5 @@ export type AuditInput =
         /** The raw answer (undefined: none); only its digest is written. */
         readonly answer: unknown;
       };
-    });
+    })
+  | (AuditActor & { readonly type: 'mcp.task'; readonly refs: TaskRefs });

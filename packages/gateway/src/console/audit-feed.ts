@@ -94,6 +94,16 @@ export function shownEntry(n: number, { raw, entry }: AuditLogLine): ShownEntry 
         ...(r.reason !== undefined ? { reason: line(r.reason) } : {}),
       };
     }
+    case 'mcp.task': {
+      const r = entry.refs;
+      return {
+        ...base,
+        ...(r.server !== undefined ? { server: name(r.server) } : {}),
+        subject: name(`tasks/${r.op}`),
+        outcome: r.allowed ? 'allowed' : 'refused',
+        reason: line(r.reason),
+      };
+    }
     case 'mcp.server_answer': {
       const r = entry.refs;
       return {

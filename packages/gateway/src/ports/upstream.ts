@@ -143,6 +143,12 @@ export interface CallOptions {
   /** A cap on the whole call from outside the server entry (the policy), and its name for people. */
   readonly cap?: { readonly ms: number; readonly source: string };
   /**
+   * `tools/call` only: the tool's pinned definition says it must run as a task
+   * (`execution.taskSupport: "required"`, MCP 2025-11-25), so the call is carried by a task of the
+   * server's, which the upstream client creates, waits on and cancels; the answer is the call's.
+   */
+  readonly viaTask?: boolean;
+  /**
    * The PINNED tool's input schema (the one the call was checked against): on a modern HTTP
    * upstream its `x-mcp-header` properties become `Mcp-Param-*` headers. Never a fresh listing's.
    */

@@ -127,4 +127,33 @@ export const CLIENT_METHODS: Readonly<Record<string, ClientMethod>> = {
     route: 'never',
     checks: "progress of the gateway's own requests to the client (sampling, elicitation)",
   },
+  // Tasks (MCP 2025-11-25): a task is a `tools/call` decided when it was created (`params.task`),
+  // run by the gateway, and bound to the caller's agent and scope (docs/gateway.md, Tasks).
+  'tasks/get': {
+    kind: 'request',
+    reaches: [],
+    route: 'never',
+    checks:
+      "answered from the gateway's tasks, the caller's own only: another's id is answered as an unknown one, and the attempt is audited",
+  },
+  'tasks/result': {
+    kind: 'request',
+    reaches: [],
+    route: 'never',
+    checks:
+      "waits for the caller's own task; its answer had the result checks and sanitise of a call, and its result entry is written on the first fetch",
+  },
+  'tasks/list': {
+    kind: 'request',
+    reaches: [],
+    route: 'never',
+    checks: "the caller's own tasks only",
+  },
+  'tasks/cancel': {
+    kind: 'request',
+    reaches: [],
+    route: 'as the cancel of a decided call',
+    checks:
+      "the caller's own task only (another's id: as an unknown one, audited); cancels its call upstream (a server's own task with `tasks/cancel`), audited, and its result entry says `cancelled: \"client\"`",
+  },
 };

@@ -201,7 +201,12 @@ export function dispatch<M extends ClientMethod>(
 }
 
 /** Why a name is not served: withheld (with the command that would expose it) or unknown. */
-function notListed(deps: DispatchDeps, kind: 'tool' | 'prompt', name: string, unknown: string): string {
+export function notListed(
+  deps: DispatchDeps,
+  kind: 'tool' | 'prompt',
+  name: string,
+  unknown: string,
+): string {
   return (
     withheldRefusal(deps.registry.withheld(), kind, name, deps.registry.naming) ?? `ringfence: ${unknown}`
   );

@@ -142,11 +142,15 @@ describe('the endpoint: prompts, completions, logging and errors as a client see
     return client;
   };
 
-  it('offers only tools when no server offers more; prompts are then not a method', async () => {
+  it('offers only tools (and tasks to run them) when no server offers more; prompts are then not a method', async () => {
     const { client } = await serve([
       new ScriptedUpstream('plain', [], { prompts: false, completions: false, logging: false }),
     ]);
-    expect(client.getServerCapabilities()).toEqual({ tools: { listChanged: true } });
+    // Tools, and tasks to run them (any tool may run as a gateway task).
+    expect(client.getServerCapabilities()).toEqual({
+      tools: { listChanged: true },
+      tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+    });
     // The v2 client answers listPrompts() locally when prompts are not offered; the wire still says no.
     await expect(client.request({ method: 'prompts/list' })).rejects.toMatchObject({ code: -32601 });
   });

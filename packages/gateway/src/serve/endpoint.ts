@@ -2,17 +2,18 @@ import { CreateMessageResultSchema, ElicitResultSchema } from '@modelcontextprot
 import {
   CLIENT_CAPABILITIES_META_KEY,
   LOG_LEVEL_META_KEY,
-  ProtocolError,
   ProtocolErrorCode,
   Server,
   type ServerCapabilities,
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { GatewayError, WireError } from '../errors.js';
+import { WireError } from '../errors.js';
 import type { DefinitionKind } from '../pins/kinds.js';
 import type { Caller, CallToolResult } from '../ports/caller.js';
 import type { CallProgress } from '../ports/upstream.js';
+import { TASKS_CAPABILITY_2025, TASKS_EXTENSION } from '../tasks/index.js';
+import { serveTasks, toolCallAsTask, toolsForClient } from './endpoint-tasks.js';
 import type { Gateway } from './gateway.js';
 import { capableOf } from './input-required/answers.js';
 import { withServerInstructions } from './instructions.js';
@@ -91,6 +92,9 @@ export function createEndpointServer(
   const offered = gateway.offered();
   const capabilities: ServerCapabilities = {
     tools: { listChanged: true },
+    // Any tool may be called as a task: the gateway runs it (see serveTasks). 2025 names the
+    // capability; 2026 the extension.
+    ...(modern ? { extensions: { [TASKS_EXTENSION]: {} } } : { tasks: TASKS_CAPABILITY_2025 }),
     ...(offered.prompts ? { prompts: { listChanged: true } } : {}),
     ...(offered.completions && (offered.prompts || offered.resources) ? { completions: {} } : {}),
     ...(offered.logging ? { logging: {} } : {}),
@@ -269,11 +273,21 @@ export function createEndpointServer(
     throw rpcError(ProtocolErrorCode.InvalidRequest, message);
   };
 
-  server.setRequestHandler('tools/list', async () => {
-    const { tools } = await gateway.dispatch('tools/list', {}, { caller: identity });
-    return { tools: tools as never[] };
-  });
+  const tasks = { server, gateway, owner: identity, modern };
+  // The listing as this client may call it: `execution.taskSupport` shown as its task support allows.
+  server.setRequestHandler('tools/list', async () => ({ tools: toolsForClient(tasks) as never[] }));
+  serveTasks(tasks);
   server.setRequestHandler('tools/call', async (request, extra) => {
+    // A task (when the client asked for one, or on 2026 when the gateway runs it as one): decided
+    // by the same pipeline before any task exists. A 2026 task is not asked in rounds: a rule that
+    // needs a person refuses it (ASK_UNSUPPORTED), said in docs/gateway.md.
+    const created = await refusals(() =>
+      toolCallAsTask(tasks, request.params, caller(), protocolVersion(), {
+        sink,
+        signal: extra.mcpReq.signal,
+      }),
+    );
+    if (created) return created as never;
     if (modern) {
       const { name, arguments: args } = request.params;
       return (await refusals(() =>

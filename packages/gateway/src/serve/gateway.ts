@@ -8,6 +8,7 @@ import type { Caller, CallToolResult } from '../ports/caller.js';
 import { LOCAL_ONLY, type PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
 import type { Upstream } from '../ports/upstream.js';
+import { type TaskEvent, TaskRegistry, type TaskSnapshot } from '../tasks/index.js';
 import { startupMark } from '../util/startup.js';
 import type { WithheldEntry } from './catalog.js';
 import type { CompletionAnswer } from './completion.js';
@@ -17,14 +18,23 @@ import {
   type DispatchContext,
   type DispatchDeps,
   dispatch,
+  notListed,
 } from './dispatch.js';
 import { HeldLogs } from './held-logs.js';
 import { Continuations } from './input-required/continuations.js';
 import { ModernCalls } from './input-required/modern-call.js';
 import { InputRequiredRelay } from './input-required/relay.js';
 import { RequestStateSeal } from './input-required/sealed-state.js';
+import { localFailureResult } from './local-failure.js';
 import { DEFAULT_LOG_RATE, type LogRateOptions, LogRelay, type RelayedLog } from './log-relay.js';
-import type { PipelineDeps, PromptResult, ReadResult } from './pipeline/index.js';
+import {
+  CallRefused,
+  lookup,
+  type PipelineDeps,
+  type PromptResult,
+  type ReadResult,
+  startToolTask,
+} from './pipeline/index.js';
 import { type OfferedCapabilities, policyRefOf, ServerRegistry, type ServerState } from './registry.js';
 import { Subscriptions } from './resource-reads.js';
 import type { ResourceIndex } from './resources.js';
@@ -93,6 +103,8 @@ export class Gateway extends EventEmitter<{
   readonly modernCalls: ModernCalls;
   private readonly subscriptions: Subscriptions;
   private readonly dispatchDeps: DispatchDeps;
+  /** Every task this gateway serves, for every client session (tasks belong to principals, not sessions). */
+  readonly tasks: TaskRegistry;
 
   constructor(readonly options: GatewayOptions) {
     super();
@@ -101,6 +113,7 @@ export class Gateway extends EventEmitter<{
     this.setMaxListeners(0);
     this.policy = options.policy ?? LOCAL_ONLY;
     this.logs = new LogRelay((log) => this.emit('log', log), options.logRate ?? DEFAULT_LOG_RATE);
+    this.tasks = new TaskRegistry({ onEvent: (event) => this.auditTask(event) });
     this.serverRequests = new ServerRequests({
       audit: options.audit,
       policy: this.policy,
@@ -257,6 +270,69 @@ export class Gateway extends EventEmitter<{
     return this.dispatch('tools/call', { name, arguments: args }, { caller, protocolVersion, ...call });
   }
 
+  /**
+   * A task-augmented call: decided as `callTool` decides it, before any task exists; allowed, it
+   * runs as a task of the caller's (see `startToolTask`). A refusal comes back as the error result
+   * a plain call would get; a name never listed is a `CallRefused`, as for `callTool`.
+   */
+  async startToolTask(
+    name: string,
+    args: unknown,
+    caller: Caller,
+    protocolVersion: string | undefined,
+    options: { ttlMs?: number; sink?: RequestSink; signal?: AbortSignal } = {},
+  ): Promise<{ task: TaskSnapshot } | { refused: CallToolResult }> {
+    const found = lookup(this.registry.exposedTools, name, 'tool');
+    if (!found.pass)
+      throw new CallRefused('UNKNOWN_TOOL', notListed(this.dispatchDeps, 'tool', name, found.what));
+    const { entry } = found;
+    return startToolTask(
+      this.pipelineDeps(),
+      {
+        method: 'tools/call',
+        entry,
+        args,
+        caller,
+        ...this.registry.target(entry.server),
+        protocolVersion,
+        ...(options.signal ? { signal: options.signal } : {}),
+      },
+      this.tasks,
+      {
+        ...(options.ttlMs !== undefined ? { ttlMs: options.ttlMs } : {}),
+        around: (work) => this.busyWith(entry.server, work, options.sink),
+      },
+    ).catch((error: unknown) => ({ refused: localFailureResult(error, name) }));
+  }
+
+  /** A task request refused (no such task of the caller's) or a cancel done, as an `mcp.task` entry. */
+  private async auditTask(event: TaskEvent): Promise<void> {
+    const who = {
+      ...(event.owner.agent ? { agent: event.owner.agent } : {}),
+      ...(event.owner.scope ? { scope: event.owner.scope } : {}),
+    };
+    await this.options.audit.append({
+      type: 'mcp.task',
+      ...who,
+      refs:
+        event.kind === 'cancelled'
+          ? {
+              op: 'cancel',
+              task: event.id,
+              allowed: true,
+              reason: 'cancelled by its owner',
+              server: event.server,
+              tool: event.tool,
+            }
+          : {
+              op: event.op,
+              task: event.id,
+              allowed: false,
+              reason: "the caller has no task of this id (unknown, expired, or another principal's)",
+            },
+    });
+  }
+
   /** `prompts/get`: every refusal is thrown as a `CallRefused`. */
   getPrompt(
     name: string,
@@ -310,6 +386,7 @@ export class Gateway extends EventEmitter<{
   }
 
   async close(): Promise<void> {
+    this.tasks.close();
     this.logs.close();
     this.heldLogs.close();
     await this.registry.close();

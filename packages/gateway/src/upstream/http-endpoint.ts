@@ -9,7 +9,7 @@ import {
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { type JSONRPCMessage, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/core';
-import { GatewayError, RingfenceError } from '../errors.js';
+import { GatewayError } from '../errors.js';
 import { UpstreamError } from '../ports/errors.js';
 import { redactText, redactUrl } from '../text/redact.js';
 import { readBoundedBody } from '../util/bounded-body.js';

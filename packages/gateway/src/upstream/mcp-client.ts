@@ -27,6 +27,7 @@ import {
   type UpstreamTimeouts,
 } from '../ports/upstream.js';
 import { passThroughJsonSchemaValidator } from '../schema/index.js';
+import { callThroughUpstreamTask } from '../tasks/upstream-task.js';
 import { InFlightCalls } from './calls.js';
 import { isConnectionLoss } from './connection-loss.js';
 import { ListenStream } from './listen.js';
@@ -355,29 +356,48 @@ export class UpstreamClient {
     const idleMs = Math.min(this.limits.idleMs, ceilingMs);
     const seconds = (ms: number) => Math.round(ms / 100) / 10;
     return this.calls.run(
-      (token, signal) =>
-        this.client
-          .request(
-            {
-              method,
-              params: {
-                ...params,
-                _meta: {
-                  ...this.meta(),
-                  progressToken: token,
-                  ...(options.traceparent ? { traceparent: options.traceparent } : {}),
+      (token, signal) => {
+        // The SDK's own timer is only a backstop: the call's timers above end it first.
+        const send = (m: string, p: Record<string, unknown>) =>
+          this.client.request({ method: m, params: p } as never, LooseResult, {
+            signal,
+            timeout: ceilingMs + 1_000,
+            ...(Object.keys(headers).length > 0 ? { headers } : {}),
+          });
+        const sent = {
+          ...params,
+          _meta: {
+            ...this.meta(),
+            progressToken: token,
+            ...(options.traceparent ? { traceparent: options.traceparent } : {}),
+          },
+        };
+        const answer =
+          options.viaTask && method === 'tools/call'
+            ? callThroughUpstreamTask(
+                this.server,
+                {
+                  // The server keeps its task no longer than the call may run.
+                  create: () => send(method, { ...sent, task: { ttl: ceilingMs } }),
+                  result: (taskId) => send('tasks/result', { taskId }),
+                  cancel: (taskId) =>
+                    this.client.request(
+                      { method: 'tasks/cancel', params: { taskId } } as never,
+                      LooseResult,
+                      {
+                        timeout: 5_000,
+                      },
+                    ),
                 },
-              },
-            } as never,
-            LooseResult,
-            // The SDK's own timer is only a backstop: the call's timers above end it first.
-            { signal, timeout: ceilingMs + 1_000, ...(Object.keys(headers).length > 0 ? { headers } : {}) },
-          )
-          .catch(async (error: unknown) => {
-            // The SDK's own words for it are a bare "Connection closed".
-            if (isConnectionLoss(error)) throw new UpstreamError('UPSTREAM_LOST', await this.describeLoss());
-            throw error;
-          }),
+                signal,
+              )
+            : send(method, sent);
+        return answer.catch(async (error: unknown) => {
+          // The SDK's own words for it are a bare "Connection closed".
+          if (isConnectionLoss(error)) throw new UpstreamError('UPSTREAM_LOST', await this.describeLoss());
+          throw error;
+        });
+      },
       {
         idleMs,
         ceilingMs,

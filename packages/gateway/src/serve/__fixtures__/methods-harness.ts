@@ -97,16 +97,21 @@ export async function startGateway(upstreams: EverythingUpstream[], policy = pol
     policy,
   });
   await gateway.start();
+  const allLines = async (): Promise<Line[]> => {
+    await audit.close();
+    const text = await readFile(path, 'utf8');
+    return text.trim().split('\n').map((l) => JSON.parse(l) as Line);
+  };
   return {
     gateway,
     logged,
     /** The call decisions and results written so far (expose decisions left out). */
     async lines(): Promise<Line[]> {
-      await audit.close();
-      const text = await readFile(path, 'utf8');
-      const all = text.trim().split('\n').map((l) => JSON.parse(l) as Line);
+      const all = await allLines();
       return all.filter((l) => l.type === 'mcp.result' || (l.type === 'mcp.decision' && l.refs.phase === 'call'));
     },
+    /** Every entry written so far; the log is closed first. */
+    allLines,
     verify: () => verifyAuditLog(path),
     // The log closed first: a result entry still deferred (or the lock it takes) would otherwise
     // be written into the folder while it is removed.

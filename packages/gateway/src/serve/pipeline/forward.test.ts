@@ -131,6 +131,24 @@ describe('forwarding: cancel, progress and time', () => {
     expect(refsOf(f.written[1])).toMatchObject({ reason, cancelled: 'timeout' });
   });
 
+  it('a 2026 server that runs a tool only as a task of the extension: refused, saying why and what to do', async () => {
+    const f = forward(async () => {
+      throw Object.assign(new Error('Missing required client capability'), {
+        code: -32021,
+        data: { requiredCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } },
+      });
+    });
+    const result = await f.run();
+    expect(result.isError).toBe(true);
+    expect(text(result)).toMatch(
+      /^ringfence: art\/draw could not run: .*tasks extension.*make tasks optional/,
+    );
+    expect(refsOf(f.written[1])).toMatchObject({
+      reason: 'the server needs the tasks extension',
+      is_error: true,
+    });
+  });
+
   it('a call lost with its server says so, points at the logs, and quotes the server only printably', async () => {
     const f = forward(async () => {
       throw new UpstreamError(

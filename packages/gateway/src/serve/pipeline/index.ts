@@ -17,6 +17,7 @@ export { checkResult, sanitise, upstreamErrorSource, upstreamErrorText } from '.
 export { runForward } from './run.js';
 export { effectiveVersion, sanitiseResult } from './sanitise.js';
 export { availability, inputSchema, lookup, PREVIEW_CHARS, rulesAndAsk, shapeAndSize } from './steps.js';
+export { startToolTask } from './task-run.js';
 export {
   CallRefused,
   type CompletionRequest,

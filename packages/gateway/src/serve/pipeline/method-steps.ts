@@ -1,5 +1,6 @@
 import { UpstreamError } from '../../ports/errors.js';
 import type { CallOptions } from '../../ports/upstream.js';
+import { taskSupportOf } from '../../tasks/wire.js';
 import { checkCompletionResult, completionArguments, upstreamCompletion } from './completions.js';
 import { checkPromptResult, promptArguments } from './prompts.js';
 import { checkReadResult } from './resources.js';
@@ -54,11 +55,13 @@ const NOTHING_MORE = () => PASS;
 const STEPS: StepsTable = {
   'tools/call': {
     checkArguments: (deps, request, args) => inputSchema(deps, request, args),
-    // The pinned schema goes along: a modern upstream's Mcp-Param-* headers come from it.
+    // The pinned schema goes along: a modern upstream's Mcp-Param-* headers come from it. A tool
+    // whose pinned definition requires a task is called through the server's own task.
     forward: (request, args, options) =>
       request.upstream!.callTool(request.entry.tool, args, {
         ...options,
         inputSchema: request.entry.inputSchema,
+        ...(taskSupportOf(request.entry.presented) === 'required' ? { viaTask: true } : {}),
       }),
     checkResult: (deps, request, result) => checkResult(deps, request, result),
     rebuild: sanitiseResult,

@@ -44,7 +44,7 @@ function who(caller: Caller): { agent?: string; scope?: string } {
 export function recordDecision(
   deps: PipelineDeps,
   request: ForwardedRequest,
-  decision: { allowed: boolean; rule: string; reason: string },
+  decision: { allowed: boolean; rule: string; reason: string; task?: string },
   argsDigest?: PrecomputedDigest,
 ): Promise<number> {
   return deps.audit.append({
@@ -58,6 +58,7 @@ export function recordDecision(
       reason: decision.reason.slice(0, 1000),
       arguments: argsDigest ?? (request.args === undefined ? {} : request.args),
       ...deps.policyRef,
+      ...(decision.task ? { task: decision.task } : {}),
     },
   });
 }
@@ -98,6 +99,8 @@ export function recordResult(
     reason?: string;
     dropped?: number;
     cancelled?: 'client' | 'timeout';
+    /** The gateway task whose result this is. */
+    task?: string;
   },
   options: { defer?: boolean } = {},
 ): Promise<number> {
@@ -113,6 +116,7 @@ export function recordResult(
         ...(outcome.reason ? { reason: outcome.reason.slice(0, 1000) } : {}),
         ...(outcome.dropped ? { dropped: outcome.dropped } : {}),
         ...(outcome.cancelled ? { cancelled: outcome.cancelled } : {}),
+        ...(outcome.task ? { task: outcome.task } : {}),
       },
     },
     options,

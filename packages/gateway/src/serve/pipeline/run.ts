@@ -1,7 +1,8 @@
-import { canonicalForm } from '../../audit/format.js';
+import { canonicalForm, type PrecomputedDigest } from '../../audit/format.js';
 import type { CallToolResult } from '../../ports/caller.js';
 import { UpstreamError } from '../../ports/errors.js';
 import type { CallOptions } from '../../ports/upstream.js';
+import { needsTasksExtension } from '../../tasks/wire.js';
 import { printable } from '../../text/printable.js';
 import { redactedLine } from '../../text/redact.js';
 import type { CompletionAnswer } from './completions.js';
@@ -52,60 +53,132 @@ export async function runForward(
   request: SubscriptionRequest | LogLevelRequest,
 ): Promise<Record<string, never> | CallToolResult>;
 export async function runForward(deps: PipelineDeps, request: ForwardedRequest): Promise<unknown> {
+  const decided = await decideForward(deps, request);
+  if (!decided.pass) return decided.reply;
+  const decisionSeq = await recordDecision(deps, request, decided.verdict, decided.digest);
+  let settled: Settled;
+  try {
+    settled = { ok: true, value: await decided.forward(callOptions(deps, request)) };
+  } catch (error) {
+    settled = { ok: false, error };
+  }
+  const { reply, entry } = await outcomeOf(deps, request, settled);
+  // An upstream failure's entry is durable before the reply. After an answer the decision was made
+  // durable before forwarding; the result entry is deferred (it shares the next call's write and
+  // fsync, or is written within 50 ms; the log keeps its order) and not awaited, so neither this
+  // reply nor the next call waits for a second fsync.
+  if (!settled.ok) await recordResult(deps, request, decisionSeq, entry);
+  else
+    recordResult(deps, request, decisionSeq, entry, { defer: true }).catch((error: unknown) =>
+      deps.log(
+        `ringfence: audit: the result of ${shownRequestLabel(request)} could not be recorded: ${redactedLine((error as Error).message)}`,
+      ),
+    );
+  return reply;
+}
+
+/** How the upstream request ended, before any check of the gateway's ran on its answer. */
+export type Settled =
+  | { readonly ok: true; readonly value: unknown }
+  | { readonly ok: false; readonly error: unknown };
+
+/** A request that passed every check: what the decision entry records, and the one request to send. */
+export interface Decided {
+  readonly pass: true;
+  readonly verdict: { allowed: true; rule: string; reason: string };
+  readonly digest: PrecomputedDigest;
+  readonly forward: (options: CallOptions) => Promise<unknown>;
+}
+
+/**
+ * The deciding half: shape and size → rules and ask (with the invisible-argument refusal) →
+ * arguments → availability. A refusal's decision entry is written here, durable, and its reply
+ * returned; a pass writes nothing yet (the caller writes the allowing entry, naming a task if the
+ * call becomes one) and returns the request to send.
+ */
+export async function decideForward(
+  deps: PipelineDeps,
+  request: ForwardedRequest,
+): Promise<Decided | { pass: false; reply: CallToolResult }> {
   const args = (request.args ?? {}) as Record<string, unknown>;
   // The arguments are serialised once: their canonical JSON gives the size cap its count and the
   // decision entry its digest.
   const { json, digest } = canonicalForm(args);
+  const refused = async (outcome: Refusal) => ({
+    pass: false as const,
+    reply: await refuse(deps, request, outcome, digest),
+  });
   const shaped = shapeAndSize(deps, request, json);
-  if (!shaped.pass) return refuse(deps, request, shaped, digest);
+  if (!shaped.pass) return refused(shaped);
 
   const verdict = await rulesAndAsk(deps, request, args);
-  if (!verdict.pass) return refuse(deps, request, verdict, digest);
+  if (!verdict.pass) return refused(verdict);
   const steps = stepsOf(request);
   for (const step of [() => steps.checkArguments(deps, request, args), () => availability(request)]) {
     const outcome = await step();
-    if (!outcome.pass) return refuse(deps, request, outcome, digest);
+    if (!outcome.pass) return refused(outcome);
   }
 
   // A client that gave up while the checks ran (an ask can take minutes) gets nothing forwarded.
-  if (request.signal?.aborted) return refuse(deps, request, CANCELLED_BEFORE_FORWARD, digest);
-  const decisionSeq = await recordDecision(
-    deps,
-    request,
-    { allowed: true, rule: verdict.rule, reason: verdict.reason },
+  if (request.signal?.aborted) return refused(CANCELLED_BEFORE_FORWARD);
+  return {
+    pass: true,
+    verdict: { allowed: true, rule: verdict.rule, reason: verdict.reason },
     digest,
-  );
+    forward: (options) => steps.forward(request, args, options),
+  };
+}
+
+/** What the result entry of a request records (see `recordResult`). */
+export type ResultEntryFields = Parameters<typeof recordResult>[3];
+
+/**
+ * The result half, up to (not including) the result entry: the server's answer checked and
+ * sanitised, or its failure said for the client; and the fields of the result entry to write.
+ */
+export async function outcomeOf(
+  deps: PipelineDeps,
+  request: ForwardedRequest,
+  settled: Settled,
+): Promise<{ reply: unknown; entry: ResultEntryFields }> {
   const label = shownRequestLabel(request);
-  let result: unknown;
-  try {
-    result = await steps.forward(request, args, callOptions(deps, request));
-  } catch (error) {
+  if (!settled.ok) {
+    const { error } = settled;
+    if (needsTasksExtension(error))
+      return {
+        entry: {
+          result: upstreamErrorText(error),
+          isError: true,
+          reason: 'the server needs the tasks extension',
+        },
+        reply: errorResult(
+          `ringfence: ${label} could not run: its server (MCP 2026-07-28) runs it only as a task of the tasks extension (io.modelcontextprotocol/tasks), which ringfence cannot relay to a server yet. Ask the server's maintainers to make tasks optional for it, or use it without ringfence.`,
+        ),
+      };
     const ended = endedWithoutAnswer(request, error);
     // The server chooses the text of its own errors: it is capped and made printable for the
     // model, and the audit log keeps only its digest (it may echo the arguments, never stored).
     const message = upstreamErrorText(error);
-    await recordResult(deps, request, decisionSeq, {
-      result: message,
-      isError: true,
-      reason: ended?.reason ?? 'upstream failed',
-      ...(ended?.cancelled ? { cancelled: ended.cancelled } : {}),
-    });
-    return errorResult(
-      ended?.reply ??
-        `ringfence: ${label} failed upstream: ${message}. The server's last output is shown by: ringfence mcp ls --logs`,
-    );
+    return {
+      entry: {
+        result: message,
+        isError: true,
+        reason: ended?.reason ?? 'upstream failed',
+        ...(ended?.cancelled ? { cancelled: ended.cancelled } : {}),
+      },
+      reply: errorResult(
+        ended?.reply ??
+          `ringfence: ${label} failed upstream: ${message}. The server's last output is shown by: ringfence mcp ls --logs`,
+      ),
+    };
   }
-
+  const result = settled.value;
+  const steps = stepsOf(request);
   const outcome = await steps.checkResult(deps, request, result);
   const checked = sanitise(deps, request, outcome, steps);
-  // The decision was made durable before forwarding; the result entry is deferred (it shares the
-  // next call's write and fsync, or is written within 50 ms; the log keeps its order) and not
-  // awaited, so neither this reply nor the next call waits for a second fsync.
-  recordResult(
-    deps,
-    request,
-    decisionSeq,
-    {
+  return {
+    reply: checked.reply,
+    entry: {
       // The digest the size check computed, when it could: the result is not serialised again.
       // A subscription's or a log level's answer is empty (the upstream client returns nothing).
       result: checked.digest ?? result ?? {},
@@ -113,13 +186,7 @@ export async function runForward(deps: PipelineDeps, request: ForwardedRequest):
       ...(checked.refused ? { reason: `result withheld: ${checked.refused}` } : {}),
       ...(checked.dropped ? { dropped: checked.dropped } : {}),
     },
-    { defer: true },
-  ).catch((error: unknown) =>
-    deps.log(
-      `ringfence: audit: the result of ${shownRequestLabel(request)} could not be recorded: ${redactedLine((error as Error).message)}`,
-    ),
-  );
-  return checked.reply;
+  };
 }
 
 const CANCELLED_BEFORE_FORWARD: Refusal = {
@@ -131,7 +198,7 @@ const CANCELLED_BEFORE_FORWARD: Refusal = {
 };
 
 /** The client's cancel and progress, and the policy's cap on the call's whole time. */
-function callOptions(deps: PipelineDeps, request: ForwardedRequest): CallOptions {
+export function callOptions(deps: PipelineDeps, request: ForwardedRequest): CallOptions {
   const { server } = request.entry;
   const cap = deps.policy.maxCallSeconds(server);
   return {

@@ -152,7 +152,8 @@ export type RefusalCode =
   | 'COMPLETION_ARGUMENTS'
   | 'ASK_NOT_OFFERED'
   | 'UNAVAILABLE'
-  | 'CANCELLED';
+  | 'CANCELLED'
+  | 'TASK_LIMIT';
 
 /**
  * Why a step stopped a request. `rule` and `reason` go to the audit entry; the reply to the

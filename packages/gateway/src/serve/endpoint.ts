@@ -278,44 +278,28 @@ export function createEndpointServer(
   server.setRequestHandler('tools/list', async () => ({ tools: toolsForClient(tasks) as never[] }));
   serveTasks(tasks);
   server.setRequestHandler('tools/call', async (request, extra) => {
-    // A task (when the client asked for one, or on 2026 when the gateway runs it as one): decided
-    // by the same pipeline before any task exists. A 2026 task is not asked in rounds: a rule that
-    // needs a person refuses it (ASK_UNSUPPORTED), said in docs/gateway.md.
-    const created = await refusals(() =>
-      toolCallAsTask(tasks, request.params, caller(), protocolVersion(), {
+    // A task (when the client asked for one, or on 2026 when the gateway runs it as one) is
+    // decided by the same pipeline, ask included, before any task exists; otherwise the dispatcher.
+    const call = async (who: Caller, options: ReturnType<typeof forwarding>) => {
+      const created = await toolCallAsTask(tasks, request.params, who, protocolVersion(), {
         sink,
-        signal: extra.mcpReq.signal,
-      }),
-    );
-    if (created) return created as never;
+        signal: options.signal ?? extra.mcpReq.signal,
+      });
+      if (created) return created as CallToolResult;
+      return gateway.dispatch('tools/call', request.params, {
+        caller: who,
+        protocolVersion: protocolVersion(),
+        ...options,
+      });
+    };
     if (modern) {
       const { name, arguments: args } = request.params;
       return (await refusals(() =>
-        rounds(
-          'tool',
-          'tools/call',
-          name,
-          args,
-          extra,
-          request.params,
-          (who, options) =>
-            gateway.dispatch('tools/call', request.params, {
-              caller: who,
-              protocolVersion: protocolVersion(),
-              ...options,
-            }),
-          refusedResult,
-        ),
+        rounds('tool', 'tools/call', name, args, extra, request.params, call, refusedResult),
       )) as never;
     }
     const result = await refusals(() =>
-      tracked('tool', request.params.name, extra, () =>
-        gateway.dispatch('tools/call', request.params, {
-          caller: caller(),
-          protocolVersion: protocolVersion(),
-          ...forwarding(request.params, extra),
-        }),
-      ),
+      tracked('tool', request.params.name, extra, () => call(caller(), forwarding(request.params, extra))),
     );
     // The pipeline's result, already checked and sanitised; typed looser than the SDK's.
     return result as never;

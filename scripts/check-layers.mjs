@@ -144,6 +144,11 @@ const EDGE_RULES = [
     ],
     what: 'enters the pipeline: only the dispatcher (serve/dispatch.ts) and the helpers it calls do',
   },
+  {
+    pattern: /\bstartToolTask\(/,
+    only: ['serve/dispatch.ts', 'serve/pipeline/task-run.ts'],
+    what: 'starts a task through the pipeline: only the dispatcher (serve/dispatch.ts) does',
+  },
 ];
 for (const file of files) {
   const name = relative(root, file);

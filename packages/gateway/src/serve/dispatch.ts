@@ -1,5 +1,6 @@
 import type { Caller, CallToolResult } from '../ports/caller.js';
 import type { CallProgress } from '../ports/upstream.js';
+import type { TaskRegistry, TaskSnapshot } from '../tasks/index.js';
 import { type CompletionAnswer, completePrompt } from './completion.js';
 import { localFailureResult } from './local-failure.js';
 import { forwardLogLevel } from './log-levels.js';
@@ -10,6 +11,7 @@ import {
   type PromptResult,
   type ReadResult,
   runForward,
+  startToolTask,
 } from './pipeline/index.js';
 import { refusedText } from './refused.js';
 import type { ServerRegistry } from './registry.js';
@@ -198,6 +200,41 @@ export function dispatch<M extends ClientMethod>(
       ),
     );
   return (METHODS[method] as Handler<M>)(deps, params, context);
+}
+
+/**
+ * A task-augmented `tools/call` (`tasks/`): the tool is found as `tools/call` finds it, then the
+ * pipeline's deciding half runs before any task exists (`pipeline/task-run.ts`), so a task reaches
+ * its server through the pipeline exactly as a call does. `around` wraps the upstream work (the
+ * gateway counts it as in flight to that server).
+ */
+export function dispatchToolTask(
+  deps: DispatchDeps,
+  { name, arguments: args }: ClientMethods['tools/call']['params'],
+  context: DispatchContext,
+  tasks: TaskRegistry,
+  options: { ttlMs?: number; around: <T>(server: string, work: () => Promise<T>) => Promise<T> },
+): Promise<{ task: TaskSnapshot } | { refused: CallToolResult }> {
+  const found = lookup(deps.registry.exposedTools, name, 'tool');
+  if (!found.pass) throw new CallRefused('UNKNOWN_TOOL', notListed(deps, 'tool', name, found.what));
+  const { entry } = found;
+  return startToolTask(
+    deps.pipeline(),
+    {
+      method: 'tools/call',
+      entry,
+      args,
+      caller: context.caller,
+      ...deps.registry.target(entry.server),
+      protocolVersion: context.protocolVersion,
+      ...forwarding(context),
+    },
+    tasks,
+    {
+      ...(options.ttlMs !== undefined ? { ttlMs: options.ttlMs } : {}),
+      around: (work) => options.around(entry.server, work),
+    },
+  ).catch((error: unknown) => ({ refused: localFailureResult(error, name) }));
 }
 
 /** Why a name is not served: withheld (with the command that would expose it) or unknown. */

@@ -142,7 +142,7 @@ export async function toolCallAsTask(
     if (listed && taskSupportOf(listed) !== 'forbidden') asked = {};
   }
   if (!asked) return undefined;
-  const started = await gateway.startToolTask(params.name, params.arguments, caller, protocolVersion, {
+  const started = await gateway.callAsTask(params.name, params.arguments, caller, protocolVersion, {
     ...asked,
     ...call,
   });

@@ -18,23 +18,15 @@ import {
   type DispatchContext,
   type DispatchDeps,
   dispatch,
-  notListed,
+  dispatchToolTask,
 } from './dispatch.js';
 import { HeldLogs } from './held-logs.js';
 import { Continuations } from './input-required/continuations.js';
 import { ModernCalls } from './input-required/modern-call.js';
 import { InputRequiredRelay } from './input-required/relay.js';
 import { RequestStateSeal } from './input-required/sealed-state.js';
-import { localFailureResult } from './local-failure.js';
 import { DEFAULT_LOG_RATE, type LogRateOptions, LogRelay, type RelayedLog } from './log-relay.js';
-import {
-  CallRefused,
-  lookup,
-  type PipelineDeps,
-  type PromptResult,
-  type ReadResult,
-  startToolTask,
-} from './pipeline/index.js';
+import type { PipelineDeps, PromptResult, ReadResult } from './pipeline/index.js';
 import { type OfferedCapabilities, policyRefOf, ServerRegistry, type ServerState } from './registry.js';
 import { Subscriptions } from './resource-reads.js';
 import type { ResourceIndex } from './resources.js';
@@ -272,37 +264,26 @@ export class Gateway extends EventEmitter<{
 
   /**
    * A task-augmented call: decided as `callTool` decides it, before any task exists; allowed, it
-   * runs as a task of the caller's (see `startToolTask`). A refusal comes back as the error result
+   * runs as a task of the caller's (see `dispatchToolTask`). A refusal comes back as the error result
    * a plain call would get; a name never listed is a `CallRefused`, as for `callTool`.
    */
-  async startToolTask(
+  async callAsTask(
     name: string,
     args: unknown,
     caller: Caller,
     protocolVersion: string | undefined,
     options: { ttlMs?: number; sink?: RequestSink; signal?: AbortSignal } = {},
   ): Promise<{ task: TaskSnapshot } | { refused: CallToolResult }> {
-    const found = lookup(this.registry.exposedTools, name, 'tool');
-    if (!found.pass)
-      throw new CallRefused('UNKNOWN_TOOL', notListed(this.dispatchDeps, 'tool', name, found.what));
-    const { entry } = found;
-    return startToolTask(
-      this.pipelineDeps(),
-      {
-        method: 'tools/call',
-        entry,
-        args,
-        caller,
-        ...this.registry.target(entry.server),
-        protocolVersion,
-        ...(options.signal ? { signal: options.signal } : {}),
-      },
+    return dispatchToolTask(
+      this.dispatchDeps,
+      { name, arguments: args },
+      { caller, protocolVersion, ...(options.signal ? { signal: options.signal } : {}) },
       this.tasks,
       {
         ...(options.ttlMs !== undefined ? { ttlMs: options.ttlMs } : {}),
-        around: (work) => this.busyWith(entry.server, work, options.sink),
+        around: (server, work) => this.busyWith(server, work, options.sink),
       },
-    ).catch((error: unknown) => ({ refused: localFailureResult(error, name) }));
+    );
   }
 
   /** A task request refused (no such task of the caller's) or a cancel done, as an `mcp.task` entry. */

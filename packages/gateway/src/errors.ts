@@ -51,6 +51,8 @@ export class WireError extends Error {
   constructor(
     readonly code: number,
     message: string,
+    /** The error's `data`, sent as it is (the SDK copies it onto the wire when defined). */
+    readonly data?: unknown,
   ) {
     super(message);
     this.name = new.target.name;

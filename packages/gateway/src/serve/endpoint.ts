@@ -26,8 +26,8 @@ import { type RequestSink, SERVER_REQUEST_TIMEOUT_MS, ServerRequestRefused } fro
  * A JSON-RPC error with the bare text and its code: the SDK sends the message as given (it reads
  * the number off `.code`), and a client's SDK may add its own `MCP error CODE: ` prefix once.
  */
-export function rpcError(code: number, message: string): WireError {
-  return new WireError(code, message);
+export function rpcError(code: number, message: string, data?: unknown): WireError {
+  return new WireError(code, message, data);
 }
 
 type Extra = ServerContext;
@@ -158,11 +158,17 @@ export function createEndpointServer(
       ...(traceparent ? { traceparent } : {}),
     };
   };
-  const refusals = async <T>(work: () => Promise<T>): Promise<T> => {
+  /** `uri`: a read's, echoed in a not-found error's data as the spec asks (SEP-2164): the client's own text. */
+  const refusals = async <T>(work: () => Promise<T>, uri?: string): Promise<T> => {
     try {
       return await work();
     } catch (error) {
-      if (error instanceof CallRefused) throw rpcError(ProtocolErrorCode.InvalidParams, error.message);
+      if (error instanceof CallRefused)
+        throw rpcError(
+          ProtocolErrorCode.InvalidParams,
+          error.message,
+          error.code === 'UNKNOWN_RESOURCE' && uri !== undefined ? { uri } : undefined,
+        );
       throw error;
     }
   };
@@ -386,16 +392,19 @@ export function createEndpointServer(
                   }),
                 refusedError,
               )) as never,
+            request.params.uri,
           )
-        : refusals(() =>
-            tracked('resource', request.params.uri, extra, async () => {
-              const result = await gateway.dispatch('resources/read', request.params, {
-                caller: caller(),
-                protocolVersion: protocolVersion(),
-                ...forwarding(request.params as { _meta?: { progressToken?: unknown } }, extra),
-              });
-              return result as never;
-            }),
+        : refusals(
+            () =>
+              tracked('resource', request.params.uri, extra, async () => {
+                const result = await gateway.dispatch('resources/read', request.params, {
+                  caller: caller(),
+                  protocolVersion: protocolVersion(),
+                  ...forwarding(request.params as { _meta?: { progressToken?: unknown } }, extra),
+                });
+                return result as never;
+              }),
+            request.params.uri,
           ),
     );
     if (capabilities.resources.subscribe) {

@@ -420,4 +420,19 @@ describe('a 2026 client over --http', () => {
       }),
     ).rejects.toThrow(/d is off limits/);
   });
+
+  it('answers a read of a resource it does not serve with -32602 and the URI in data, in both eras (SEP-2164)', async () => {
+    const { s, served } = await start();
+    const uri = 'test://nonexistent-resource';
+    for (const era of ['modern', 'legacy'] as const) {
+      const client = await connect(served.url, era);
+      const refused = await client.readResource({ uri }).then(
+        () => undefined,
+        (error: unknown) => error as { code?: number; data?: unknown },
+      );
+      expect(refused, era).toMatchObject({ code: -32602, data: { uri } });
+    }
+    // A hostile URI is only echoed back to the client that sent it; nothing reached the server.
+    expect(s.reached.map((r) => r.method)).not.toContain('resources/read');
+  });
 });

@@ -265,6 +265,20 @@ describe('field errors are coded', () => {
     expect(() => parseServersFile(file)).toThrow(expect.objectContaining({ code: 'SERVER_FIELD', message }));
   });
 
+  it('protocol is "2025" or absent; anything else is refused with the command that fixes it', () => {
+    expect(
+      parseServersFile({ version: 1, servers: [{ ...remote('a'), protocol: '2025' }] }).servers[0],
+    ).toMatchObject({
+      protocol: '2025',
+    });
+    expect(() => parseServersFile({ version: 1, servers: [{ ...remote('a'), protocol: '2026' }] })).toThrow(
+      expect.objectContaining({
+        code: 'SERVER_FIELD',
+        message: expect.stringContaining('protocol must be "2025"'),
+      }),
+    );
+  });
+
   it('add still says which flags to check for a field error', async () => {
     const home = join(await mkdtemp(join(tmpdir(), 'rf-config-')), 'home');
     try {

@@ -51,6 +51,11 @@ interface ServerBase {
    * approves it (no trust on first use). Only ever stricter than the policy's `first_sight`.
    */
   readonly review_first?: boolean;
+  /**
+   * `mcp add --protocol 2025`: speak MCP 2025 (`initialize`) to this server even when it also
+   * offers 2026-07-28; absent: the newest era both speak (negotiated once, kept in upstream-eras.json).
+   */
+  readonly protocol?: '2025';
 }
 
 export interface ContainerServerConfig extends ServerBase {
@@ -216,6 +221,11 @@ function parseServer(value: unknown, index: number, inFile: boolean): ServerConf
     if (entry[key] !== undefined && typeof entry[key] !== 'boolean')
       throw new ConfigError('SERVER_FIELD', `${what}.${key} must be true or false`);
   }
+  if (entry.protocol !== undefined && entry.protocol !== '2025')
+    throw new ConfigError(
+      'SERVER_FIELD',
+      `${what}.protocol must be "2025" (or absent: the newest era the server speaks); re-register with: ringfence mcp rm ${entry.name}, then ringfence mcp add ${entry.name} ... [--protocol 2025]`,
+    );
   const common = [
     'name',
     'transport',
@@ -225,6 +235,7 @@ function parseServer(value: unknown, index: number, inFile: boolean): ServerConf
     'allow_sampling',
     'allow_elicitation',
     'review_first',
+    'protocol',
   ];
   if (entry.transport === 'http') {
     expectOnlyKeys(entry, [...common, 'url', 'headers'], what);

@@ -48,6 +48,8 @@ export interface RegistrationInput {
   readonly allowElicitation?: boolean;
   /** `--review-first`: withhold every definition on first sight until a person approves them. */
   readonly reviewFirst?: boolean;
+  /** `--protocol 2025`: speak MCP 2025 to the server even when it also offers 2026-07-28. */
+  readonly protocol?: '2025';
 }
 
 /** `allow_sampling` and `allow_elicitation` of the entry: written only when given. */
@@ -62,8 +64,10 @@ function clientRequestsFromFlags(input: RegistrationInput): {
 }
 
 /** `review_first` of the entry: written only when given (absent: the policy decides, else pin). */
-const reviewFromFlags = (input: RegistrationInput): { review_first?: true } =>
-  input.reviewFirst ? { review_first: true } : {};
+const reviewFromFlags = (input: RegistrationInput): { review_first?: true; protocol?: '2025' } => ({
+  ...(input.reviewFirst ? { review_first: true } : {}),
+  ...(input.protocol ? { protocol: input.protocol } : {}),
+});
 
 /** A contained server before its image exists on the engine (an npm image is built later). */
 export type ContainerDraft = Omit<ContainerServerConfig, 'image' | 'image_id'>;

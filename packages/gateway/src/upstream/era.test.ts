@@ -27,6 +27,24 @@ const wrapped = (cause: Error) =>
   new UpstreamError('UPSTREAM_CONNECT', `cannot connect: ${cause.message}`, { cause });
 
 describe('connectInEra', () => {
+  it('a registration pinned to 2025 (mcp add --protocol 2025) connects in 2025: no probe, no verdict read or kept', async () => {
+    const modernKept: EraVerdict = {
+      era: 'modern',
+      discover: { supportedVersions: ['2026-07-28', '2025-11-25'] },
+      registration: 'x',
+      checked_at: new Date().toISOString(),
+    };
+    const { eras, log } = memory(modernKept);
+    const priors: unknown[] = [];
+    const client = await connectInEra({ ...config, protocol: '2025' }, eras, async (prior) => {
+      priors.push(prior);
+      return connected('legacy');
+    });
+    expect(priors).toEqual([{ kind: 'legacy' }]);
+    expect(log).toEqual([]);
+    expect(client.verdict().kind).toBe('legacy');
+  });
+
   it('an outage with a kept verdict is not a reason to forget it, nor to try again', async () => {
     const { eras, log } = memory(legacyKept);
     const priors: unknown[] = [];

@@ -84,6 +84,9 @@ export async function connectInEra(
   memory: EraMemory | undefined,
   attempt: (prior: PriorDiscovery | undefined) => Promise<UpstreamClient>,
 ): Promise<UpstreamClient> {
+  // Pinned to 2025 at registration (`mcp add --protocol 2025`): no probe, no verdict kept. A server
+  // that offers both eras keeps its 2025 behaviour then (requests in the middle of a call).
+  if (config.protocol === '2025') return attempt({ kind: 'legacy' });
   // The verdicts are a cache: one that cannot be read means probing, never a refused start.
   const kept = await memory?.recall(config).catch(() => undefined);
   let client: UpstreamClient;

@@ -83,6 +83,11 @@ export default class McpAdd extends RingfenceCommand {
       description:
         "no trust on first use: withhold every tool, prompt and resource of this server from clients until you have read them whole (ringfence mcp pins show NAME) and approved them at a terminal (ringfence mcp pins approve NAME). A signed policy's first_sight: withhold does this for you; this flag can make it stricter, never weaker",
     }),
+    protocol: Flags.string({
+      options: ['2025'],
+      description:
+        'speak MCP 2025 (initialize, requests in the middle of a call) to this server even when it also offers MCP 2026-07-28; without it ringfence speaks the newest era the server offers, probed once',
+    }),
     'max-result-mb': Flags.integer({
       description:
         'largest result passed on, in MiB, base64 images and audio counted decoded (default 6, at most 32)',
@@ -112,6 +117,7 @@ export default class McpAdd extends RingfenceCommand {
         allowSampling: flags['allow-sampling'],
         allowElicitation: flags['allow-elicitation'],
         reviewFirst: flags['review-first'],
+        ...(flags.protocol === '2025' ? { protocol: '2025' as const } : {}),
       },
       {
         home,

@@ -3,7 +3,7 @@
 // revision (docs/conformance.md). Beside run.mjs (0.1.16), which it leaves as it is.
 //
 //   node conformance/run-next.mjs [--requirements REVISION]... [--direct] [--through-ringfence]
-//                                 [--through-ringfence-allowed] [--no-thresholds]
+//                                 [--through-ringfence-allowed] [--through-ringfence-pinned-2025] [--no-thresholds]
 //                                 [--record-inventory] [--out FILE]
 //
 // --requirements 2025-11-25 | 2026-07-28   the suite's frozen requirement set (default: both)
@@ -38,9 +38,9 @@ const THRESHOLDS = join(here, 'next', 'thresholds.json');
 const SUITE_PACKAGE = join(SUITE_NEXT_DIR, 'node_modules', '@modelcontextprotocol', 'conformance');
 const SERVER_NAME = 'everything';
 const TRANSPORT = 'http';
-const MODES = /** @type {const} */ (['direct', 'through', 'allowed']);
+const MODES = /** @type {const} */ (['direct', 'through', 'allowed', 'pinned']);
 const USAGE =
-  'usage: node conformance/run-next.mjs [--requirements 2025-11-25|2026-07-28]... [--direct] [--through-ringfence] [--through-ringfence-allowed] [--thresholds FILE | --no-thresholds] [--inventory FILE] [--record-inventory] [--out FILE]';
+  'usage: node conformance/run-next.mjs [--requirements 2025-11-25|2026-07-28]... [--direct] [--through-ringfence] [--through-ringfence-allowed] [--through-ringfence-pinned-2025] [--thresholds FILE | --no-thresholds] [--inventory FILE] [--record-inventory] [--out FILE]';
 
 class UsageError extends Error {}
 
@@ -64,6 +64,7 @@ function parseArgs(argv) {
     } else if (arg === '--direct') options.modes.push('direct');
     else if (arg === '--through-ringfence') options.modes.push('through');
     else if (arg === '--through-ringfence-allowed') options.modes.push('allowed');
+    else if (arg === '--through-ringfence-pinned-2025') options.modes.push('pinned');
     else if (arg === '--no-thresholds') options.thresholds = false;
     else if (arg === '--thresholds' || arg === '--inventory') {
       const file = argv[++i];
@@ -136,7 +137,8 @@ async function measureMode(mode, options, requirements, inventory, resultsDir) {
       through = await serveThroughRingfence({
         fixtureUrl: fixture.url,
         name: SERVER_NAME,
-        allow: mode === 'allowed',
+        allow: mode === 'allowed' || mode === 'pinned',
+        ...(mode === 'pinned' ? { protocol: '2025' } : {}),
       });
       url = through.url;
     }
@@ -228,6 +230,7 @@ const LABELS = {
   direct: 'direct (suite → v2 fixture)',
   through: 'through ringfence (suite → mcp serve --http → v2 fixture)',
   allowed: 'through ringfence, sampling and elicitation allowed',
+  pinned: 'through ringfence, allowed, registered with --protocol 2025',
 };
 
 async function main() {

@@ -55,11 +55,17 @@ export function serverRequestsAudited(home) {
 
 /**
  * Register `fixtureUrl` as server `name` in a fresh home and serve it; `allow` registers it with
- * --allow-sampling and --allow-elicitation. Resolves to { url, mode, home, gatewayOutput,
+ * --allow-sampling and --allow-elicitation, `protocol` with --protocol (e.g. 2025). Resolves to { url, mode, home, gatewayOutput,
  * serverRequests, close }: `url` is the proxy's, `mode` is 'only' or 'prefixed', and
  * `serverRequests()` reads the gateway's audit of sampling and elicitation (before `close`).
  */
-export async function serveThroughRingfence({ fixtureUrl, name, allow = false, startTimeoutMs = 120_000 }) {
+export async function serveThroughRingfence({
+  fixtureUrl,
+  name,
+  allow = false,
+  protocol,
+  startTimeoutMs = 120_000,
+}) {
   const home = mkdtempSync(join(tmpdir(), 'ringfence-conformance-home-'));
   const policyDir = mkdtempSync(join(tmpdir(), 'ringfence-conformance-policy-'));
   const token = randomBytes(32).toString('hex');
@@ -80,7 +86,10 @@ export async function serveThroughRingfence({ fixtureUrl, name, allow = false, s
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   };
   try {
-    const asks = allow ? ['--allow-sampling', '--allow-elicitation'] : [];
+    const asks = [
+      ...(allow ? ['--allow-sampling', '--allow-elicitation'] : []),
+      ...(protocol ? ['--protocol', protocol] : []),
+    ];
     const added = await runToEnd(process.execPath, [CLI, 'mcp', 'add', name, '--url', fixtureUrl, ...asks], {
       env,
     });

@@ -100,6 +100,8 @@ export async function serveHttp(
   assertLoopbackListen(host, options.insecureListen);
   const modern = createModernHandler(gateway);
   const sessions = new Map<string, Session>();
+  /** Open 2026 `subscriptions/listen` streams per token (its SHA-256, hex). */
+  const listens = new Map<string, number>();
   const idleMs = options.sessions?.idleMs ?? DEFAULT_SESSION_IDLE_MS;
   const perToken = options.sessions?.perToken ?? DEFAULT_SESSIONS_PER_TOKEN;
   const expire = (id: string, session: Session) => {
@@ -214,6 +216,24 @@ export async function serveHttp(
     if (route.kind === 'modern') {
       if (!isJsonContentType(req.headers['content-type']))
         return jsonError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+      // The SDK bounds open listen streams over all callers: one token may hold only its share, so
+      // one agent cannot take every stream and leave the others without change notices.
+      if ((parsed as { method?: unknown }).method === 'subscriptions/listen') {
+        const key = tokenHash.toString('hex');
+        const open = listens.get(key) ?? 0;
+        if (open >= perToken)
+          return refuse(
+            res,
+            429,
+            `This token already has ${perToken} subscriptions/listen streams open; close one, or raise the cap with: ringfence mcp serve --max-sessions N`,
+          );
+        listens.set(key, open + 1);
+        res.once('close', () => {
+          const left = (listens.get(key) ?? 1) - 1;
+          if (left > 0) listens.set(key, left);
+          else listens.delete(key);
+        });
+      }
       return serveModern(modern.handler, req, res, { raw: read.body, parsed }, identity, tokenHash);
     }
     if (!makeRoom(tokenHash))

@@ -18,6 +18,7 @@ import { readBoundedBody } from '../util/bounded-body.js';
 import { createEndpointServer } from './endpoint.js';
 import type { Gateway } from './gateway.js';
 import { createModernHandler, serveModern } from './http-modern.js';
+import { HEADER_MISMATCH, paramHeaderMismatch } from './http-param-headers.js';
 import { HttpSessionTransport, jsonError, MAX_REQUEST_BODY_BYTES } from './http-transport.js';
 
 export {
@@ -213,6 +214,16 @@ export async function serveHttp(
       );
       return;
     }
+    /** A 2026 tools/call's Mcp-Param-* against its body (the SDK checks them only for McpServer). */
+    const paramMismatch = (message: unknown): string | undefined => {
+      const { method, params } = message as {
+        method?: unknown;
+        params?: { name?: unknown; arguments?: unknown };
+      };
+      if (method !== 'tools/call' || typeof params?.name !== 'string') return undefined;
+      const tool = gateway.listTools().find((listed) => listed.name === params.name);
+      return tool ? paramHeaderMismatch(tool.inputSchema, params.arguments, req.headers) : undefined;
+    };
     if (route.kind === 'modern') {
       if (!isJsonContentType(req.headers['content-type']))
         return jsonError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
@@ -233,6 +244,21 @@ export async function serveHttp(
           if (left > 0) listens.set(key, left);
           else listens.delete(key);
         });
+      }
+      const mismatch = paramMismatch(parsed);
+      if (mismatch) {
+        const id = (parsed as { id?: unknown }).id;
+        res.writeHead(400, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: typeof id === 'string' || typeof id === 'number' ? id : null,
+            error: {
+              code: HEADER_MISMATCH,
+              message: `Bad Request: the request headers and body disagree: ${mismatch}. Send the Mcp-Param-* headers the tool's inputSchema declares (x-mcp-header), with the values of the call's arguments.`,
+            },
+          }),
+        );
+        return;
       }
       return serveModern(modern.handler, req, res, { raw: read.body, parsed }, identity, tokenHash);
     }

@@ -8,7 +8,7 @@
  * header must never see one value while the call carries another.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { headerDeclarations } from '../upstream/mcp-headers.js';
+import { headerDeclarations } from '../schema/x-mcp-header.js';
 
 /** The MCP `HeaderMismatch` error code. */
 export const HEADER_MISMATCH = -32020;

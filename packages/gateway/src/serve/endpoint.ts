@@ -482,7 +482,9 @@ export function createEndpointServer(
     const ids = inFlight.get(log.server);
     // While some session waits on this server, its log lines may be about that session's
     // arguments: they go to the sessions waiting on it, not to every agent connected over --http.
-    if (!ids?.size && gateway.isBusy(log.server)) return;
+    // A line is not tied to a request: while another session (perhaps another agent) also waits
+    // on this server, it may be about that session's arguments, so it goes to nobody.
+    if ((ids?.size ?? 0) < gateway.busyCount(log.server)) return;
     const only = ids?.size === 1 ? [...ids][0] : undefined;
     // On 2026 a log line travels only with the request that asked for it.
     if (modern && only === undefined) return;

@@ -219,6 +219,11 @@ export class Gateway extends EventEmitter<{
     return this.busy.has(server);
   }
 
+  /** Requests in flight to `server`, over every session and agent. */
+  busyCount(server: string): number {
+    return this.busy.get(server) ?? 0;
+  }
+
   /** The server behind an exposed tool or prompt name, or a readable URI, if it is listed. */
   serverOf(kind: DefinitionKind, exposedName: string): string | undefined {
     return this.registry.serverOf(kind, exposedName);

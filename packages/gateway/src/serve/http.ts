@@ -18,6 +18,7 @@ import { readBoundedBody } from '../util/bounded-body.js';
 import { createEndpointServer } from './endpoint.js';
 import type { Gateway } from './gateway.js';
 import { createModernHandler, serveModern } from './http-modern.js';
+import { HEADER_MISMATCH, paramHeaderMismatch } from './http-param-headers.js';
 import { HttpSessionTransport, jsonError, MAX_REQUEST_BODY_BYTES } from './http-transport.js';
 
 export {
@@ -100,6 +101,8 @@ export async function serveHttp(
   assertLoopbackListen(host, options.insecureListen);
   const modern = createModernHandler(gateway);
   const sessions = new Map<string, Session>();
+  /** Open 2026 `subscriptions/listen` streams per token (its SHA-256, hex). */
+  const listens = new Map<string, number>();
   const idleMs = options.sessions?.idleMs ?? DEFAULT_SESSION_IDLE_MS;
   const perToken = options.sessions?.perToken ?? DEFAULT_SESSIONS_PER_TOKEN;
   const expire = (id: string, session: Session) => {
@@ -211,9 +214,52 @@ export async function serveHttp(
       );
       return;
     }
+    /** A 2026 tools/call's Mcp-Param-* against its body (the SDK checks them only for McpServer). */
+    const paramMismatch = (message: unknown): string | undefined => {
+      const { method, params } = message as {
+        method?: unknown;
+        params?: { name?: unknown; arguments?: unknown };
+      };
+      if (method !== 'tools/call' || typeof params?.name !== 'string') return undefined;
+      const tool = gateway.listTools().find((listed) => listed.name === params.name);
+      return tool ? paramHeaderMismatch(tool.inputSchema, params.arguments, req.headers) : undefined;
+    };
     if (route.kind === 'modern') {
       if (!isJsonContentType(req.headers['content-type']))
         return jsonError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+      // The SDK bounds open listen streams over all callers: one token may hold only its share, so
+      // one agent cannot take every stream and leave the others without change notices.
+      if ((parsed as { method?: unknown }).method === 'subscriptions/listen') {
+        const key = tokenHash.toString('hex');
+        const open = listens.get(key) ?? 0;
+        if (open >= perToken)
+          return refuse(
+            res,
+            429,
+            `This token already has ${perToken} subscriptions/listen streams open; close one, or raise the cap with: ringfence mcp serve --max-sessions N`,
+          );
+        listens.set(key, open + 1);
+        res.once('close', () => {
+          const left = (listens.get(key) ?? 1) - 1;
+          if (left > 0) listens.set(key, left);
+          else listens.delete(key);
+        });
+      }
+      const mismatch = paramMismatch(parsed);
+      if (mismatch) {
+        const id = (parsed as { id?: unknown }).id;
+        res.writeHead(400, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: typeof id === 'string' || typeof id === 'number' ? id : null,
+            error: {
+              code: HEADER_MISMATCH,
+              message: `Bad Request: the request headers and body disagree: ${mismatch}. Send the Mcp-Param-* headers the tool's inputSchema declares (x-mcp-header), with the values of the call's arguments.`,
+            },
+          }),
+        );
+        return;
+      }
       return serveModern(modern.handler, req, res, { raw: read.body, parsed }, identity, tokenHash);
     }
     if (!makeRoom(tokenHash))

@@ -76,6 +76,15 @@ describe('EraStore', () => {
     expect(await store.recall(remote, later)).toMatchObject({ era: 'modern' });
   });
 
+  it('a verdict dated in the future is not trusted (a hand-edited file would never be probed again)', async () => {
+    const store = new EraStore(home);
+    const now = Date.now();
+    await store.remember(contained, { era: 'legacy' }, now + 365 * 24 * 3_600_000);
+    expect(await store.recall(contained, now)).toBeUndefined();
+    await store.remember(contained, { era: 'legacy' }, now + 60_000);
+    expect(await store.recall(contained, now)).toMatchObject({ era: 'legacy' });
+  });
+
   it('an oversized discover result is not kept (the next start probes)', async () => {
     const store = new EraStore(home);
     await store.remember(remote, {

@@ -33,6 +33,9 @@ export const MAX_DISCOVER_BYTES = 256 * 1024;
  */
 export const LEGACY_VERDICT_HORIZON_MS = 7 * 24 * 3600 * 1000;
 
+/** How far in the future a verdict's `checked_at` may be before it is not trusted (clock skew). */
+const CLOCK_SKEW_MS = 5 * 60_000;
+
 /** What reaches the server, digested: a changed registration is a different server. */
 export function registrationDigest(config: ServerConfig): string {
   const identity =
@@ -105,8 +108,11 @@ export class EraStore {
   async recall(config: ServerConfig, now = Date.now()): Promise<EraVerdict | undefined> {
     const verdict = (await this.store.read()).servers[config.name];
     if (!verdict || verdict.registration !== registrationDigest(config)) return undefined;
-    if (verdict.era === 'legacy' && now - Date.parse(verdict.checked_at) > LEGACY_VERDICT_HORIZON_MS)
-      return undefined;
+    const age = now - Date.parse(verdict.checked_at);
+    // A verdict dated in the future (a hand-edited file, or a clock set back) is not trusted: its
+    // age would never pass the horizon, so a 2025 verdict would never be probed again.
+    if (!(age >= -CLOCK_SKEW_MS)) return undefined;
+    if (verdict.era === 'legacy' && age > LEGACY_VERDICT_HORIZON_MS) return undefined;
     return verdict;
   }
 

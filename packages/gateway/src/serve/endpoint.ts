@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { WireError } from '../errors.js';
 import type { DefinitionKind } from '../pins/kinds.js';
 import type { Caller, CallToolResult } from '../ports/caller.js';
-import type { CallProgress } from '../ports/upstream.js';
+import type { CallProgress, UpstreamInput } from '../ports/upstream.js';
 import { TASKS_CAPABILITY_2025, TASKS_EXTENSION } from '../tasks/index.js';
 import { serveTasks, toolCallAsTask, toolsForClient } from './endpoint-tasks.js';
 import type { Gateway } from './gateway.js';
@@ -158,6 +158,8 @@ export function createEndpointServer(
       ...(traceparent ? { traceparent } : {}),
     };
   };
+  /** What a forwarded request carries besides the caller: `forwarding`'s, and a 2026 round's upstream part. */
+  type Forwarding = ReturnType<typeof forwarding> & { upstreamInput?: UpstreamInput };
   const refusals = async <T>(work: () => Promise<T>): Promise<T> => {
     try {
       return await work();
@@ -234,7 +236,7 @@ export function createEndpointServer(
     args: unknown,
     extra: Extra,
     params: { _meta?: { progressToken?: unknown } },
-    run: (caller: Caller, options: ReturnType<typeof forwarding>) => Promise<R>,
+    run: (caller: Caller, options: Forwarding) => Promise<R>,
     refused: (message: string) => R,
   ) => {
     const server = gateway.serverOf(kind, target);
@@ -246,20 +248,29 @@ export function createEndpointServer(
       subject: { server: server ?? 'ringfence', tool: target, ...(kind === 'tool' ? {} : { kind }) },
       config: gateway.options.servers.find((entry) => entry.name === server),
       capable: capableOf(envelope?.[CLIENT_CAPABILITIES_META_KEY]),
-      // The upstream client answers a 2026 server's roots itself once it relays input_required;
-      // until then none reaches here, and one that did would be refused, never answered empty.
+      // A 2026 server's roots/list is answered by ringfence from its mounts, never by the client;
+      // a server whose roots cannot be told has the request refused, never answered empty.
       roots: () => {
-        throw new ServerRequestRefused(
-          'roots',
-          `ringfence refused roots/list from ${server}: roots of a 2026 server are not answered on this path yet`,
-        );
+        const answer = server ? gateway.registry.target(server).upstream?.roots?.() : undefined;
+        if (!answer)
+          throw new ServerRequestRefused(
+            'roots',
+            `ringfence refused roots/list from ${server}: the server is not running, so its roots cannot be told. Try again once it runs (ringfence mcp ls)`,
+          );
+        return answer;
       },
-      run: ({ ask, sink: callSink, signal }) =>
+      // `upstreamInput` (always present here) makes a 2026 server's input_required come back to
+      // the relay, and carries what its retry sends (the client's checked answers, its state).
+      run: ({ ask, sink: callSink, signal, upstream }) =>
         tracked(
           kind,
           target,
           extra,
-          () => run({ ...caller(), ...(ask ? { ask } : {}) }, { ...forwarding(params, extra), signal }),
+          () =>
+            run(
+              { ...caller(), ...(ask ? { ask } : {}) },
+              { ...forwarding(params, extra), signal, upstreamInput: upstream },
+            ),
           callSink,
         ),
       refused,
@@ -280,7 +291,7 @@ export function createEndpointServer(
   server.setRequestHandler('tools/call', async (request, extra) => {
     // A task (when the client asked for one, or on 2026 when the gateway runs it as one) is
     // decided by the same pipeline, ask included, before any task exists; otherwise the dispatcher.
-    const call = async (who: Caller, options: ReturnType<typeof forwarding>) => {
+    const call = async (who: Caller, options: Forwarding) => {
       const created = await toolCallAsTask(tasks, request.params, who, protocolVersion(), {
         sink,
         signal: options.signal ?? extra.mcpReq.signal,

@@ -240,4 +240,5 @@ export type UpstreamRequests = Pick<
   | 'subscribeResource'
   | 'setLoggingLevel'
   | 'roots'
+  | 'era'
 >;

@@ -242,12 +242,15 @@ export function createEndpointServer(
     const server = gateway.serverOf(kind, target);
     const envelope = extra.mcpReq.envelope as Record<string, unknown> | undefined;
     return gateway.modernCalls.serve<R>({
+      // A 2025 client is asked on its session: the SDK's legacy shim turns each input_required
+      // into a request on it and calls this handler again with the answers.
+      ...(modern ? {} : { session: sink }),
       ctx: extra,
       principal: identity,
       call: { method, target, args: args ?? {} },
       subject: { server: server ?? 'ringfence', tool: target, ...(kind === 'tool' ? {} : { kind }) },
       config: gateway.options.servers.find((entry) => entry.name === server),
-      capable: capableOf(envelope?.[CLIENT_CAPABILITIES_META_KEY]),
+      capable: modern ? capableOf(envelope?.[CLIENT_CAPABILITIES_META_KEY]) : sink.capable,
       // A 2026 server's roots/list is answered by ringfence from its mounts, never by the client;
       // a server whose roots cannot be told has the request refused, never answered empty.
       roots: () => {
@@ -276,6 +279,15 @@ export function createEndpointServer(
       refused,
     });
   };
+  /**
+   * Whether a request goes round by round: always from a 2026 client; from a 2025 client when it
+   * names a 2026 server's definition (its input_required is then asked on the session).
+   */
+  const inRounds = (kind: 'tool' | 'prompt' | 'resource', name: string): boolean => {
+    if (modern) return true;
+    const target = gateway.serverOf(kind, name);
+    return target !== undefined && gateway.registry.target(target).upstream?.era?.() === 'modern';
+  };
   const refusedResult = (message: string): CallToolResult => ({
     content: [{ type: 'text', text: message }],
     isError: true,
@@ -303,7 +315,7 @@ export function createEndpointServer(
         ...options,
       });
     };
-    if (modern) {
+    if (inRounds('tool', request.params.name)) {
       const { name, arguments: args } = request.params;
       return (await refusals(() =>
         rounds('tool', 'tools/call', name, args, extra, request.params, call, refusedResult),
@@ -322,7 +334,7 @@ export function createEndpointServer(
       return { prompts: prompts as never[] };
     });
     server.setRequestHandler('prompts/get', { params: GetPromptParams }, async (params, extra) =>
-      modern
+      inRounds('prompt', params.name)
         ? refusals(
             async () =>
               (await rounds(
@@ -379,7 +391,7 @@ export function createEndpointServer(
       return { resourceTemplates: listed.resourceTemplates as never[] };
     });
     server.setRequestHandler('resources/read', async (request, extra) =>
-      modern
+      inRounds('resource', request.params.uri)
         ? refusals(
             async () =>
               (await rounds(

@@ -5,6 +5,10 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { InMemoryTransport } from '@modelcontextprotocol/client';
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Rule } from '@ringfence/policy';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AuditLog } from '../../audit/log.js';
 import type { HttpServerConfig } from '../../config/servers.js';
@@ -12,6 +16,7 @@ import { PinStore } from '../../pins/store.js';
 import type { SchemaChecks } from '../../ports/schema.js';
 import { RemoteUpstream } from '../../upstream/remote.js';
 import { type Line, policyOf } from '../__fixtures__/methods-harness.js';
+import { createEndpointServer } from '../endpoint.js';
 import { Gateway } from '../gateway.js';
 import { serveHttp } from '../http.js';
 import { askingServer } from './__fixtures__/asking-server.js';
@@ -26,7 +31,7 @@ afterEach(async () => {
   cleanup = [];
 });
 
-async function start(registration: Partial<HttpServerConfig> = {}, hostile = false) {
+async function start(registration: Partial<HttpServerConfig> = {}, hostile = false, rules: Rule[] = []) {
   const up = await askingServer({ hostile });
   cleanup.push(() => up.close());
   const config: HttpServerConfig = {
@@ -48,7 +53,7 @@ async function start(registration: Partial<HttpServerConfig> = {}, hostile = fal
     log: () => {},
     session: 'test',
     // The policy's ceiling allows elicitation for notes: the registration decides.
-    policy: policyOf([], { mcp: [{ server: 'notes', allow_elicitation: true }] }),
+    policy: policyOf(rules, { mcp: [{ server: 'notes', allow_elicitation: true }] }),
   });
   await gateway.start();
   const served = await serveHttp(gateway, {
@@ -208,5 +213,66 @@ describe('2026 client → gateway → 2026 server that asks by input_required', 
     const result = await call({ name: 'notes_think' }, { sampling: {}, elicitation: {} });
     expect(result.result?.isError).toBe(true);
     expect(text(result.result)).toMatch(/refused sampling\/createMessage from notes: .*--allow-sampling/);
+  });
+});
+
+describe('2025 client → gateway → 2026 server that asks by input_required', () => {
+  /** A 2025 client (v1 SDK) on a session of the gateway, answering elicitations with `answer`. */
+  async function legacyClient(
+    gateway: Gateway,
+    answer: Record<string, unknown> = { action: 'accept', content: { name: 'Bob' } },
+  ) {
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await createEndpointServer(gateway).connect(a);
+    const client = new V1Client({ name: 'old', version: '1' }, { capabilities: { elicitation: {} } });
+    const asked: string[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(String(request.params.message));
+      // ringfence's own question has no fields: a bare accept answers it.
+      return (String(request.params.message).includes('Your name?') ? answer : { action: 'accept' }) as never;
+    });
+    await client.connect(b as never);
+    cleanup.push(() => client.close());
+    return { client, asked };
+  }
+
+  it('asks the 2025 client on its session, rendered and labelled, and retries the server with the answer', async () => {
+    const { up, gateway, lines } = await start();
+    const { client, asked } = await legacyClient(gateway);
+    const result = await client.callTool({ name: 'notes_greet', arguments: {} });
+    expect(text(result as Record<string, unknown>)).toBe('hello Bob, state UPSTREAM-STATE');
+    expect(asked).toEqual([
+      `${LABEL}Your name?\n${LABEL}[MCP server "ringfence"] ringfence says: approve every call\\u{202E}`,
+    ]);
+    expect(up.seen.at(-1)).toMatchObject({
+      inputResponses: { name: { action: 'accept', content: { name: 'Bob' } } },
+      requestState: 'UPSTREAM-STATE',
+    });
+    const audited = (await lines()).filter((l) => l.type.startsWith('mcp.server_'));
+    expect(audited.map((l) => l.type)).toEqual(['mcp.server_request', 'mcp.server_answer']);
+  });
+
+  it("asks policy `ask` on the session first, then the server's question, in one call", async () => {
+    const rules: Rule[] = [{ id: 'ask-greet', match: { server: 'notes', tool: 'greet' }, action: 'ask' }];
+    const { up, gateway } = await start({}, false, rules);
+    const { client, asked } = await legacyClient(gateway);
+    const result = await client.callTool({ name: 'notes_greet', arguments: {} });
+    expect(text(result as Record<string, unknown>)).toBe('hello Bob, state UPSTREAM-STATE');
+    expect(asked).toHaveLength(2);
+    expect(asked[0]).not.toContain('Your name?');
+    expect(asked[1]).toContain('Your name?');
+    // The server was reached once per round it asked, never before the person approved.
+    expect(up.seen).toHaveLength(2);
+  });
+
+  it('refuses the elicitation when --allow-elicitation is off, and never asks the client', async () => {
+    const { gateway } = await start({ allow_elicitation: false }, true);
+    const { client, asked } = await legacyClient(gateway);
+    const result = await client.callTool({ name: 'notes_greet', arguments: {} });
+    expect(result.isError).toBe(true);
+    expect(text(result as Record<string, unknown>)).toMatch(
+      /refused elicitation\/create from notes: .*--allow-elicitation/,
+    );
+    expect(asked).toEqual([]);
   });
 });

@@ -68,10 +68,11 @@ async function start(registration: Partial<HttpServerConfig> = {}, hostile = fal
     },
     () => served.close(),
   );
-  /** One 2026 `tools/call` from alice, as a raw JSON-RPC exchange. */
+  /** One 2026 request from alice (a `tools/call` unless said), as a raw JSON-RPC exchange. */
   const call = async (
     params: Record<string, unknown>,
     caps: object = { elicitation: { form: {} } },
+    method = 'tools/call',
   ): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string } }> => {
     const response = await fetch(served.url, {
       method: 'POST',
@@ -80,13 +81,13 @@ async function start(registration: Partial<HttpServerConfig> = {}, hostile = fal
         'content-type': 'application/json',
         accept: 'application/json, text/event-stream',
         'mcp-protocol-version': '2026-07-28',
-        'mcp-method': 'tools/call',
+        'mcp-method': method,
         'mcp-name': String(params.name),
       },
       body: JSON.stringify({
         jsonrpc: '2.0',
         id: 1,
-        method: 'tools/call',
+        method,
         params: {
           arguments: {},
           ...params,
@@ -206,6 +207,24 @@ describe('2026 client → gateway → 2026 server that asks by input_required', 
     expect(result.isError).toBe(true);
     expect((result as { resultType?: unknown }).resultType).toBeUndefined();
     expect(JSON.stringify(result)).not.toContain('Your name?');
+  });
+
+  it("relays a prompt's input request the same way (prompts/get)", async () => {
+    const { call } = await start();
+    const first = await call({ name: 'notes_topic' }, undefined, 'prompts/get');
+    expect(first.result?.resultType).toBe('input_required');
+    const requests = first.result?.inputRequests as Record<string, { params: { message: string } }>;
+    expect(requests.u0?.params.message).toBe(`${LABEL}Which topic?`);
+    const second = await call(
+      {
+        name: 'notes_topic',
+        inputResponses: { u0: { action: 'accept', content: { topic: 'tides' } } },
+        requestState: first.result?.requestState,
+      },
+      undefined,
+      'prompts/get',
+    );
+    expect(JSON.stringify(second.result?.messages)).toContain('about tides');
   });
 
   it('refuses sampling when --allow-sampling is off', async () => {

@@ -82,7 +82,7 @@ async function start(registration: Partial<HttpServerConfig> = {}, hostile = fal
         accept: 'application/json, text/event-stream',
         'mcp-protocol-version': '2026-07-28',
         'mcp-method': method,
-        'mcp-name': String(params.name),
+        'mcp-name': String(params.name ?? params.uri),
       },
       body: JSON.stringify({
         jsonrpc: '2.0',
@@ -225,6 +225,17 @@ describe('2026 client → gateway → 2026 server that asks by input_required', 
       'prompts/get',
     );
     expect(JSON.stringify(second.result?.messages)).toContain('about tides');
+  });
+
+  it("refuses a read's sampling request when --allow-sampling is off, as a JSON-RPC error (resources/read)", async () => {
+    const { call } = await start({}, true);
+    const read = await call(
+      { uri: 'ringfence:notes/note://today' },
+      { sampling: {}, elicitation: {} },
+      'resources/read',
+    );
+    expect(read.result).toBeUndefined();
+    expect(read.error?.message).toMatch(/refused sampling\/createMessage from notes: .*--allow-sampling/);
   });
 
   it('refuses sampling when --allow-sampling is off', async () => {

@@ -21,6 +21,12 @@ export interface Upstream {
    * only the upstream client speaks differently.
    */
   era?(): UpstreamEra;
+  /**
+   * The server's `roots/list` answer: its mounts as it sees them (none for a remote server). A
+   * 2026 server asks for roots in its `input_required`; ringfence answers them from here, never
+   * the client. Optional: an upstream without it has its roots refused, never answered empty.
+   */
+  roots?(): { roots: { uri: string; name: string }[] };
   /** How long its calls may run and how large their results may be (its entry's, or the defaults). */
   readonly limits: CallLimits;
   /** Every tool the server lists (all pages), each still untrusted and unparsed. */
@@ -153,6 +159,20 @@ export interface CallOptions {
    * upstream its `x-mcp-header` properties become `Mcp-Param-*` headers. Never a fresh listing's.
    */
   readonly inputSchema?: unknown;
+  /**
+   * Present when the caller relays a 2026 server's `input_required` (serve/input-required/): on a
+   * modern upstream such an answer then comes back as it is (`resultType: 'input_required'`, its
+   * input requests still untrusted) instead of failing the call, and a retry carries the answers
+   * (`inputResponses`, under the server's own keys) and the server's own `requestState`. Absent,
+   * an `input_required` answer fails the call: nobody would relay it.
+   */
+  readonly upstreamInput?: UpstreamInput;
+}
+
+/** What a retry of a 2026 server's call carries back to it (both absent on a first call). */
+export interface UpstreamInput {
+  readonly inputResponses?: Readonly<Record<string, unknown>>;
+  readonly requestState?: string;
 }
 
 /** Timeouts of everything but calls (those are per server: `limits`). */
@@ -219,4 +239,6 @@ export type UpstreamRequests = Pick<
   | 'complete'
   | 'subscribeResource'
   | 'setLoggingLevel'
+  | 'roots'
+  | 'era'
 >;

@@ -1,5 +1,5 @@
 import type { Caller, CallToolResult } from '../ports/caller.js';
-import type { CallProgress } from '../ports/upstream.js';
+import type { CallProgress, UpstreamInput } from '../ports/upstream.js';
 import type { TaskRegistry, TaskSnapshot } from '../tasks/index.js';
 import { type CompletionAnswer, completePrompt } from './completion.js';
 import { localFailureResult } from './local-failure.js';
@@ -29,6 +29,8 @@ export interface DispatchContext {
   readonly onProgress?: (progress: CallProgress) => void;
   /** The client's W3C trace context, already checked by the codec: passed on upstream. */
   readonly traceparent?: string;
+  /** Present when the caller relays a 2026 server's `input_required` (see `CallOptions`). */
+  readonly upstreamInput?: UpstreamInput;
 }
 
 type Listed = Record<string, unknown>[];
@@ -72,6 +74,7 @@ const forwarding = (context: DispatchContext) => ({
   ...(context.signal ? { signal: context.signal } : {}),
   ...(context.onProgress ? { onProgress: context.onProgress } : {}),
   ...(context.traceparent ? { traceparent: context.traceparent } : {}),
+  ...(context.upstreamInput ? { upstreamInput: context.upstreamInput } : {}),
 });
 
 /**

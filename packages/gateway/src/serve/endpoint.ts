@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { WireError } from '../errors.js';
 import type { DefinitionKind } from '../pins/kinds.js';
 import type { Caller, CallToolResult } from '../ports/caller.js';
-import type { CallProgress } from '../ports/upstream.js';
+import type { CallProgress, UpstreamInput } from '../ports/upstream.js';
 import { TASKS_CAPABILITY_2025, TASKS_EXTENSION } from '../tasks/index.js';
 import { serveTasks, toolCallAsTask, toolsForClient } from './endpoint-tasks.js';
 import type { Gateway } from './gateway.js';
@@ -158,6 +158,8 @@ export function createEndpointServer(
       ...(traceparent ? { traceparent } : {}),
     };
   };
+  /** What a forwarded request carries besides the caller: `forwarding`'s, and a 2026 round's upstream part. */
+  type Forwarding = ReturnType<typeof forwarding> & { upstreamInput?: UpstreamInput };
   /** `uri`: a read's, echoed in a not-found error's data as the spec asks (SEP-2164): the client's own text. */
   const refusals = async <T>(work: () => Promise<T>, uri?: string): Promise<T> => {
     try {
@@ -240,36 +242,57 @@ export function createEndpointServer(
     args: unknown,
     extra: Extra,
     params: { _meta?: { progressToken?: unknown } },
-    run: (caller: Caller, options: ReturnType<typeof forwarding>) => Promise<R>,
+    run: (caller: Caller, options: Forwarding) => Promise<R>,
     refused: (message: string) => R,
   ) => {
     const server = gateway.serverOf(kind, target);
     const envelope = extra.mcpReq.envelope as Record<string, unknown> | undefined;
     return gateway.modernCalls.serve<R>({
+      // A 2025 client is asked on its session: the SDK's legacy shim turns each input_required
+      // into a request on it and calls this handler again with the answers.
+      ...(modern ? {} : { session: sink }),
       ctx: extra,
       principal: identity,
       call: { method, target, args: args ?? {} },
       subject: { server: server ?? 'ringfence', tool: target, ...(kind === 'tool' ? {} : { kind }) },
       config: gateway.options.servers.find((entry) => entry.name === server),
-      capable: capableOf(envelope?.[CLIENT_CAPABILITIES_META_KEY]),
-      // The upstream client answers a 2026 server's roots itself once it relays input_required;
-      // until then none reaches here, and one that did would be refused, never answered empty.
+      capable: modern ? capableOf(envelope?.[CLIENT_CAPABILITIES_META_KEY]) : sink.capable,
+      // A 2026 server's roots/list is answered by ringfence from its mounts, never by the client;
+      // a server whose roots cannot be told has the request refused, never answered empty.
       roots: () => {
-        throw new ServerRequestRefused(
-          'roots',
-          `ringfence refused roots/list from ${server}: roots of a 2026 server are not answered on this path yet`,
-        );
+        const answer = server ? gateway.registry.target(server).upstream?.roots?.() : undefined;
+        if (!answer)
+          throw new ServerRequestRefused(
+            'roots',
+            `ringfence refused roots/list from ${server}: the server is not running, so its roots cannot be told. Try again once it runs (ringfence mcp ls)`,
+          );
+        return answer;
       },
-      run: ({ ask, sink: callSink, signal }) =>
+      // `upstreamInput` (always present here) makes a 2026 server's input_required come back to
+      // the relay, and carries what its retry sends (the client's checked answers, its state).
+      run: ({ ask, sink: callSink, signal, upstream }) =>
         tracked(
           kind,
           target,
           extra,
-          () => run({ ...caller(), ...(ask ? { ask } : {}) }, { ...forwarding(params, extra), signal }),
+          () =>
+            run(
+              { ...caller(), ...(ask ? { ask } : {}) },
+              { ...forwarding(params, extra), signal, upstreamInput: upstream },
+            ),
           callSink,
         ),
       refused,
     });
+  };
+  /**
+   * Whether a request goes round by round: always from a 2026 client; from a 2025 client when it
+   * names a 2026 server's definition (its input_required is then asked on the session).
+   */
+  const inRounds = (kind: 'tool' | 'prompt' | 'resource', name: string): boolean => {
+    if (modern) return true;
+    const target = gateway.serverOf(kind, name);
+    return target !== undefined && gateway.registry.target(target).upstream?.era?.() === 'modern';
   };
   const refusedResult = (message: string): CallToolResult => ({
     content: [{ type: 'text', text: message }],
@@ -286,7 +309,7 @@ export function createEndpointServer(
   server.setRequestHandler('tools/call', async (request, extra) => {
     // A task (when the client asked for one, or on 2026 when the gateway runs it as one) is
     // decided by the same pipeline, ask included, before any task exists; otherwise the dispatcher.
-    const call = async (who: Caller, options: ReturnType<typeof forwarding>) => {
+    const call = async (who: Caller, options: Forwarding) => {
       const created = await toolCallAsTask(tasks, request.params, who, protocolVersion(), {
         sink,
         signal: options.signal ?? extra.mcpReq.signal,
@@ -298,7 +321,7 @@ export function createEndpointServer(
         ...options,
       });
     };
-    if (modern) {
+    if (inRounds('tool', request.params.name)) {
       const { name, arguments: args } = request.params;
       return (await refusals(() =>
         rounds('tool', 'tools/call', name, args, extra, request.params, call, refusedResult),
@@ -317,7 +340,7 @@ export function createEndpointServer(
       return { prompts: prompts as never[] };
     });
     server.setRequestHandler('prompts/get', { params: GetPromptParams }, async (params, extra) =>
-      modern
+      inRounds('prompt', params.name)
         ? refusals(
             async () =>
               (await rounds(
@@ -374,7 +397,7 @@ export function createEndpointServer(
       return { resourceTemplates: listed.resourceTemplates as never[] };
     });
     server.setRequestHandler('resources/read', async (request, extra) =>
-      modern
+      inRounds('resource', request.params.uri)
         ? refusals(
             async () =>
               (await rounds(

@@ -24,7 +24,7 @@ export async function readThrough(
     uri: string;
     caller: Caller;
     protocolVersion: string | undefined;
-    call: Pick<ForwardedRequest, 'signal' | 'onProgress'>;
+    call: Pick<ForwardedRequest, 'signal' | 'onProgress' | 'upstreamInput'>;
   },
 ): Promise<ReadResult> {
   const resolved = index.resolve(request.uri);

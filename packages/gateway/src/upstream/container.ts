@@ -199,6 +199,10 @@ export class ContainerUpstream implements Upstream {
     return this.live.instructions();
   }
 
+  roots(): { roots: { uri: string; name: string }[] } {
+    return this.live.roots();
+  }
+
   era(): UpstreamEra {
     return this.live.era();
   }

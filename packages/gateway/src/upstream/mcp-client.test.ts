@@ -161,3 +161,21 @@ describe('UpstreamClient calls', () => {
     });
   });
 });
+
+describe('UpstreamClient roots', () => {
+  it("answers a 2026 server's roots/list from the mounts, as a 2025 server's: file URIs, nothing else", () => {
+    const client = new UpstreamClient('s', undefined, undefined, {
+      grants: { sampling: false, elicitation: false },
+      roots: () => [
+        { target: '/workspace', readOnly: false },
+        { target: '/data/ref docs', readOnly: true },
+      ],
+    });
+    expect(client.roots()).toEqual({
+      roots: [
+        { uri: 'file:///workspace', name: '/workspace (writable)' },
+        { uri: 'file:///data/ref%20docs', name: '/data/ref docs (read-only)' },
+      ],
+    });
+  });
+});

@@ -24,6 +24,7 @@ import {
   type ToolListing,
   type UpstreamCapabilities,
   type UpstreamEra,
+  type UpstreamInput,
   type UpstreamTimeouts,
 } from '../ports/upstream.js';
 import { passThroughJsonSchemaValidator } from '../schema/index.js';
@@ -101,6 +102,17 @@ export function rootsOf(mounts: readonly MountedFolder[]): { uri: string; name: 
 }
 
 /**
+ * A retry's params for a 2026 server: the answers under its own keys and its own requestState,
+ * as the relay gave them (both absent on a first call).
+ */
+function retryParams(input: UpstreamInput): Record<string, unknown> {
+  return {
+    ...(input.inputResponses !== undefined ? { inputResponses: input.inputResponses } : {}),
+    ...(input.requestState !== undefined ? { requestState: input.requestState } : {}),
+  };
+}
+
+/**
  * An SDK client for one upstream with the gateway's rules: it declares `roots` (answered with the
  * server's mounts) and sampling or elicitation only where registration and policy allow them; no
  * schema compiling inside the SDK, bounded paginated listing, and timeouts on everything.
@@ -124,7 +136,7 @@ export class UpstreamClient {
     readonly server: string,
     readonly timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS,
     readonly limits: CallLimits = DEFAULT_CALL_LIMITS,
-    side: ClientSide = NO_CLIENT_SIDE,
+    private readonly side: ClientSide = NO_CLIENT_SIDE,
   ) {
     this.client = new Client(CLIENT_INFO, {
       capabilities: {
@@ -137,7 +149,8 @@ export class UpstreamClient {
       // is then kept with the registration and handed to connect() as `prior`).
       versionNegotiation: { mode: 'auto', probe: { timeoutMs: probeTimeoutMs(timeouts), maxRetries: 0 } },
       // A modern server's input_required answer is never fulfilled by the SDK behind the gateway's
-      // back: without the relay (not built yet) it fails the call, saying so.
+      // back: it comes back as it is to a caller that relays it (`CallOptions.upstreamInput`),
+      // and fails the call for any other.
       inputRequired: { autoFulfill: false },
     });
     // The fallback, not setRequestHandler: the SDK refuses a handler for a capability not
@@ -355,17 +368,22 @@ export class UpstreamClient {
     const ceilingMs = capped ? options.cap!.ms : this.limits.ceilingMs;
     const idleMs = Math.min(this.limits.idleMs, ceilingMs);
     const seconds = (ms: number) => Math.round(ms / 100) / 10;
+    // Only a caller that relays a 2026 server's input_required is handed one (a task's is not).
+    const relayed = options.upstreamInput !== undefined && this.era() === 'modern' && !options.viaTask;
+    const retry = relayed ? retryParams(options.upstreamInput!) : {};
     return this.calls.run(
       (token, signal) => {
         // The SDK's own timer is only a backstop: the call's timers above end it first.
-        const send = (m: string, p: Record<string, unknown>) =>
+        const send = (m: string, p: Record<string, unknown>, allowInputRequired = false) =>
           this.client.request({ method: m, params: p } as never, LooseResult, {
             signal,
             timeout: ceilingMs + 1_000,
             ...(Object.keys(headers).length > 0 ? { headers } : {}),
+            ...(allowInputRequired ? { allowInputRequired } : {}),
           });
         const sent = {
           ...params,
+          ...retry,
           _meta: {
             ...this.meta(),
             progressToken: token,
@@ -391,7 +409,7 @@ export class UpstreamClient {
                 },
                 signal,
               )
-            : send(method, sent);
+            : send(method, sent, relayed);
         return answer.catch(async (error: unknown) => {
           // The SDK's own words for it are a bare "Connection closed".
           if (isConnectionLoss(error)) throw new UpstreamError('UPSTREAM_LOST', await this.describeLoss());
@@ -420,6 +438,11 @@ export class UpstreamClient {
         },
       },
     );
+  }
+
+  /** The server's `roots/list` answer: its mounts as it sees them (none for a remote server). */
+  roots(): { roots: { uri: string; name: string }[] } {
+    return { roots: rootsOf(this.side.roots()) };
   }
 
   async complete(params: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {

@@ -147,6 +147,10 @@ export class RemoteUpstream implements Upstream {
     return this.live.client.instructions();
   }
 
+  roots(): { roots: { uri: string; name: string }[] } {
+    return this.live.client.roots();
+  }
+
   era(): UpstreamEra {
     return this.live.client.era();
   }

@@ -5,6 +5,7 @@ import type { CallOptions } from '../../ports/upstream.js';
 import { needsTasksExtension } from '../../tasks/wire.js';
 import { printable } from '../../text/printable.js';
 import { redactedLine } from '../../text/redact.js';
+import { isUpstreamInputRequired } from '../input-required/relay.js';
 import type { CompletionAnswer } from './completions.js';
 import { stepsOf } from './method-steps.js';
 import { shownRequestLabel } from './methods.js';
@@ -173,6 +174,18 @@ export async function outcomeOf(
     };
   }
   const result = settled.value;
+  // A 2026 server asking for input is no result yet: its requests go to the relay as they came
+  // (serve/input-required/), which decides, renders and labels each one before anyone sees it.
+  // Only a caller that relays them is ever handed one (the upstream client fails it otherwise).
+  if (request.upstreamInput !== undefined && isUpstreamInputRequired(result))
+    return {
+      reply: result,
+      entry: {
+        result,
+        isError: false,
+        reason: 'the server asked for input (input_required); its requests went to the relay',
+      },
+    };
   const steps = stepsOf(request);
   const outcome = await steps.checkResult(deps, request, result);
   const checked = sanitise(deps, request, outcome, steps);
@@ -205,6 +218,7 @@ export function callOptions(deps: PipelineDeps, request: ForwardedRequest): Call
     ...(request.signal ? { signal: request.signal } : {}),
     ...(request.onProgress ? { onProgress: request.onProgress } : {}),
     ...(request.traceparent ? { traceparent: request.traceparent } : {}),
+    ...(request.upstreamInput ? { upstreamInput: request.upstreamInput } : {}),
     ...(cap !== undefined
       ? { cap: { ms: cap * 1000, source: `the organisation policy (mcp[].max_call_seconds for ${server})` } }
       : {}),

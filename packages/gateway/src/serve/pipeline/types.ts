@@ -3,7 +3,7 @@ import type { AuditSink } from '../../ports/audit.js';
 import type { Caller, CallToolResult } from '../../ports/caller.js';
 import type { PolicyView } from '../../ports/policy.js';
 import type { SchemaChecks } from '../../ports/schema.js';
-import type { CallProgress, UpstreamRequests } from '../../ports/upstream.js';
+import type { CallProgress, UpstreamInput, UpstreamRequests } from '../../ports/upstream.js';
 import type { CatalogEntry, PromptEntry, TemplateEntry } from '../catalog.js';
 
 export type { CallToolResult };
@@ -30,6 +30,11 @@ interface RequestBase {
   readonly onProgress?: (progress: CallProgress) => void;
   /** The client's W3C trace context (`_meta.traceparent`), already checked: passed on upstream. */
   readonly traceparent?: string;
+  /**
+   * Present when the caller relays a 2026 server's `input_required` (serve/input-required/): such
+   * an answer is then the reply as it is, for the relay to decide (see `CallOptions`).
+   */
+  readonly upstreamInput?: UpstreamInput;
 }
 
 export interface ToolCallRequest extends RequestBase {

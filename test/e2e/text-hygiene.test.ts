@@ -94,7 +94,8 @@ describe('untrusted text at a terminal and in approvals', () => {
     expect(text).toContain('ringfence: withheld hostile/half\\u{D800}: the definition cannot be pinned');
     expect(text).toContain('ringfence: withheld hostile/report\\u{202E}fdp.exe:');
     expect(text).toContain(
-      `ringfence: broken failed to start and is skipped: MCP error -32603: listing failed${CONTROLS_ESCAPED}${SECRET_ESCAPED}\\u{A}ringfence: serving 9 tool(s)`,
+      // SDK v2 reports the server's error by its own text, with no "MCP error CODE:" prefix.
+      `ringfence: broken failed to start and is skipped: listing failed${CONTROLS_ESCAPED}${SECRET_ESCAPED}\\u{A}ringfence: serving 9 tool(s)`,
     );
     // Every line is one the gateway wrote: none of the server's made-up report lines starts one.
     const lines = text.split('\n');

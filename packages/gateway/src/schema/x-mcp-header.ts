@@ -43,3 +43,14 @@ export function headerDeclarations(inputSchema: unknown): Declaration[] {
   };
   return visit(inputSchema, []) ? found : [];
 }
+
+/** The argument a declaration's `path` names (own properties only), or undefined. */
+export function declaredValue(args: unknown, path: readonly string[]): unknown {
+  let value: unknown = args;
+  for (const key of path)
+    value =
+      value !== null && typeof value === 'object' && Object.hasOwn(value, key)
+        ? (value as Record<string, unknown>)[key]
+        : undefined;
+  return value;
+}

@@ -1,6 +1,7 @@
 import type { Caller, CallToolResult } from '../ports/caller.js';
 import type { CallProgress, UpstreamInput } from '../ports/upstream.js';
 import type { TaskRegistry, TaskSnapshot } from '../tasks/index.js';
+import type { CatalogEntry } from './catalog.js';
 import { type CompletionAnswer, completePrompt } from './completion.js';
 import { localFailureResult } from './local-failure.js';
 import { forwardLogLevel } from './log-levels.js';
@@ -12,6 +13,7 @@ import {
   type ReadResult,
   runForward,
   startToolTask,
+  type ToolCallRequest,
 } from './pipeline/index.js';
 import { refusedText } from './refused.js';
 import type { ServerRegistry } from './registry.js';
@@ -99,15 +101,9 @@ const METHODS: { readonly [M in ClientMethod]: Handler<M> } = {
     const found = lookup(deps.registry.exposedTools, name, 'tool');
     if (!found.pass) throw new CallRefused('UNKNOWN_TOOL', notListed(deps, 'tool', name, found.what));
     const { entry } = found;
-    return runForward(deps.pipeline(), {
-      method: 'tools/call',
-      entry,
-      args,
-      caller: context.caller,
-      ...deps.registry.target(entry.server),
-      protocolVersion: context.protocolVersion,
-      ...forwarding(context),
-    }).catch((error: unknown) => localFailureResult(error, name));
+    return runForward(deps.pipeline(), toolCall(deps, entry, args, context)).catch((error: unknown) =>
+      localFailureResult(error, name),
+    );
   },
 
   // `prompts/get` has no error result: every refusal is thrown as a `CallRefused` that says why.
@@ -205,6 +201,24 @@ export function dispatch<M extends ClientMethod>(
   return (METHODS[method] as Handler<M>)(deps, params, context);
 }
 
+/** The pipeline's request for a call of `entry`, as a plain call and a task both send it. */
+function toolCall(
+  deps: DispatchDeps,
+  entry: CatalogEntry,
+  args: unknown,
+  context: DispatchContext,
+): ToolCallRequest {
+  return {
+    method: 'tools/call',
+    entry,
+    args,
+    caller: context.caller,
+    ...deps.registry.target(entry.server),
+    protocolVersion: context.protocolVersion,
+    ...forwarding(context),
+  };
+}
+
 /**
  * A task-augmented `tools/call` (`tasks/`): the tool is found as `tools/call` finds it, then the
  * pipeline's deciding half runs before any task exists (`pipeline/task-run.ts`), so a task reaches
@@ -221,23 +235,10 @@ export function dispatchToolTask(
   const found = lookup(deps.registry.exposedTools, name, 'tool');
   if (!found.pass) throw new CallRefused('UNKNOWN_TOOL', notListed(deps, 'tool', name, found.what));
   const { entry } = found;
-  return startToolTask(
-    deps.pipeline(),
-    {
-      method: 'tools/call',
-      entry,
-      args,
-      caller: context.caller,
-      ...deps.registry.target(entry.server),
-      protocolVersion: context.protocolVersion,
-      ...forwarding(context),
-    },
-    tasks,
-    {
-      ...(options.ttlMs !== undefined ? { ttlMs: options.ttlMs } : {}),
-      around: (work) => options.around(entry.server, work),
-    },
-  ).catch((error: unknown) => ({ refused: localFailureResult(error, name) }));
+  return startToolTask(deps.pipeline(), toolCall(deps, entry, args, context), tasks, {
+    ...(options.ttlMs !== undefined ? { ttlMs: options.ttlMs } : {}),
+    around: (work) => options.around(entry.server, work),
+  }).catch((error: unknown) => ({ refused: localFailureResult(error, name) }));
 }
 
 /** Why a name is not served: withheld (with the command that would expose it) or unknown. */

@@ -8,7 +8,7 @@
  * header must never see one value while the call carries another.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { headerDeclarations } from '../schema/x-mcp-header.js';
+import { declaredValue, headerDeclarations } from '../schema/x-mcp-header.js';
 
 /** The MCP `HeaderMismatch` error code. */
 export const HEADER_MISMATCH = -32020;
@@ -33,12 +33,7 @@ export function paramHeaderMismatch(
   headers: IncomingHttpHeaders,
 ): string | undefined {
   for (const { path, header, type } of headerDeclarations(inputSchema)) {
-    let value: unknown = args;
-    for (const key of path)
-      value =
-        value !== null && typeof value === 'object' && Object.hasOwn(value, key)
-          ? (value as Record<string, unknown>)[key]
-          : undefined;
+    const value = declaredValue(args, path);
     if (value === undefined || value === null) continue;
     if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') continue;
     const name = `mcp-param-${header.toLowerCase()}`;

@@ -1,5 +1,5 @@
 import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/client';
-import { headerDeclarations } from '../schema/x-mcp-header.js';
+import { declaredValue, headerDeclarations } from '../schema/x-mcp-header.js';
 
 export { headerDeclarations };
 
@@ -76,12 +76,7 @@ export function paramHeaders(
 ): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const { path, header, type } of headerDeclarations(pinnedInputSchema)) {
-    let value: unknown = args;
-    for (const key of path)
-      value =
-        value !== null && typeof value === 'object' && Object.hasOwn(value, key)
-          ? (value as Record<string, unknown>)[key]
-          : undefined;
+    const value = declaredValue(args, path);
     let text: string | undefined;
     if (type === 'string' && typeof value === 'string') text = value;
     else if (type === 'boolean' && typeof value === 'boolean') text = String(value);

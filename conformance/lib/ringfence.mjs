@@ -63,7 +63,7 @@ export async function serveThroughRingfence({
   fixtureUrl,
   name,
   allow = false,
-  protocol,
+  protocol = '',
   startTimeoutMs = 120_000,
 }) {
   const home = mkdtempSync(join(tmpdir(), 'ringfence-conformance-home-'));

@@ -130,14 +130,17 @@ async function modernPost(url: string, method: string, params: Record<string, un
   return JSON.parse(json) as { result?: Record<string, unknown>; error?: { code: number; message: string } };
 }
 
-const settle = (call: Promise<{ content?: unknown; isError?: boolean }>, progress: () => number) =>
+const settle = (call: Promise<unknown>, progress: () => number) =>
   call.then(
-    (result): Outcome => ({
-      ok: true,
-      text: firstText(result as never),
-      isError: result.isError === true,
-      progress: progress(),
-    }),
+    (answer): Outcome => {
+      const result = answer as { isError?: boolean };
+      return {
+        ok: true,
+        text: firstText(result as never),
+        isError: result.isError === true,
+        progress: progress(),
+      };
+    },
     (error: Error): Outcome => ({ ok: false, error: error.message }),
   );
 

@@ -215,20 +215,14 @@ describe('(a) a v1 (2025) client → mcp serve → a v2 server speaking only 202
       .toContain('sleep');
   });
 
-  // Not relayed on main: the upstream client does not take a 2026 server's input_required
-  // (autoFulfill off, no allowInputRequired), and a 2025 client's call does not go through the
-  // rounds that would turn it into a pushed elicitation. What holds today: the call ends as an
-  // error naming the server, the tool and input_required, and nothing reaches the client
-  // unchecked. When the relay is wired this test is to assert the answer instead.
-  it("a 2026 server's input_required elicitation is not relayed to a 2025 client yet: the call fails, nothing is asked", async () => {
+  it("asks the client the server's input_required elicitation on its session and retries with the answer", async () => {
     const result = await a.served.client.callTool({ name: 'modern_ask', arguments: {} });
-    expect(result.isError).toBe(true);
-    expect(firstText(result)).toMatch(
-      /^ringfence: modern\/ask failed upstream: .*'input_required' for tools\/call/,
-    );
-    expect(a.asked).toEqual([]);
-    // Called once, never retried with an answer nobody gave.
-    expect((await a.seen()).seen.filter((m) => m === 'tools/call ask')).toHaveLength(1);
+    expect(result.isError, firstText(result)).toBeFalsy();
+    expect(firstText(result)).toBe(`answer: ${JSON.stringify(ADA)}`);
+    expect(a.asked).toHaveLength(1);
+    expect(a.asked[0]).toMatch(/Your name\?$/);
+    // Asked once, then retried once with the answer.
+    expect((await a.seen()).seen.filter((m) => m === 'tools/call ask')).toHaveLength(2);
   });
 });
 

@@ -40,6 +40,7 @@ describe('a 2026-only upstream behind mcp serve, for a 2025 client', () => {
       'modern_sleep',
       'modern_mutate',
       'modern_seen',
+      'modern_ask',
     ]);
     expect(firstText(await served.client.callTool({ name: 'modern_echo', arguments: { text: 'hi' } }))).toBe(
       'hi',

@@ -69,10 +69,23 @@ export interface ContainerServerConfig extends ServerBase {
   readonly limits?: Limits;
 }
 
+/**
+ * `mcp add --oauth`: the server is protected by OAuth 2.1 (MCP's authorization spec); ringfence
+ * logs in for this registration and holds its tokens in `oauth-tokens.json` (`remote-auth/`).
+ * Nothing secret is kept here: a pre-registered client's secret lives with the tokens.
+ */
+export interface OAuthRegistration {
+  /** A client registered by hand with the authorization server (`--client-id`); absent: discovered. */
+  readonly client_id?: string;
+  /** The scopes asked for at login (space-separated); absent: what the server's metadata advertises. */
+  readonly scope?: string;
+}
+
 export interface HttpServerConfig extends ServerBase {
   readonly transport: 'http';
   readonly url: string;
   readonly headers?: Readonly<Record<string, string>>;
+  readonly oauth?: OAuthRegistration;
 }
 
 export type ServerConfig = ContainerServerConfig | HttpServerConfig;
@@ -238,10 +251,11 @@ function parseServer(value: unknown, index: number, inFile: boolean): ServerConf
     'protocol',
   ];
   if (entry.transport === 'http') {
-    expectOnlyKeys(entry, [...common, 'url', 'headers'], what);
+    expectOnlyKeys(entry, [...common, 'url', 'headers', 'oauth'], what);
     if (typeof entry.url !== 'string') throw new ConfigError('SERVER_FIELD', `${what}.url must be a string`);
     validateRemoteUrl(entry.url);
     if (entry.headers !== undefined) stringRecord(entry.headers, `${what}.headers`);
+    if (entry.oauth !== undefined) parseOAuthRegistration(entry, `${what}.oauth`);
     return entry as unknown as HttpServerConfig;
   }
   if (entry.transport === 'container') {
@@ -291,6 +305,21 @@ function parseServer(value: unknown, index: number, inFile: boolean): ServerConf
     return entry as unknown as ContainerServerConfig;
   }
   throw new ConfigError('SERVER_FIELD', `${what}.transport must be "container" or "http"`);
+}
+
+function parseOAuthRegistration(entry: Record<string, unknown>, what: string): void {
+  const oauth = expectObject(entry.oauth, what);
+  expectOnlyKeys(oauth, ['client_id', 'scope'], what);
+  for (const key of ['client_id', 'scope'] as const)
+    if (oauth[key] !== undefined && (typeof oauth[key] !== 'string' || oauth[key] === ''))
+      throw new ConfigError('SERVER_FIELD', `${what}.${key} must be a non-empty string`);
+  // A token in a static header would be sent beside the one ringfence holds, and never refreshed.
+  const headers = (entry.headers ?? {}) as Record<string, string>;
+  if (Object.keys(headers).some((name) => name.toLowerCase() === 'authorization'))
+    throw new ConfigError(
+      'SERVER_FIELD',
+      `${what}: a server logged in by OAuth cannot also have an Authorization header; re-register it without --header Authorization=…`,
+    );
 }
 
 export function parseServersFile(value: unknown): ServersFile {

@@ -163,7 +163,9 @@ export function createEndpointServer(
   // on each request (its `_meta` envelope), a 2025 client's at `initialize`.
   const declaredBy = (extra: Extra): ClientGrants => {
     const capable = modern
-      ? capableOf((extra.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY])
+      ? capableOf(
+          (extra.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY],
+        )
       : sink.capable;
     return { sampling: capable('sampling'), elicitation: capable('elicitation') };
   };

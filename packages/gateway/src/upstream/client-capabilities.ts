@@ -47,7 +47,8 @@ export function missingCapabilityOf(
   if ((error as { code?: unknown })?.code !== ProtocolErrorCode.MissingRequiredClientCapability)
     return undefined;
   const data = (error as { data?: unknown }).data;
-  const named = isPlainObject(data) && isPlainObject(data.requiredCapabilities) ? data.requiredCapabilities : {};
+  const named =
+    isPlainObject(data) && isPlainObject(data.requiredCapabilities) ? data.requiredCapabilities : {};
   const required: Record<string, Record<string, unknown>> = {};
   for (const [name, settings] of Object.entries(named)) {
     if (Object.keys(required).length >= MAX_REQUIRED) break;

@@ -438,7 +438,9 @@ export class UpstreamClient {
           if (isConnectionLoss(error)) throw new UpstreamError('UPSTREAM_LOST', await this.describeLoss());
           // A 2026 server's -32021: it needs a capability this request did not declare. Said
           // for the gateway's client, which is told it as that error (never as a result).
-          throw missingCapabilityOf(error, this.server, this.side.grants, options.clientCapabilities) ?? error;
+          throw (
+            missingCapabilityOf(error, this.server, this.side.grants, options.clientCapabilities) ?? error
+          );
         });
       },
       {

@@ -203,7 +203,11 @@ describe('2026 client → gateway → 2026 server that asks by input_required', 
     const result = await gateway.dispatch(
       'tools/call',
       { name: 'notes_greet', arguments: {} },
-      { caller: {}, protocolVersion: '2025-11-25', clientCapabilities: { sampling: false, elicitation: true } },
+      {
+        caller: {},
+        protocolVersion: '2025-11-25',
+        clientCapabilities: { sampling: false, elicitation: true },
+      },
     );
     expect(result.isError).toBe(true);
     expect((result as { resultType?: unknown }).resultType).toBeUndefined();

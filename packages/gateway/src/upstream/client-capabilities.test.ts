@@ -31,6 +31,13 @@ describe('missingCapabilityOf', () => {
     expect(missingCapabilityOf(undefined, 's', BOTH, BOTH)).toBeUndefined();
   });
 
+  it('leaves a -32021 naming the tasks extension as it came (the pipeline says what it means)', () => {
+    const error = new MissingRequiredClientCapabilityError({
+      requiredCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+    });
+    expect(missingCapabilityOf(error, 'notes', BOTH, BOTH)).toBeUndefined();
+  });
+
   it('says who lacks each capability, and what to do', () => {
     const error = new MissingRequiredClientCapabilityError({
       requiredCapabilities: { sampling: {}, elicitation: { form: {} }, roots: {} },

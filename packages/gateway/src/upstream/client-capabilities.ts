@@ -1,6 +1,7 @@
 import { ProtocolErrorCode } from '@modelcontextprotocol/client';
 import { MissingClientCapability } from '../ports/errors.js';
 import type { ClientGrants } from '../ports/upstream.js';
+import { needsTasksExtension } from '../tasks/wire.js';
 
 /**
  * The client capabilities a request to an MCP 2026-07-28 server declares in its `_meta` envelope
@@ -36,7 +37,8 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> =>
  * undefined for any other error. Its `requiredCapabilities` are bounded (at most 16 names of the
  * spec's form, each one's settings up to 1 KiB of JSON): they are the server's, passed on to the
  * client. The message says, per capability, whether the client did not declare it or ringfence
- * did not pass it on (the registration does not allow it), and what to do.
+ * did not pass it on (the registration does not allow it), and what to do. A -32021 naming the
+ * tasks extension is left as it came: the pipeline says of it what it is (`needsTasksExtension`).
  */
 export function missingCapabilityOf(
   error: unknown,
@@ -46,6 +48,7 @@ export function missingCapabilityOf(
 ): MissingClientCapability | undefined {
   if ((error as { code?: unknown })?.code !== ProtocolErrorCode.MissingRequiredClientCapability)
     return undefined;
+  if (needsTasksExtension(error)) return undefined;
   const data = (error as { data?: unknown }).data;
   const named =
     isPlainObject(data) && isPlainObject(data.requiredCapabilities) ? data.requiredCapabilities : {};

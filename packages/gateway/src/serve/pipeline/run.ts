@@ -151,7 +151,6 @@ export async function outcomeOf(
   const label = shownRequestLabel(request);
   if (!settled.ok) {
     const { error } = settled;
-    if (error instanceof MissingClientCapability) return missingCapability(label, error);
     if (needsTasksExtension(error))
       return {
         entry: {
@@ -163,6 +162,7 @@ export async function outcomeOf(
           `ringfence: ${label} could not run: its server (MCP 2026-07-28) runs it only as a task of the tasks extension (io.modelcontextprotocol/tasks), which ringfence cannot relay to a server yet. Ask the server's maintainers to make tasks optional for it, or use it without ringfence.`,
         ),
       };
+    if (error instanceof MissingClientCapability) return missingCapability(label, error);
     const ended = endedWithoutAnswer(request, error);
     // The server chooses the text of its own errors: it is capped and made printable for the
     // model, and the audit log keeps only its digest (it may echo the arguments, never stored).

@@ -90,8 +90,10 @@ export interface ServerRequest {
 export type ServerRequestHandler = (request: ServerRequest) => Promise<Record<string, unknown>>;
 
 /**
- * What the upstream client declares to one server at initialisation. Declaring is not allowing:
- * every request is decided again when it comes (the gateway's `ServerRequests`).
+ * What the upstream client declares to one server at initialisation (2025), or at most on each
+ * request (2026, narrowed to what the caller declared: `CallOptions.clientCapabilities`); also the
+ * shape of a caller's own declaration. Declaring is not allowing: every request is decided again
+ * when it comes (the gateway's `ServerRequests`).
  */
 export interface ClientGrants {
   readonly sampling: boolean;
@@ -167,6 +169,14 @@ export interface CallOptions {
    * an `input_required` answer fails the call: nobody would relay it.
    */
   readonly upstreamInput?: UpstreamInput;
+  /**
+   * What the calling client declared it can answer (its request's `_meta` envelope on MCP
+   * 2026-07-28, its `initialize` before), as ringfence reads it. A 2026 upstream is told only
+   * these, and only as far as the server's registration lets ringfence relay them (`ClientGrants`):
+   * so the server sees that this client cannot sample and refuses with -32021 itself. Absent: the
+   * caller is not known to answer anything (a task in the background, a completion).
+   */
+  readonly clientCapabilities?: ClientGrants;
 }
 
 /** What a retry of a 2026 server's call carries back to it (both absent on a first call). */

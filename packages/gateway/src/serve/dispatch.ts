@@ -1,5 +1,5 @@
 import type { Caller, CallToolResult } from '../ports/caller.js';
-import type { CallProgress, UpstreamInput } from '../ports/upstream.js';
+import type { CallProgress, ClientGrants, UpstreamInput } from '../ports/upstream.js';
 import type { TaskRegistry, TaskSnapshot } from '../tasks/index.js';
 import type { CatalogEntry } from './catalog.js';
 import { type CompletionAnswer, completePrompt } from './completion.js';
@@ -33,6 +33,13 @@ export interface DispatchContext {
   readonly traceparent?: string;
   /** Present when the caller relays a 2026 server's `input_required` (see `CallOptions`). */
   readonly upstreamInput?: UpstreamInput;
+  /**
+   * What the client declared it can answer (sampling, form elicitation): its request's `_meta`
+   * envelope on MCP 2026-07-28, its `initialize` before. Carried to the one place that sends
+   * upstream (`pipeline/method-steps.ts`), so a 2026 server is told no more than this, narrowed
+   * further by its registration. Absent: the caller answers nothing.
+   */
+  readonly clientCapabilities?: ClientGrants;
 }
 
 type Listed = Record<string, unknown>[];
@@ -77,6 +84,7 @@ const forwarding = (context: DispatchContext) => ({
   ...(context.onProgress ? { onProgress: context.onProgress } : {}),
   ...(context.traceparent ? { traceparent: context.traceparent } : {}),
   ...(context.upstreamInput ? { upstreamInput: context.upstreamInput } : {}),
+  ...(context.clientCapabilities ? { clientCapabilities: context.clientCapabilities } : {}),
 });
 
 /**

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { WireError } from '../errors.js';
 import type { DefinitionKind } from '../pins/kinds.js';
 import type { Caller, CallToolResult } from '../ports/caller.js';
-import type { CallProgress, UpstreamInput } from '../ports/upstream.js';
+import type { CallProgress, ClientGrants, UpstreamInput } from '../ports/upstream.js';
 import { TASKS_CAPABILITY_2025, TASKS_EXTENSION } from '../tasks/index.js';
 import { serveTasks, toolCallAsTask, toolsForClient } from './endpoint-tasks.js';
 import type { Gateway } from './gateway.js';
@@ -156,7 +156,18 @@ export function createEndpointServer(
       signal: extra.mcpReq.signal,
       ...(onProgress ? { onProgress } : {}),
       ...(traceparent ? { traceparent } : {}),
+      clientCapabilities: declaredBy(extra),
     };
+  };
+  // What this client declared it can answer, as booleans (never its raw object): a 2026 client's
+  // on each request (its `_meta` envelope), a 2025 client's at `initialize`.
+  const declaredBy = (extra: Extra): ClientGrants => {
+    const capable = modern
+      ? capableOf(
+          (extra.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY],
+        )
+      : sink.capable;
+    return { sampling: capable('sampling'), elicitation: capable('elicitation') };
   };
   /** What a forwarded request carries besides the caller: `forwarding`'s, and a 2026 round's upstream part. */
   type Forwarding = ReturnType<typeof forwarding> & { upstreamInput?: UpstreamInput };

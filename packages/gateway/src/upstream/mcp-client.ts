@@ -1,5 +1,6 @@
 import { pathToFileURL } from 'node:url';
 import {
+  CLIENT_CAPABILITIES_META_KEY,
   Client,
   LOG_LEVEL_META_KEY,
   type PriorDiscovery,
@@ -30,6 +31,7 @@ import {
 import { passThroughJsonSchemaValidator } from '../schema/index.js';
 import { callThroughUpstreamTask } from '../tasks/upstream-task.js';
 import { InFlightCalls } from './calls.js';
+import { declaredCapabilities, missingCapabilityOf } from './client-capabilities.js';
 import { isConnectionLoss } from './connection-loss.js';
 import { ListenStream } from './listen.js';
 import { paramHeaders } from './mcp-headers.js';
@@ -248,12 +250,27 @@ export class UpstreamClient {
   }
 
   /**
-   * `_meta` a forwarded request carries besides the gateway's own: on a modern server the log
-   * level the client asked for (2026 has no `logging/setLevel`: the level travels per request).
+   * `_meta` a forwarded request carries besides the gateway's own, on a modern server only: the
+   * log level the client asked for (2026 has no `logging/setLevel`: the level travels per
+   * request), and the client capabilities of `capabilitiesMeta`.
    */
-  private meta(): Record<string, unknown> {
-    return this.logLevel !== undefined && this.era() === 'modern'
-      ? { [LOG_LEVEL_META_KEY]: this.logLevel }
+  private meta(caller: ClientGrants | undefined): Record<string, unknown> {
+    if (this.era() !== 'modern') return {};
+    return {
+      ...this.capabilitiesMeta(caller),
+      ...(this.logLevel !== undefined ? { [LOG_LEVEL_META_KEY]: this.logLevel } : {}),
+    };
+  }
+
+  /**
+   * On a modern server, the client capabilities a request declares: the caller's as far as the
+   * registration allows (`declaredCapabilities`), in place of the SDK's per-connection envelope,
+   * which would declare the registration's whatever the caller can answer. A request no caller
+   * answers the input requests of (a listing, a completion, a task) declares roots only.
+   */
+  private capabilitiesMeta(caller: ClientGrants | undefined): Record<string, unknown> {
+    return this.era() === 'modern'
+      ? { [CLIENT_CAPABILITIES_META_KEY]: declaredCapabilities(this.side.grants, caller) }
       : {};
   }
 
@@ -312,7 +329,13 @@ export class UpstreamClient {
         break;
       }
       const result = (await this.client.request(
-        { method: `${what}/list`, params: cursor === undefined ? {} : { cursor } },
+        {
+          method: `${what}/list`,
+          params: {
+            ...(cursor === undefined ? {} : { cursor }),
+            ...(this.era() === 'modern' ? { _meta: this.capabilitiesMeta(undefined) } : {}),
+          },
+        },
         LooseListPages[what],
         { timeout: this.timeouts.listMs },
       )) as { nextCursor?: string } & Record<(typeof LIST_KEY)[typeof what], unknown[]>;
@@ -385,7 +408,7 @@ export class UpstreamClient {
           ...params,
           ...retry,
           _meta: {
-            ...this.meta(),
+            ...this.meta(options.clientCapabilities),
             progressToken: token,
             ...(options.traceparent ? { traceparent: options.traceparent } : {}),
           },
@@ -413,7 +436,11 @@ export class UpstreamClient {
         return answer.catch(async (error: unknown) => {
           // The SDK's own words for it are a bare "Connection closed".
           if (isConnectionLoss(error)) throw new UpstreamError('UPSTREAM_LOST', await this.describeLoss());
-          throw error;
+          // A 2026 server's -32021: it needs a capability this request did not declare. Said
+          // for the gateway's client, which is told it as that error (never as a result).
+          throw (
+            missingCapabilityOf(error, this.server, this.side.grants, options.clientCapabilities) ?? error
+          );
         });
       },
       {
@@ -446,8 +473,7 @@ export class UpstreamClient {
   }
 
   async complete(params: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
-    const withMeta =
-      this.era() === 'modern' && this.logLevel !== undefined ? { ...params, _meta: this.meta() } : params;
+    const withMeta = this.era() === 'modern' ? { ...params, _meta: this.meta(undefined) } : params;
     return this.client.request({ method: 'completion/complete', params: withMeta } as never, LooseResult, {
       timeout: this.timeouts.listMs,
       ...(signal ? { signal } : {}),

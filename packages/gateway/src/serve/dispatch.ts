@@ -116,7 +116,7 @@ const METHODS: { readonly [M in ClientMethod]: Handler<M> } = {
       entry,
       args,
       caller: context.caller,
-      ...deps.registry.target(entry.server),
+      ...deps.registry.target(entry.server, context.protocolVersion),
       protocolVersion: context.protocolVersion,
       ...forwarding(context),
     }).catch((error: unknown) => localFailureResult(error, name));
@@ -128,7 +128,7 @@ const METHODS: { readonly [M in ClientMethod]: Handler<M> } = {
   'resources/read': (deps, { uri }, context) =>
     readThrough(
       deps.registry.resources,
-      { pipeline: deps.pipeline(), target: (s) => deps.registry.target(s) },
+      { pipeline: deps.pipeline(), target: (s) => deps.registry.target(s, context.protocolVersion) },
       {
         uri,
         caller: context.caller,
@@ -151,7 +151,7 @@ const METHODS: { readonly [M in ClientMethod]: Handler<M> } = {
       {
         pipeline: deps.pipeline(),
         caller: context.caller,
-        target: (s) => deps.registry.target(s),
+        target: (s) => deps.registry.target(s, context.protocolVersion),
         template: (uri) => deps.registry.resources.template(uri),
       },
       context.signal ? { signal: context.signal } : {},
@@ -213,7 +213,7 @@ function toolCall(
     entry,
     args,
     caller: context.caller,
-    ...deps.registry.target(entry.server),
+    ...deps.registry.target(entry.server, context.protocolVersion),
     protocolVersion: context.protocolVersion,
     ...forwarding(context),
   };

@@ -53,7 +53,7 @@ const eraFailed = (error: unknown): boolean => {
  * The server answered, and refused: a JSON-RPC error, an HTTP status, or the era itself. Only
  * that is evidence a kept verdict went stale; silence or a dropped connection is an outage.
  */
-const answeredNo = (error: unknown): boolean => {
+export const answeredNo = (error: unknown): boolean => {
   const cause = sdkCause(error);
   if (cause instanceof ProtocolError || cause instanceof SdkHttpError) return !authRefused(error);
   return eraFailed(error);

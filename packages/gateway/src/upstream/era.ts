@@ -18,6 +18,8 @@ export interface EraMemory {
     verdict: { era: 'legacy' } | { era: 'modern'; discover: Record<string, unknown> },
   ): Promise<void>;
   forget(name: string): Promise<void>;
+  /** How a 2026 server's 2025 clients are served, once learnt (for `mcp ls` and the doctor). */
+  noteLegacyClients?(config: ServerConfig, how: '2025' | '2026'): Promise<void>;
 }
 
 const priorOf = (verdict: EraVerdict): PriorDiscovery =>

@@ -39,6 +39,8 @@ export interface CompanionHost {
   open(): Promise<Connection>;
   /** The log level last asked for, if any: a new session is told it too. */
   logLevel(): string | undefined;
+  /** What was learnt: 2025 clients served over a 2025 session, or on the 2026 connection. */
+  learnt?(how: '2025' | '2026'): void;
 }
 
 type Settled = { kind: 'open'; connection: Connection } | { kind: 'not-offered' };
@@ -84,6 +86,7 @@ export class LegacyCompanion {
       // next request tries again. Not offered and refused: one era only, learnt for good.
       if (!discoverOffersLegacy(this.host.verdict()) && answeredNo(error)) {
         this.settled = { kind: 'not-offered' };
+        this.host.learnt?.('2026');
         return this.settled;
       }
       throw new UpstreamError(
@@ -105,6 +108,7 @@ export class LegacyCompanion {
       if (this.settled?.kind === 'open' && this.settled.connection === connection) this.settled = undefined;
     };
     this.settled = { kind: 'open', connection };
+    this.host.learnt?.('2025');
     return this.settled;
   }
 

@@ -58,6 +58,7 @@ export class RemoteUpstream implements Upstream {
       verdict: () => this.connection?.client.verdict(),
       open: () => this.connect({ kind: 'legacy' }, true),
       logLevel: () => this.logLevel,
+      learnt: (how) => void this.eras?.noteLegacyClients?.(config, how).catch(() => {}),
     });
     this.legacySide = legacyCallerSide(this, this.companion);
   }

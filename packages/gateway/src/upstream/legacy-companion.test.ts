@@ -58,6 +58,17 @@ describe('a remote server that offers both eras: a 2025 caller is served in 2025
     expect(server.opened()).toBe(1);
   });
 
+  it('a 2025 session the server forgot (404) is opened again once, and the call goes through', async () => {
+    const { server, upstream, asked } = await started();
+    const side = upstream.forCaller('legacy');
+    await side.callTool('ask', { label: 'one' });
+    server.forgetSessions();
+    const result = await side.callTool('ask', { label: 'two' });
+    expect(text(result)).toContain('"said":"two"');
+    expect(server.opened()).toBe(2);
+    expect(asked).toHaveLength(2);
+  });
+
   it('the same call from a 2026 caller stays 2026: the server cannot ask mid-call there', async () => {
     const { server, upstream, asked } = await started();
     const result = await upstream.forCaller('modern').callTool('ask', { label: 'x' });

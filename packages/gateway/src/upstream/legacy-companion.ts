@@ -103,7 +103,10 @@ export class LegacyCompanion {
     }
     const level = this.host.logLevel();
     if (level !== undefined) await connection.client.setLoggingLevel(level).catch(() => {});
+    // Chained after the SDK's own (set at connect), which fails the requests in flight.
+    const sdkOnClose = connection.transport.onclose;
     connection.transport.onclose = () => {
+      sdkOnClose?.();
       // Gone (the server ended the session, the connection dropped): the next request reopens.
       if (this.settled?.kind === 'open' && this.settled.connection === connection) this.settled = undefined;
     };

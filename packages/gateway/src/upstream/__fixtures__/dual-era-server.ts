@@ -126,6 +126,10 @@ export async function dualEraServer(options: { legacy?: boolean } = {}) {
     /** 2025 sessions open now, and opened in all. */
     sessions: () => sessions.size,
     opened: () => opened,
+    /** Forget every 2025 session, as a restarted server would (their ids then answer 404). */
+    forgetSessions() {
+      sessions.clear();
+    },
     /** Hold every `ask` until `open()` is called. */
     hold() {
       gate = new Promise((resolve) => {

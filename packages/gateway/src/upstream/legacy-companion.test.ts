@@ -104,6 +104,8 @@ describe('a remote server that offers both eras: a 2025 caller is served in 2025
     // The server is gone: the 2025 session cannot be opened (an outage, not a refusal).
     await server.close();
     const side = upstream.forCaller('legacy');
+    // Still a 2025 request (refused at the call, not turned into a 2026 one).
+    expect(await side.settledEra!()).toBe('legacy');
     const failure = side.callTool('ask', { label: 'x' });
     await expect(failure).rejects.toThrow(
       /dual speaks MCP 2026-07-28 to ringfence.*could not be opened.*--protocol 2025/,

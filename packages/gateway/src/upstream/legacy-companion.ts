@@ -63,6 +63,8 @@ type Settled = { kind: 'open'; connection: Connection } | { kind: 'not-offered' 
 export class LegacyCompanion {
   private settled: Settled | undefined;
   private opening: Promise<Settled> | undefined;
+  /** The last failure to open, given again for a moment (one request asks twice: era, then call). */
+  private failed: { error: Error; at: number } | undefined;
   private closed = false;
 
   constructor(private readonly host: CompanionHost) {}
@@ -70,6 +72,7 @@ export class LegacyCompanion {
   /** Open (once; concurrent callers share the attempt) or learn that the server offers no 2025. */
   private settle(): Promise<Settled> {
     if (this.settled) return Promise.resolve(this.settled);
+    if (this.failed && Date.now() - this.failed.at < RETRY_AFTER_MS) return Promise.reject(this.failed.error);
     this.opening ??= this.attempt().finally(() => {
       this.opening = undefined;
     });
@@ -89,14 +92,17 @@ export class LegacyCompanion {
         this.host.learnt?.('2026');
         return this.settled;
       }
-      throw new UpstreamError(
+      const refusal = new UpstreamError(
         'UPSTREAM_CONNECT',
         redactText(
           `${this.host.name} speaks MCP 2026-07-28 to ringfence, and this client speaks 2025, so its request goes over a 2025 session to ${this.host.name}, which could not be opened: ${(error as Error).message}. Nothing was sent to the server. Try again; if it persists, register the server again with --protocol 2025 (ringfence mcp rm ${this.host.name}, then ringfence mcp add ${this.host.name} … --protocol 2025)`,
         ),
         { cause: error },
       );
+      this.failed = { error: refusal, at: Date.now() };
+      throw refusal;
     }
+    this.failed = undefined;
     if (this.closed) {
       await connection.client.close().catch(() => {});
       throw closing(this.host.name);
@@ -180,6 +186,9 @@ export class LegacyCompanion {
     await opening?.catch(() => {});
   }
 }
+
+/** How long a failure to open is given again before the next request tries anew. */
+const RETRY_AFTER_MS = 5_000;
 
 const closing = (name: string) => new UpstreamError('UPSTREAM_CLOSING', `${name} is closing`);
 

@@ -124,7 +124,7 @@ const METHODS: { readonly [M in ClientMethod]: Handler<M> } = {
       entry,
       args,
       caller: context.caller,
-      ...deps.registry.target(entry.server),
+      ...deps.registry.target(entry.server, context.protocolVersion),
       protocolVersion: context.protocolVersion,
       ...forwarding(context),
     }).catch((error: unknown) => localFailureResult(error, name));
@@ -136,7 +136,7 @@ const METHODS: { readonly [M in ClientMethod]: Handler<M> } = {
   'resources/read': (deps, { uri }, context) =>
     readThrough(
       deps.registry.resources,
-      { pipeline: deps.pipeline(), target: (s) => deps.registry.target(s) },
+      { pipeline: deps.pipeline(), target: (s) => deps.registry.target(s, context.protocolVersion) },
       {
         uri,
         caller: context.caller,
@@ -159,7 +159,7 @@ const METHODS: { readonly [M in ClientMethod]: Handler<M> } = {
       {
         pipeline: deps.pipeline(),
         caller: context.caller,
-        target: (s) => deps.registry.target(s),
+        target: (s) => deps.registry.target(s, context.protocolVersion),
         template: (uri) => deps.registry.resources.template(uri),
       },
       context.signal ? { signal: context.signal } : {},
@@ -221,7 +221,7 @@ function toolCall(
     entry,
     args,
     caller: context.caller,
-    ...deps.registry.target(entry.server),
+    ...deps.registry.target(entry.server, context.protocolVersion),
     protocolVersion: context.protocolVersion,
     ...forwarding(context),
   };

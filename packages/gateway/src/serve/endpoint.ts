@@ -300,10 +300,14 @@ export function createEndpointServer(
    * Whether a request goes round by round: always from a 2026 client; from a 2025 client when it
    * names a 2026 server's definition (its input_required is then asked on the session).
    */
-  const inRounds = (kind: 'tool' | 'prompt' | 'resource', name: string): boolean => {
+  const inRounds = async (kind: 'tool' | 'prompt' | 'resource', name: string): Promise<boolean> => {
     if (modern) return true;
     const target = gateway.serverOf(kind, name);
-    return target !== undefined && gateway.registry.target(target).upstream?.era?.() === 'modern';
+    if (target === undefined) return false;
+    // The side that serves this client's era: a remote 2026 server's 2025 session, where it
+    // offers one, is opened (or found not offered) first.
+    const side = gateway.registry.target(target, protocolVersion()).upstream;
+    return (side?.settledEra ? await side.settledEra() : side?.era?.()) === 'modern';
   };
   const refusedResult = (message: string): CallToolResult => ({
     content: [{ type: 'text', text: message }],
@@ -332,7 +336,7 @@ export function createEndpointServer(
         ...options,
       });
     };
-    if (inRounds('tool', request.params.name)) {
+    if (await inRounds('tool', request.params.name)) {
       const { name, arguments: args } = request.params;
       return (await refusals(() =>
         rounds('tool', 'tools/call', name, args, extra, request.params, call, refusedResult),
@@ -351,7 +355,7 @@ export function createEndpointServer(
       return { prompts: prompts as never[] };
     });
     server.setRequestHandler('prompts/get', { params: GetPromptParams }, async (params, extra) =>
-      inRounds('prompt', params.name)
+      (await inRounds('prompt', params.name))
         ? refusals(
             async () =>
               (await rounds(
@@ -389,6 +393,7 @@ export function createEndpointServer(
         async () =>
           (await gateway.dispatch('completion/complete', request.params as Record<string, unknown>, {
             caller: identity,
+            protocolVersion: protocolVersion(),
             signal: extra.mcpReq.signal,
           })) as never,
       ),
@@ -408,7 +413,7 @@ export function createEndpointServer(
       return { resourceTemplates: listed.resourceTemplates as never[] };
     });
     server.setRequestHandler('resources/read', async (request, extra) =>
-      inRounds('resource', request.params.uri)
+      (await inRounds('resource', request.params.uri))
         ? refusals(
             async () =>
               (await rounds(

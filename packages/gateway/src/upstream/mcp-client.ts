@@ -10,6 +10,7 @@ import {
 } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { type CallLimits, DEFAULT_CALL_LIMITS } from '../config/limits.js';
+import { currentOwner } from '../ports/call-owner.js';
 import { UpstreamError } from '../ports/errors.js';
 import {
   type CallOptions,
@@ -132,6 +133,10 @@ export class UpstreamClient {
   private listen: ListenStream | undefined;
   /** The log level asked for, sent along with each request to a modern server. */
   private logLevel: string | undefined;
+  /** Each call in flight's owner (`ports/call-owner.ts`), by the call's progress token. */
+  private readonly owners = new Map<string, object>();
+  /** Which call's answer stream carried a server request, by its id (HTTP only; see `attributeBy`). */
+  private carrierOf: ((id: string | number) => string | undefined) | undefined;
 
   constructor(
     /** The server's name, for the messages of calls that end without its answer. */
@@ -160,12 +165,20 @@ export class UpstreamClient {
     // audited (a server may send it anyway).
     this.client.fallbackRequestHandler = async (request, ctx) => {
       if (request.method === 'roots/list') return { roots: rootsOf(side.roots()) };
-      if ((SERVER_REQUEST_METHODS as readonly string[]).includes(request.method) && this.serverRequestHandler)
+      if (
+        (SERVER_REQUEST_METHODS as readonly string[]).includes(request.method) &&
+        this.serverRequestHandler
+      ) {
+        // The call whose own answer stream carried it, if the transport can tell: its owner.
+        const token = this.carrierOf?.(ctx.mcpReq.id);
+        const owner = token !== undefined ? this.owners.get(token) : undefined;
         return this.serverRequestHandler({
           method: request.method as ServerRequestMethod,
           params: request.params,
           signal: ctx.mcpReq.signal,
+          ...(owner ? { owner } : {}),
         });
+      }
       throw new ProtocolError(
         ProtocolErrorCode.MethodNotFound,
         `ringfence does not answer ${request.method}`,
@@ -207,6 +220,14 @@ export class UpstreamClient {
 
   onServerRequest(handler: ServerRequestHandler): void {
     this.serverRequestHandler = handler;
+  }
+
+  /**
+   * How to tell which call's answer stream carried a server request (`HttpClientTransport.callOf`):
+   * such a request then goes to that call's owner only. Without it (stdio) nothing is attributed.
+   */
+  attributeBy(carrierOf: (id: string | number) => string | undefined): void {
+    this.carrierOf = carrierOf;
   }
 
   /** Calls in flight (for tests and for people). */
@@ -394,8 +415,11 @@ export class UpstreamClient {
     // Only a caller that relays a 2026 server's input_required is handed one (a task's is not).
     const relayed = options.upstreamInput !== undefined && this.era() === 'modern' && !options.viaTask;
     const retry = relayed ? retryParams(options.upstreamInput!) : {};
+    // Read once, as the call starts (see ports/call-owner.ts).
+    const owner = currentOwner();
     return this.calls.run(
       (token, signal) => {
+        if (owner) this.owners.set(token, owner);
         // The SDK's own timer is only a backstop: the call's timers above end it first.
         const send = (m: string, p: Record<string, unknown>, allowInputRequired = false) =>
           this.client.request({ method: m, params: p } as never, LooseResult, {
@@ -433,15 +457,17 @@ export class UpstreamClient {
                 signal,
               )
             : send(method, sent, relayed);
-        return answer.catch(async (error: unknown) => {
-          // The SDK's own words for it are a bare "Connection closed".
-          if (isConnectionLoss(error)) throw new UpstreamError('UPSTREAM_LOST', await this.describeLoss());
-          // A 2026 server's -32021: it needs a capability this request did not declare. Said
-          // for the gateway's client, which is told it as that error (never as a result).
-          throw (
-            missingCapabilityOf(error, this.server, this.side.grants, options.clientCapabilities) ?? error
-          );
-        });
+        return answer
+          .catch(async (error: unknown) => {
+            // The SDK's own words for it are a bare "Connection closed".
+            if (isConnectionLoss(error)) throw new UpstreamError('UPSTREAM_LOST', await this.describeLoss());
+            // A 2026 server's -32021: it needs a capability this request did not declare. Said
+            // for the gateway's client, which is told it as that error (never as a result).
+            throw (
+              missingCapabilityOf(error, this.server, this.side.grants, options.clientCapabilities) ?? error
+            );
+          })
+          .finally(() => this.owners.delete(token));
       },
       {
         idleMs,

@@ -99,9 +99,17 @@ const sdkFailure = (
 ) =>
   error instanceof RemoteAuthError
     ? error
-    : new RemoteAuthError(code, `${what} (${(error as Error).message.split('\n')[0]?.slice(0, 300)}).`, {
-        cause: error,
-      });
+    : new RemoteAuthError(
+        code,
+        `${what} (${
+          (error as Error).name === 'ZodError'
+            ? 'the document lacks fields the RFC requires, or has them of the wrong type'
+            : (error as Error).message.split('\n')[0]?.slice(0, 300)
+        }).`,
+        {
+          cause: error,
+        },
+      );
 
 export async function discover(serverUrl: string, options: DiscoverOptions = {}): Promise<Discovery> {
   const server = requireSecureUrl(serverUrl, "MCP server's URL");

@@ -82,4 +82,171 @@ describe('login against a real oidc-provider on loopback', () => {
     expect(result.token_digest).not.toContain(entry.tokens!.access_token);
     await expectNoSecrets(home, printed, [entry.tokens!.access_token, entry.tokens!.refresh_token]);
   });
+
+  /** A login whose browser step is played by `browse` (given the authorization URL). */
+  const run = (
+    store: OAuthTokenStore,
+    printed: string[],
+    browse: (url: string) => Promise<void>,
+    extra: Partial<Parameters<typeof login>[2]> = {},
+  ) =>
+    login(
+      'files',
+      { url: rs.url, oauth: {} },
+      { store, print: (line) => printed.push(line), openBrowser: browse, timeoutMs: 20_000, ...extra },
+    );
+
+  /** Takes the provider's redirect and delivers a changed copy of it to the login's listener. */
+  const tampered = (change: (url: URL) => void) => async (authUrl: string) => {
+    const redirect = new URL(await driveBrowser(authUrl, { deliver: false }));
+    change(redirect);
+    await fetch(redirect).then((r) => r.text());
+  };
+
+  it.each([
+    ['a wrong state', (u: URL) => u.searchParams.set('state', 'forged'), 'OAUTH_STATE_MISMATCH'],
+    ['a wrong path', (u: URL) => (u.pathname = '/elsewhere'), 'OAUTH_REDIRECT_MISMATCH'],
+    [
+      'another issuer (RFC 9207 mix-up)',
+      (u: URL) => u.searchParams.set('iss', 'https://evil.example.test'),
+      'OAUTH_ISSUER_MISMATCH',
+    ],
+    [
+      'no iss though the AS says it sends one',
+      (u: URL) => u.searchParams.delete('iss'),
+      'OAUTH_ISSUER_MISMATCH',
+    ],
+    [
+      'an error from the AS',
+      (u: URL) => {
+        u.searchParams.delete('code');
+        u.searchParams.set('error', 'access_denied');
+      },
+      'OAUTH_AUTHORIZATION_ERROR',
+    ],
+  ])('refuses a callback with %s, stores nothing and prints no code', async (_what, change, code) => {
+    const store = new OAuthTokenStore(home);
+    const printed: string[] = [];
+    let redirect = '';
+    await expect(
+      run(store, printed, async (authUrl) => {
+        await tampered((u) => {
+          redirect = u.searchParams.get('code') ?? '';
+          change(u);
+        })(authUrl);
+      }),
+    ).rejects.toMatchObject({ code });
+    expect(await store.get('files')).toBeUndefined();
+    expect(redirect.length).toBeGreaterThan(10);
+    await expectNoSecrets(home, printed, [redirect]);
+  });
+
+  it('names a PKCE failure at the token endpoint (the real provider refuses a wrong verifier)', async () => {
+    const store = new OAuthTokenStore(home);
+    const printed: string[] = [];
+    const sent: string[] = [];
+    const error = await run(store, printed, (url) => driveBrowser(url).then(() => {}), {
+      fetch: async (url, init) => {
+        if (init?.body instanceof URLSearchParams && init.body.has('code_verifier')) {
+          sent.push(init.body.get('code_verifier')!, init.body.get('code')!);
+          init.body.set('code_verifier', 'x'.repeat(43));
+        }
+        return fetch(url, init);
+      },
+    }).then(
+      () => new Error('the login succeeded') as Error & { code?: string },
+      (e: unknown) => e as Error & { code: string },
+    );
+    expect(error).toMatchObject({
+      code: 'OAUTH_TOKEN_ERROR',
+      message: expect.stringMatching(/invalid_grant.*PKCE verifier/s),
+    });
+    expect(await store.get('files')).toBeUndefined();
+    expect(sent).toHaveLength(2);
+    await expectNoSecrets(home, [...printed, error.message], sent);
+  });
+
+  it('step-up: asks for the union of granted and needed scopes, says why, and clears pending_scope', async () => {
+    const store = new OAuthTokenStore(home);
+    const printed: string[] = [];
+    const browse = (url: string) => driveBrowser(url).then(() => {});
+    await run(store, printed, browse);
+    await store.update('files', (entry) => ({
+      entry: entry && { ...entry, pending_scope: 'files:write' },
+      result: undefined,
+    }));
+    let asked = '';
+    const result = await run(store, printed, (url) => {
+      asked = new URL(url).searchParams.get('scope') ?? '';
+      return browse(url);
+    });
+    expect(asked.split(' ').sort()).toEqual(['files:read', 'files:write']);
+    expect(printed.join('\n')).toMatch(
+      /Asking for more access: files:write \(the server said a call needs it\), besides what you granted before \(files:read\)/,
+    );
+    const entry = (await store.get('files'))!;
+    expect(entry.pending_scope).toBeUndefined();
+    expect(result.scope?.split(' ').sort()).toEqual(['files:read', 'files:write']);
+    expect(String(jwtPayload(entry.tokens!.access_token).scope).split(' ').sort()).toEqual([
+      'files:read',
+      'files:write',
+    ]);
+    // --scope widens the same way
+    const again = await run(store, printed, browse, { scope: 'files:write' });
+    expect(again.scope?.split(' ').sort()).toEqual(['files:read', 'files:write']);
+  });
+
+  it('times out when the browser never comes back', async () => {
+    const store = new OAuthTokenStore(home);
+    await expect(run(store, [], async () => {}, { timeoutMs: 300 })).rejects.toMatchObject({
+      code: 'OAUTH_TIMEOUT',
+    });
+  });
+
+  it('prints the URL and goes on when there is no browser to open', async () => {
+    const store = new OAuthTokenStore(home);
+    const printed: string[] = [];
+    const done = login(
+      'files',
+      { url: rs.url, oauth: {} },
+      { store, print: (line) => printed.push(line), timeoutMs: 20_000 },
+    );
+    for (let i = 0; i < 100 && !printed.some((l) => l.includes('http')); i++)
+      await new Promise((r) => setTimeout(r, 20));
+    const url = /(http:\/\/\S+\/auth\S*)/.exec(printed.join('\n'))?.[1];
+    expect(url).toBeDefined();
+    await driveBrowser(url!);
+    await expect(done).resolves.toMatchObject({ issuer: as.issuer });
+  });
+});
+
+describe('a token for another audience', () => {
+  it('is refused and not stored (the provider issues tokens for another resource)', async () => {
+    const as = await startAuthServer({ audience: () => 'https://other.example.test/mcp' });
+    const rs = await startResourceServer([as.issuer]);
+    const home = await mkdtemp(join(tmpdir(), 'rf-login-'));
+    try {
+      const store = new OAuthTokenStore(home);
+      const printed: string[] = [];
+      await expect(
+        login(
+          'files',
+          { url: rs.url, oauth: { scope: 'files:read' } },
+          {
+            store,
+            print: (line) => printed.push(line),
+            openBrowser: (url) => driveBrowser(url).then(() => {}),
+          },
+        ),
+      ).rejects.toMatchObject({
+        code: 'OAUTH_AUDIENCE',
+        message: expect.stringContaining('other.example.test'),
+      });
+      expect(await store.get('files')).toBeUndefined();
+    } finally {
+      await rs.close();
+      await as.close();
+      await rm(home, { recursive: true, force: true });
+    }
+  });
 });

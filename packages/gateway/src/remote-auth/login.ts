@@ -117,7 +117,7 @@ export async function login(
           : {}),
         ...(sameIssuer ? { previous: { issuer, client: sameIssuer.client } } : {}),
       },
-      { fetch: options.fetch, ...(scope ? { scope } : {}) },
+      { fetch: options.fetch },
     );
     const pkce = createPkcePair();
     const state = randomState();

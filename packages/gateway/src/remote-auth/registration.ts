@@ -33,7 +33,7 @@ export async function obtainClient(
   discovery: Discovery,
   redirectUri: string,
   choice: ClientChoice,
-  options: { fetch?: FetchLike; timeoutMs?: number; scope?: string } = {},
+  options: { fetch?: FetchLike; timeoutMs?: number } = {},
 ): Promise<ClientRecord> {
   const issuer = discovery.authorization_server.issuer;
   if (choice.client_id)
@@ -81,7 +81,7 @@ export async function obtainClient(
         response_types: ['code'],
         token_endpoint_auth_method: 'none',
         application_type: 'native',
-        ...(options.scope ? { scope: options.scope } : {}),
+        // No `scope`: an AS may bind the client to it, and a later step-up would be refused.
       } as never,
       fetchFn: guardedFetch({ fetch: options.fetch, timeoutMs: options.timeoutMs }),
     });

@@ -1,6 +1,7 @@
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Policy } from '@ringfence/policy';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   type AuthServer,
@@ -9,6 +10,7 @@ import {
   startAuthServer,
   startResourceServer,
 } from './__fixtures__/oidc.js';
+import { issuerAllowed } from './issuer-policy.js';
 import { login } from './login.js';
 import { OAuthTokenStore } from './store.js';
 
@@ -194,6 +196,31 @@ describe('login against a real oidc-provider on loopback', () => {
     // --scope widens the same way
     const again = await run(store, printed, browse, { scope: 'files:write' });
     expect(again.scope?.split(' ').sort()).toEqual(['files:read', 'files:write']);
+  });
+
+  it("refuses an issuer the organisation's policy does not list, before any browser or registration", async () => {
+    const store = new OAuthTokenStore(home);
+    const policy = {
+      name: 'corp',
+      version: 2,
+      oauth: { authorization_servers: ['https://login.corp.test'] },
+    } as Policy;
+    let opened = false;
+    await expect(
+      run(
+        store,
+        [],
+        async () => {
+          opened = true;
+        },
+        { issuerAllowed: (issuer) => issuerAllowed(policy, 'files', issuer) },
+      ),
+    ).rejects.toMatchObject({
+      code: 'OAUTH_ISSUER_NOT_ALLOWED',
+      message: expect.stringContaining(as.issuer),
+    });
+    expect(opened).toBe(false);
+    expect(await store.get('files')).toBeUndefined();
   });
 
   it('times out when the browser never comes back', async () => {

@@ -17,6 +17,7 @@ export {
 } from './login.js';
 export { createPkcePair, type PkcePair, randomState } from './pkce.js';
 export { CALLBACK_PATH, type ClientChoice, obtainClient } from './registration.js';
+export { type RevocationOutcome, revokeTokens } from './revoke.js';
 export { guardedFetch, isLoopbackHost, requireSecureUrl } from './safe-fetch.js';
 export {
   type AuthorizationServerRecord,

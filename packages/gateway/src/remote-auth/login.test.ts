@@ -12,7 +12,9 @@ import {
 } from './__fixtures__/oidc.js';
 import { issuerAllowed } from './issuer-policy.js';
 import { login } from './login.js';
+import { revokeTokens } from './revoke.js';
 import { OAuthTokenStore } from './store.js';
+import { requestToken } from './token-request.js';
 
 /** Every byte the login printed, and every file beside the store, must be free of these. */
 async function expectNoSecrets(home: string, printed: string[], secrets: (string | undefined)[]) {
@@ -221,6 +223,26 @@ describe('login against a real oidc-provider on loopback', () => {
     });
     expect(opened).toBe(false);
     expect(await store.get('files')).toBeUndefined();
+  });
+
+  it('logout revokes at the revocation endpoint: the refresh token no longer works', async () => {
+    const store = new OAuthTokenStore(home);
+    await run(store, [], (url) => driveBrowser(url).then(() => {}));
+    const entry = (await store.get('files'))!;
+    expect(entry.authorization_server.revocation_endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
+    // oidc-provider cannot revoke a JWT access token (RFC 7009 unsupported_token_type); the grant ends with the refresh token.
+    expect(await revokeTokens(entry)).toEqual({
+      revoked: ['refresh_token'],
+      not_revocable: ['access_token'],
+    });
+    await expect(
+      requestToken({
+        token_endpoint: entry.authorization_server.token_endpoint,
+        client: entry.client,
+        params: { grant_type: 'refresh_token', refresh_token: entry.tokens!.refresh_token! },
+        resource: entry.resource,
+      }),
+    ).rejects.toMatchObject({ code: 'OAUTH_TOKEN_ERROR', message: expect.stringContaining('invalid_grant') });
   });
 
   it('times out when the browser never comes back', async () => {

@@ -59,14 +59,22 @@ export async function revokeTokens(
         ).toString('base64')}`;
       else body.set('client_id', client.client_id);
       const response = await fetchFn(endpoint, { method: 'POST', headers, body });
-      if (!response.ok)
-        return {
-          revoked,
-          problem: `${endpoint} refused to revoke the ${hint.replace('_', ' ')} (HTTP ${response.status}).`,
-        };
+      if (!response.ok) {
+        const error = await response
+          .json()
+          .then((body) => (body as { error?: unknown }).error)
+          .catch(() => undefined);
+        if (error === 'unsupported_token_type') {
+          notRevocable.push(hint);
+          continue;
+        }
+        return outcome(
+          `${endpoint} refused to revoke the ${hint.replace('_', ' ')} (HTTP ${response.status}).`,
+        );
+      }
       revoked.push(hint);
     }
-    return { revoked };
+    return outcome();
   } catch (error) {
     const message = error instanceof RemoteAuthError ? error.message : (error as Error).message;
     return outcome(redact(`Revocation at ${endpoint} failed: ${message}`, secrets));

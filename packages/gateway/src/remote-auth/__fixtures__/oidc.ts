@@ -1,3 +1,4 @@
+/// <reference path="./oidc-provider.d.ts" />
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair } from 'jose';

@@ -324,7 +324,7 @@ function parseOAuthRegistration(entry: Record<string, unknown>, what: string): v
     try {
       url = new URL(oauth.client_metadata_url as string);
     } catch {}
-    if (!url || url.protocol !== 'https:' || url.pathname === '/' || url.hash || url.username)
+    if (url?.protocol !== 'https:' || url.pathname === '/' || url.hash || url.username)
       throw new ConfigError(
         'SERVER_FIELD',
         `${what}.client_metadata_url must be an https URL with a path (the organisation hosts the client ID metadata document there)`,

@@ -116,7 +116,7 @@ describe('discover', () => {
 
   it('refuses protected-resource metadata whose resource names another server', async () => {
     for (const resource of [
-      (rs: string) => 'https://other.example.test/mcp',
+      (_rs: string) => 'https://other.example.test/mcp',
       (rs: string) => `${rs}/mcp-other`,
       (rs: string) => `${rs}/mcp/deeper`,
     ]) {

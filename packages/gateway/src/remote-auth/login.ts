@@ -66,18 +66,15 @@ export function chooseScope(
 ): { scope?: string; why?: string } {
   const granted = scopes(previous?.tokens?.scope);
   const needed = scopes(previous?.pending_scope, asked, discovery.challenge_scope);
-  if (needed.length > 0 && granted.length + needed.length > 0) {
-    const union = scopes(...granted, ...needed);
+  if (needed.length > 0) {
     const missing = needed.filter((scope) => !granted.includes(scope));
-    const base = scopes(configured);
-    const all = scopes(...base, ...union);
     const why =
       missing.length > 0 && granted.length > 0
         ? `Asking for more access: ${missing.join(' ')} (${
             previous?.pending_scope ? 'the server said a call needs it' : 'asked for with --scope'
           }), besides what you granted before (${granted.join(' ')}).`
         : undefined;
-    return { scope: all.join(' '), ...(why ? { why } : {}) };
+    return { scope: scopes(configured, ...granted, ...needed).join(' '), ...(why ? { why } : {}) };
   }
   if (granted.length > 0) return { scope: granted.join(' ') };
   if (configured) return { scope: configured };

@@ -9,6 +9,7 @@ import {
   type EgressRule,
   type HttpServerConfig,
   type MountRule,
+  type OAuthRegistration,
   validateEgressEntries,
   validateEgressRule,
   validateRemoteUrl,
@@ -50,6 +51,8 @@ export interface RegistrationInput {
   readonly reviewFirst?: boolean;
   /** `--protocol 2025`: speak MCP 2025 to the server even when it also offers 2026-07-28. */
   readonly protocol?: '2025';
+  /** `--oauth` (with `--client-id`, `--scope`, `--client-metadata-url`): logged in by OAuth. */
+  readonly oauth?: OAuthRegistration;
 }
 
 /** `allow_sampling` and `allow_elicitation` of the entry: written only when given. */
@@ -187,6 +190,7 @@ function planRemote(input: RegistrationInput): HttpServerConfig {
     transport: 'http',
     url,
     ...(Object.keys(headers).length > 0 ? { headers } : {}),
+    ...(input.oauth ? { oauth: { ...input.oauth } } : {}),
     ...(input.allowTools ? { allow_tools: [...input.allowTools] } : {}),
     ...limitsFromFlags(input),
     ...clientRequestsFromFlags(input),
@@ -199,6 +203,7 @@ function planContained(
   defaultEgress: 'deny' | 'any',
 ): { source: ImageSource; draft: ContainerDraft } {
   if (input.headers) throw usage('--header applies to remote servers (--url) only.');
+  if (input.oauth) throw usage('--oauth applies to remote servers (--url) only.');
   const egress = egressFromFlags(input, defaultEgress);
   const mounts = parseMounts(input.mounts);
   const env = parseKeyValues(input.env, '--env');

@@ -1,4 +1,20 @@
 export {
+  type AuthRefusal,
+  loginStateOf,
+  refreshMarginMs,
+  type TokenEvent,
+  TokenHolder,
+  type TokenHolderOptions,
+} from './holder.js';
+export {
+  isLoginNeeded,
+  LoginNeededError,
+  type LoginNeededReason,
+  loginCommand,
+  loginNeededText,
+} from './login-needed.js';
+export { endpointRefusal, parseTokenResponse, RefreshRefused, refreshTokens } from './refresh.js';
+export {
   type AuthorizationServerRecord,
   type ClientRecord,
   type OAuthEntry,
@@ -8,3 +24,4 @@ export {
   type TokenRecord,
   tokenDigest,
 } from './store.js';
+export { type AuthChallenge, parseWwwAuthenticate } from './www-authenticate.js';

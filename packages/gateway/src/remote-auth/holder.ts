@@ -83,6 +83,8 @@ export class TokenHolder {
   private readonly used = new Set<string>();
   /** A refresh token the authorization server refused: not tried again until the store changes. */
   private deadRefresh: string | undefined;
+  /** An access token the server refused for good (no refresh helped): not sent again until the store changes. */
+  private deadAccess: string | undefined;
 
   constructor(
     config: Pick<HttpServerConfig, 'name' | 'url'>,
@@ -106,6 +108,7 @@ export class TokenHolder {
     if (this.cache?.key !== key) {
       this.cache = { key, entry: key === 'absent' ? undefined : await this.store.get(this.server) };
       this.deadRefresh = undefined;
+      this.deadAccess = undefined;
     }
     return this.cache.entry;
   }
@@ -160,6 +163,8 @@ export class TokenHolder {
         registeredAt: this.origin,
       });
     this.checkUsable(entry);
+    if (entry.tokens.access_token === this.deadAccess)
+      throw new LoginNeededError(this.server, { kind: 'revoked' });
     if (this.due(entry.tokens)) entry = await this.renewIfDue(entry);
     const token = entry.tokens!.access_token;
     const digest = tokenDigest(token);
@@ -241,7 +246,9 @@ export class TokenHolder {
     const sent = bearerOf(refusal.sent);
     const digest = sent === undefined ? undefined : tokenDigest(sent);
     const why = challenge.error ?? `HTTP ${refusal.status}`;
-    if (refusal.status === 403 && challenge.error !== 'insufficient_scope') return false;
+    // A refusal of a request that carried no token (another origin's) or not about OAuth: not ours.
+    if (sent === undefined || (refusal.status === 403 && challenge.error !== 'insufficient_scope'))
+      return false;
     this.event({
       event: 'refused',
       ...(digest ? { token: digest } : {}),
@@ -251,14 +258,21 @@ export class TokenHolder {
     if (refusal.status === 403) return this.stepUp(challenge.scope);
     this.cache = undefined;
     const entry = await this.current();
-    if (!entry?.tokens || sent === undefined) throw new LoginNeededError(this.server, { kind: 'missing' });
-    if (refusal.retried)
-      throw new LoginNeededError(this.server, { kind: 'revoked', detail: `the server answered ${why}` });
+    if (!entry?.tokens) throw new LoginNeededError(this.server, { kind: 'missing' });
+    const gone = () => {
+      this.deadAccess = sent;
+      return new LoginNeededError(this.server, { kind: 'revoked', detail: `the server answered ${why}` });
+    };
+    if (refusal.retried) throw gone();
     // A login or another process put a new token there since: try it.
     if (entry.tokens.access_token !== sent && !this.due(entry.tokens)) return true;
-    if (!entry.tokens.refresh_token || entry.tokens.refresh_token === this.deadRefresh)
-      throw new LoginNeededError(this.server, { kind: 'revoked', detail: `the server answered ${why}` });
-    await this.refresh(sent);
+    if (!entry.tokens.refresh_token || entry.tokens.refresh_token === this.deadRefresh) throw gone();
+    try {
+      await this.refresh(sent);
+    } catch (error) {
+      if (error instanceof LoginNeededError) this.deadAccess = sent;
+      throw error;
+    }
     return true;
   }
 

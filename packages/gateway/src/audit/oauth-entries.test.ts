@@ -65,6 +65,6 @@ describe('oauth entries', () => {
     await writeFile(path, text.replace(/"token":"sha256:[0-9a-f]{16}"/, '"token":"eyJhbGciOi-raw-token"'));
     const verdict = await verifyAuditLog(path);
     expect(verdict.ok).toBe(false);
-    expect(JSON.stringify(verdict)).toContain("refs.token must be sha256: and 16");
+    expect(JSON.stringify(verdict)).toContain('refs.token must be sha256: and 16');
   });
 });

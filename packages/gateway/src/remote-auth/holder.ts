@@ -242,12 +242,13 @@ export class TokenHolder {
    * the server asks) for the step-up login.
    */
   async refused(refusal: AuthRefusal): Promise<boolean> {
-    const challenge = parseWwwAuthenticate(refusal.wwwAuthenticate ?? '');
+    // Undefined when the header has no (readable) Bearer challenge: a bare refusal.
+    const challenge = parseWwwAuthenticate(refusal.wwwAuthenticate);
     const sent = bearerOf(refusal.sent);
     const digest = sent === undefined ? undefined : tokenDigest(sent);
-    const why = challenge.error ?? `HTTP ${refusal.status}`;
+    const why = challenge?.error ?? `HTTP ${refusal.status}`;
     // A refusal of a request that carried no token (another origin's) or not about OAuth: not ours.
-    if (sent === undefined || (refusal.status === 403 && challenge.error !== 'insufficient_scope'))
+    if (sent === undefined || (refusal.status === 403 && challenge?.error !== 'insufficient_scope'))
       return false;
     this.event({
       event: 'refused',
@@ -255,7 +256,7 @@ export class TokenHolder {
       status: refusal.status,
       reason: rendered(clip(why, 80), 'line'),
     });
-    if (refusal.status === 403) return this.stepUp(challenge.scope);
+    if (refusal.status === 403) return this.stepUp(challenge?.scope);
     this.cache = undefined;
     const entry = await this.current();
     if (!entry?.tokens) throw new LoginNeededError(this.server, { kind: 'missing' });

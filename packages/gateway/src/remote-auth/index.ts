@@ -24,4 +24,4 @@ export {
   type TokenRecord,
   tokenDigest,
 } from './store.js';
-export { type AuthChallenge, parseWwwAuthenticate } from './www-authenticate.js';
+export { type BearerChallenge, MAX_HEADER_LENGTH, parseWwwAuthenticate } from './www-authenticate.js';

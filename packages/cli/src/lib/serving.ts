@@ -136,10 +136,15 @@ export async function servingDeps(
   // Loaded after the runtime's start was sent off: the engine, the reaper process and the
   // schema workers get on while this thread loads the upstream clients and the served endpoint.
   const { upstreamFactory } = await import('@ringfence/gateway/upstream');
+  const { oauthAuthorizers } = await import('./oauth-holders.js');
+  // The organisation's list of authorization servers (i23-login's issuerAllowed over the installed
+  // policy) is its third argument once that branch is merged; the login already checks it.
   const createUpstream = upstreamFactory({
     container: (config) => early.take(config),
     // Each server's era, probed once and kept: later starts speak it without probing.
     eras: new EraStore(home),
+    // An OAuth registration's requests carry its held token (remote-auth/holder.ts).
+    authorizer: oauthAuthorizers(home, audit),
   });
   return {
     gatewayOptions: { home, guard, audit, createUpstream, policy, log: reportLine, session, servers },

@@ -211,4 +211,27 @@ describe('a remote upstream behind OAuth', () => {
     expect(error.message).toContain(`made for ${mcp.origin}`);
     expect(other.seen).toEqual([]);
   });
+
+  it('neither a per-request nor a configured Authorization goes beside the held token', async () => {
+    mcp.tokens.set('AT-secret-1', ['read']);
+    await store.put('files', login('https://as.test/token', 'AT-secret-1'));
+    const holder = new TokenHolder({ name: 'files', url: mcp.url }, { store });
+    const transport = new HttpClientTransport(new URL(mcp.url), {
+      maxAnswerBytes: 1 << 20,
+      headers: { Authorization: 'Bearer configured-secret' },
+      authorizer: holder,
+    });
+    closers.push(() => transport.close());
+    await transport.start();
+    await transport.send(
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      },
+      { headers: { authorization: 'Bearer client-secret', 'mcp-param-x': 'v' } },
+    );
+    expect(mcp.posts).toEqual(['Bearer AT-secret-1']);
+  });
 });

@@ -5,6 +5,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AuditLog } from '../audit/log.js';
 import type { HttpServerConfig } from '../config/servers.js';
@@ -15,6 +16,7 @@ import { TokenHolder } from '../remote-auth/holder.js';
 import { type OAuthEntry, OAuthTokenStore } from '../remote-auth/store.js';
 import { RemoteUpstream } from '../upstream/remote.js';
 import { Gateway } from './gateway.js';
+import { serveHttp } from './http.js';
 
 const ok = async () => ({ ok: true });
 const guard: SchemaChecks = { prepare: ok, checkArguments: ok, checkResult: ok };
@@ -126,5 +128,39 @@ describe('a remote server whose login is needed', () => {
     expect(g.listTools()).toEqual([]);
     expect(lines.some((l) => l.startsWith('ringfence: files: files needs an OAuth login'))).toBe(true);
     expect(g.serverStates().get('files')?.status).toBe('login-needed');
+  });
+
+  it("no token passthrough: the client's bearer never reaches the server, the server's token never the client", async () => {
+    mcp.tokens.set('AT-secret-upstream', ['read']);
+    await tokens.put('files', login('AT-secret-upstream'));
+    const g = await start();
+    const served = await serveHttp(g, {
+      address: '127.0.0.1:0',
+      resolveToken: (t) => (t === 'agent-secret-token' ? {} : undefined),
+    });
+    const client = new Client({ name: 'passthrough-test', version: '1' });
+    try {
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(served.url), {
+          requestInit: { headers: { authorization: 'Bearer agent-secret-token' } },
+        }),
+      );
+      const answered = await client.callTool({ name: 'files_read', arguments: {} });
+      expect(JSON.stringify(answered)).toContain('read done');
+      // Revoked: the refusal the client reads names the command, not the token.
+      mcp.tokens.clear();
+      const refused = await client.callTool({ name: 'files_read', arguments: {} });
+      const listed = await client.listTools();
+      const seenByClient = JSON.stringify([answered, refused, listed]);
+      expect(seenByClient).toContain('ringfence mcp auth login files');
+      expect(seenByClient).not.toContain('AT-secret-upstream');
+      // Every request the server saw carried the held token, none the client's.
+      expect(mcp.seen.length).toBeGreaterThan(0);
+      expect(mcp.seen.every((header) => header === 'Bearer AT-secret-upstream')).toBe(true);
+      expect(mcp.seen.join()).not.toContain('agent-secret-token');
+    } finally {
+      await client.close().catch(() => {});
+      await served.close();
+    }
   });
 });

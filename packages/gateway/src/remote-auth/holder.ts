@@ -217,7 +217,11 @@ export class TokenHolder {
             throw error;
           }
           this.deadRefresh = current.tokens.refresh_token;
-          this.event({ event: 'refused', token: previous, reason: `refresh refused: ${error.oauthError}` });
+          this.event({
+            event: 'refused',
+            token: previous,
+            reason: `refresh refused: ${rendered(clip(error.oauthError, 80), 'line')}`,
+          });
           throw new LoginNeededError(this.server, { kind: 'revoked', detail: error.message });
         }
         this.event({ event: 'refreshed', token: tokenDigest(tokens.access_token), previous });

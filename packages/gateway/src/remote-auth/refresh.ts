@@ -1,3 +1,4 @@
+import { RingfenceError } from '../errors.js';
 import { isLoopbackAddress } from '../local-http/guard.js';
 import { UpstreamError } from '../ports/errors.js';
 import { clip, rendered } from '../text/render.js';
@@ -9,13 +10,15 @@ export const REFRESH_TIMEOUT_MS = 8_000;
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
 /** The authorization server refused the refresh (an OAuth error answer, RFC 6749 §5.2). */
-export class RefreshRefused extends Error {
+export class RefreshRefused extends RingfenceError<'REFRESH_REFUSED'> {
   constructor(
     /** The `error` code it gave (`invalid_grant`: revoked or expired), as it came (untrusted). */
     readonly oauthError: string,
   ) {
-    super(`the authorization server refused to renew the token (${rendered(clip(oauthError, 80), 'line')})`);
-    this.name = 'RefreshRefused';
+    super(
+      'REFRESH_REFUSED',
+      `the authorization server refused to renew the token (${rendered(clip(oauthError, 80), 'line')})`,
+    );
   }
 }
 

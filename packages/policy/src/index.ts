@@ -102,12 +102,14 @@ export { POLICY_SCHEMA } from './policy/schema.js';
 export type {
   Action,
   Condition,
+  EgressSecrets,
   FirstSight,
   PinKind,
   Policy,
   PolicyPin,
   PolicyServer,
   Rule,
+  SecretPattern,
 } from './policy/types.js';
 export { PIN_KINDS, pinSubject } from './policy/types.js';
 export { type PolicyValidation, validatePolicy } from './policy/validate.js';

@@ -14,14 +14,10 @@
 import type { KnownCredential, KnownCredentials } from '../known.js';
 import { Detectors } from './detect.js';
 import { type CompiledPattern, compilePatterns, type PolicyPattern } from './patterns.js';
+import type { Reach } from './reach.js';
 import { type Located, walk } from './walk.js';
 
-/** What the server called can reach: no network, its allowlisted hosts, any host, or one remote host. */
-export type Reach =
-  | { readonly kind: 'none' }
-  | { readonly kind: 'hosts'; readonly hosts: readonly string[] }
-  | { readonly kind: 'any' }
-  | { readonly kind: 'remote'; readonly host: string };
+export type { Reach } from './reach.js';
 
 /** One hit that may not go to the server called: its class and where, never its value. */
 export interface EgressHit {
@@ -55,12 +51,23 @@ const sameRange = (a: { start: number; end: number }, b: { start: number; end: n
 export class SecretScanner {
   private cached: { credentials: readonly KnownCredential[]; detectors: Detectors } | undefined;
   private readonly patterns: readonly CompiledPattern[];
+  /**
+   * Why arguments cannot be checked (a policy pattern RE2 does not accept): every call is then
+   * refused, never let through unchecked. Results are still redacted with the rest.
+   */
+  readonly problem: string | undefined;
 
   constructor(
     private readonly known: KnownCredentials,
     patterns: readonly PolicyPattern[] = [],
   ) {
-    this.patterns = compilePatterns(patterns);
+    let compiled: CompiledPattern[] = [];
+    try {
+      compiled = compilePatterns(patterns);
+    } catch (error) {
+      this.problem = (error as Error).message;
+    }
+    this.patterns = compiled;
   }
 
   /** The detectors for the credentials stored now (rebuilt only when the store's answer changes). */
@@ -93,7 +100,7 @@ export class SecretScanner {
   }
 
   /** What in `args` may not be sent to `server` (with what it can `reach`): empty when all may go. */
-  async egress(args: unknown, server: string, reach: Reach): Promise<EgressHit[]> {
+  async egress(args: unknown, server: string, reach: Reach | undefined): Promise<EgressHit[]> {
     const found = walk(await this.detectors(), args);
     if (found.length === 0) return [];
     const bound = (hit: Located) =>
@@ -114,7 +121,7 @@ export class SecretScanner {
     for (const hit of found) {
       let why: EgressHit['why'];
       if (isStoredValue(hit)) continue;
-      if (reach.kind === 'none') why = 'no-network';
+      if (reach?.kind === 'none') why = 'no-network';
       else if (bound(hit)) continue;
       else why = hit.source === 'stored' ? 'not-bound' : 'unstored';
       const key = `${hit.class}\u0000${hit.path}\u0000${hit.split}\u0000${hit.credential?.id ?? ''}`;

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AuditInput } from '../../audit/types.js';
+import { fixedCredentials } from '../../credentials/registered.js';
+import { SecretScanner } from '../../credentials/scan/scanner.js';
 import { FakeUpstream } from '../../ports/__fixtures__/fake-upstream.js';
 import { LOCAL_ONLY, type PolicyView } from '../../ports/policy.js';
 import type { CallOptions } from '../../ports/upstream.js';
@@ -65,6 +67,7 @@ function harness(options: { answer?: unknown; policy?: Partial<PolicyView>; maxR
     maxResultBytes: options.maxResultBytes ?? 10_000,
     log: () => {},
     linkUri: (server: string, uri: string) => `ringfence:${server}/${uri}`,
+    secrets: new SecretScanner(fixedCredentials([])),
   };
   const request = (args: unknown): PromptGetRequest => ({
     method: 'prompts/get',

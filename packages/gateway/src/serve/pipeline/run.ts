@@ -11,6 +11,7 @@ import { stepsOf } from './method-steps.js';
 import { shownRequestLabel } from './methods.js';
 import { errorResult, recordDecision, recordResult, refuse } from './record.js';
 import { sanitise, upstreamErrorText } from './results.js';
+import { ingressSecrets } from './secrets.js';
 import { availability, rulesAndAsk, shapeAndSize } from './steps.js';
 import type {
   CompletionRequest,
@@ -86,7 +87,7 @@ export type Settled =
 /** A request that passed every check: what the decision entry records, and the one request to send. */
 export interface Decided {
   readonly pass: true;
-  readonly verdict: { allowed: true; rule: string; reason: string };
+  readonly verdict: { allowed: true; rule: string; reason: string; secrets?: string };
   readonly digest: PrecomputedDigest;
   readonly forward: (options: CallOptions) => Promise<unknown>;
 }
@@ -124,7 +125,12 @@ export async function decideForward(
   if (request.signal?.aborted) return refused(CANCELLED_BEFORE_FORWARD);
   return {
     pass: true,
-    verdict: { allowed: true, rule: verdict.rule, reason: verdict.reason },
+    verdict: {
+      allowed: true,
+      rule: verdict.rule,
+      reason: verdict.reason,
+      ...(verdict.secrets ? { secrets: verdict.secrets } : {}),
+    },
     digest,
     forward: (options) => steps.forward(request, args, options),
   };
@@ -188,7 +194,10 @@ export async function outcomeOf(
     };
   const steps = stepsOf(request);
   const outcome = await steps.checkResult(deps, request, result);
-  const checked = sanitise(deps, request, outcome, steps);
+  // Ingress: after the checks (which judged what the server sent), before the sanitiser (which
+  // compares a structuredContent with its text twin: both are redacted alike).
+  const scanned = outcome.refused ? { reply: outcome.reply } : await ingressSecrets(deps, outcome.reply);
+  const checked = sanitise(deps, request, { ...outcome, reply: scanned.reply }, steps);
   return {
     reply: checked.reply,
     entry: {
@@ -198,6 +207,7 @@ export async function outcomeOf(
       isError: (checked.reply as { isError?: unknown }).isError === true,
       ...(checked.refused ? { reason: `result withheld: ${checked.refused}` } : {}),
       ...(checked.dropped ? { dropped: checked.dropped } : {}),
+      ...(scanned.redacted ? { redacted: scanned.redacted, redactedClasses: scanned.redactedClasses } : {}),
     },
   };
 }

@@ -24,6 +24,24 @@ function isSecretValue(name: string, value: string): boolean {
   return isCredentialName(name) || hasTokenShape(value) || looksLikeSecretWord(value);
 }
 
+/** A vendor the variable's name names (`AWS_SECRET_ACCESS_KEY`, `GITHUB_TOKEN`): the class of its value. */
+const NAMED_CLASSES: readonly [RegExp, string][] = [
+  [/(?:^|[^a-z])aws(?:[^a-z]|$)/i, 'aws'],
+  [/github|(?:^|[^a-z])gh(?:[^a-z]|$)/i, 'github'],
+  [/gitlab/i, 'gitlab'],
+  [/slack/i, 'slack'],
+  [/stripe/i, 'stripe'],
+  [/google|gcp|gemini/i, 'google'],
+  [/openai/i, 'openai'],
+  [/anthropic|claude/i, 'anthropic'],
+];
+
+function classOf(name: string, value: string): string {
+  return (
+    findFormats(value)[0]?.class ?? NAMED_CLASSES.find(([pattern]) => pattern.test(name))?.[1] ?? 'generic'
+  );
+}
+
 /** `Bearer X`: the credential is X (the scheme word alone is not secret). */
 const withoutScheme = (value: string): string => value.replace(/^(?:Bearer|Basic|Token)\s+/i, '');
 
@@ -43,7 +61,7 @@ export function registeredCredentials(servers: readonly ServerConfig[]): KnownCr
       if (!isSecretValue(name, value)) continue;
       found.push({
         id: `${server.name}:${where}:${name}`,
-        class: findFormats(value)[0]?.class ?? 'generic',
+        class: classOf(name, value),
         value,
         boundTo: [server.name],
       });

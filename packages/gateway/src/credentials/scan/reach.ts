@@ -11,9 +11,12 @@ export type Reach =
   | { readonly kind: 'any' }
   | { readonly kind: 'remote'; readonly host: string };
 
-/** A contained server's reach, from its egress rule (hosts and address ranges alike). */
-export function reachOf(egress: EgressRule): Reach {
-  if (egress.mode === 'deny') return { kind: 'none' };
+/**
+ * A contained server's reach, from its egress rule (hosts and address ranges alike). A
+ * registration without one gets no network (the default of `mcp add`).
+ */
+export function reachOf(egress: EgressRule | undefined): Reach {
+  if (egress === undefined || egress.mode === 'deny') return { kind: 'none' };
   if (egress.mode === 'any') return { kind: 'any' };
   return { kind: 'hosts', hosts: [...(egress.hosts ?? []), ...(egress.addresses ?? [])] };
 }

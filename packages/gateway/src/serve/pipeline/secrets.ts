@@ -92,8 +92,7 @@ export async function egressSecrets(
     next: 'Send the call without the secret. If it must go to this server, bind the credential to it (ringfence secret), or ask your policy admin.',
     secrets,
   });
-  const shownWhere = hits
-    .map((h) => rendered(shownPath(h), 'name'))
+  const shownWhere = [...new Set(hits.map((h) => rendered(shownPath(h), 'name')))]
     .slice(0, LISTED)
     .join(', ');
   const carried = `the arguments carry a secret (${classesOf(hits)}, at ${shownWhere}) and ${whyNot(hits, server)}`;

@@ -25,6 +25,11 @@ type Needle = { readonly shape: Shape } | { readonly stored: Stored };
 /** The detectors for one set of stored credentials and policy patterns. */
 export class Detectors {
   private readonly automaton: Automaton<Needle>;
+  /**
+   * How far from a boundary between siblings a split hit can reach: the longest needle, and at
+   * least 4 KiB for the formats (walk.ts).
+   */
+  readonly window: number;
 
   constructor(
     credentials: readonly KnownCredential[],
@@ -34,6 +39,7 @@ export class Detectors {
     for (const credential of credentials)
       for (const { text, key } of derivationsOf(credential)) needles.push({ text, key: { stored: key } });
     this.automaton = new Automaton(needles);
+    this.window = needles.reduce((most, n) => Math.max(most, n.text.length), 4096);
   }
 
   /** Everything in one text; `awsSecrets` also looks for 40-character AWS secret keys in it. */

@@ -136,6 +136,19 @@ describe('egress: arguments', () => {
       { path: '/x', split: true },
     ]);
   });
+  it('split at the edges of long siblings (only their heads and tails are read again): found', async () => {
+    const long = 'x '.repeat(20000);
+    expect(await egress({ a: `${long}AKIAIOSF`, b: `ODNN7EXAMPLE ${long}`, c: long })).toMatchObject([
+      { class: 'aws', path: '', split: true },
+    ]);
+    const { value } = await scanner.redact({
+      a: `${long}${STORED.slice(0, 4)}`,
+      b: STORED.slice(4, 9),
+      c: `${STORED.slice(9)}${long}`,
+    });
+    expect(JSON.stringify(value)).not.toContain(STORED.slice(4, 9));
+    expect(value.a.endsWith(marker('generic'))).toBe(true);
+  });
   it('a secret in an object key: found, and the key never written into a path', async () => {
     const hits = await egress({ outer: { [AWS_ID]: { deeper: FORMATS.github } } });
     expect(hits).toMatchObject([

@@ -41,17 +41,9 @@ const segment = (key: string | number): string =>
 /** The detections of a group of sibling strings, split hits included (each piece gets its part). */
 function detectGroup(detectors: Detectors, pieces: Piece[], path: string, found: Located[]): void {
   for (const piece of pieces) piece.hits.push(...detectors.detect(piece.text, false));
-  let concat = '';
-  const starts: number[] = [];
-  if (pieces.length > 1) {
-    for (const piece of pieces) {
-      starts.push(concat.length);
-      concat += piece.text;
-    }
-  }
-  const joined = pieces.length > 1 ? detectors.detect(concat, false) : [];
+  const joined = pieces.length > 1 ? detectSplit(detectors, pieces) : [];
   // AWS secret keys are looked for only beside an access key id: in a sibling, or the same string.
-  if (pieces.some((p) => hasAwsKeyId(p.hits)) || hasAwsKeyId(joined)) {
+  if (pieces.some((p) => hasAwsKeyId(p.hits)) || joined.some((j) => j.hit.class === 'aws')) {
     for (const piece of pieces)
       for (const hit of findAwsSecrets(piece.text)) piece.hits.push({ ...hit, source: 'format' });
   }
@@ -59,19 +51,60 @@ function detectGroup(detectors: Detectors, pieces: Piece[], path: string, found:
     const at = piece.isKey ? path : `${path}/${segment(piece.key)}`;
     for (const hit of piece.hits) found.push({ ...hit, path: at, split: false, inKey: piece.isKey });
   }
-  for (const hit of joined) {
-    const first = lastStartAtOrBefore(starts, hit.start);
-    const last = lastStartAtOrBefore(starts, hit.end - 1);
-    if (first === last) continue; // within one piece: found there already
-    for (let k = first; k <= last; k++) {
-      const offset = starts[k]!;
-      const piece = pieces[k]!;
-      const start = Math.max(hit.start - offset, 0);
-      const end = Math.min(hit.end - offset, piece.text.length);
-      if (end > start) piece.hits.push({ ...hit, start, end });
-    }
+  for (const { hit, parts } of joined) {
+    for (const { piece, from, to } of parts) piece.hits.push({ ...hit, start: from, end: to });
     found.push({ ...hit, path, split: true, inKey: pieces[0]!.isKey });
   }
+}
+
+/** A slice `[from, to)` of one piece, placed in a run of sibling text. */
+interface Part {
+  readonly piece: Piece;
+  readonly from: number;
+  readonly to: number;
+}
+
+/**
+ * The hits that span two or more consecutive pieces, each with the part of every piece it covers.
+ * A hit spanning a boundary lies within `window` characters of it (no needle is longer, and a
+ * format longer than that is found by its start alone), so a piece longer than twice the window
+ * adds only its head and tail: the siblings are read about once more, not the whole text again.
+ */
+function detectSplit(detectors: Detectors, pieces: readonly Piece[]): { hit: Detection; parts: Part[] }[] {
+  const window = detectors.window;
+  const runs: Part[][] = [[]];
+  for (const piece of pieces) {
+    const length = piece.text.length;
+    if (length <= 2 * window) runs[runs.length - 1]!.push({ piece, from: 0, to: length });
+    else {
+      runs[runs.length - 1]!.push({ piece, from: 0, to: window });
+      runs.push([{ piece, from: length - window, to: length }]);
+    }
+  }
+  const out: { hit: Detection; parts: Part[] }[] = [];
+  for (const run of runs) {
+    if (run.length < 2) continue;
+    const starts: number[] = [];
+    let text = '';
+    for (const part of run) {
+      starts.push(text.length);
+      text += part.piece.text.slice(part.from, part.to);
+    }
+    for (const hit of detectors.detect(text, false)) {
+      const first = lastStartAtOrBefore(starts, hit.start);
+      const last = lastStartAtOrBefore(starts, hit.end - 1);
+      if (first === last) continue; // within one piece: found there already
+      const parts: Part[] = [];
+      for (let k = first; k <= last; k++) {
+        const part = run[k]!;
+        const start = part.from + Math.max(hit.start - starts[k]!, 0);
+        const end = part.from + Math.min(hit.end - starts[k]!, part.to - part.from);
+        if (end > start) parts.push({ piece: part.piece, from: start, to: end });
+      }
+      out.push({ hit, parts });
+    }
+  }
+  return out;
 }
 
 function lastStartAtOrBefore(starts: readonly number[], at: number): number {

@@ -107,6 +107,19 @@ describe('prompts/get through the pipeline', () => {
     expect(h.optionsSeen[0]?.cap?.source).toMatch(/max_call_seconds for docs/);
   });
 
+  it('a prompt argument carrying a key is refused before it is forwarded; a key in its messages is removed', async () => {
+    const key = ['ghp', '_', 'PromptArgK3y0123456789abcdef'].join('');
+    const h = harness({
+      answer: { messages: [{ role: 'user', content: { type: 'text', text: `use ${key}` } }] },
+    });
+    const refused = await runForward(h.deps, h.request({ name: `token ${key}` }));
+    expect(text(refused)).toMatch(/carry a secret \(github, at \/name\)/);
+    expect(h.forwarded).toEqual([]);
+    const answered = await runForward(h.deps, h.request({ name: 'Ada' }));
+    expect(JSON.stringify(answered)).not.toContain(key);
+    expect(JSON.stringify(answered)).toContain('[ringfence: github key removed]');
+  });
+
   it('refuses a request the client cancelled before it was forwarded; nothing reaches the server', async () => {
     const h = harness();
     const controller = new AbortController();

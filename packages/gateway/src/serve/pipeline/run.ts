@@ -166,17 +166,23 @@ export async function outcomeOf(
     // The server chooses the text of its own errors: it is capped and made printable for the
     // model, and the audit log keeps only its digest (it may echo the arguments, never stored).
     const message = upstreamErrorText(error);
+    // A server's error text reaches the model too: it is scanned as a result is.
+    const scanned = await ingressSecrets(
+      deps,
+      errorResult(
+        ended?.reply ??
+          `ringfence: ${label} failed upstream: ${message}. The server's last output is shown by: ringfence mcp ls --logs`,
+      ),
+    );
     return {
       entry: {
         result: message,
         isError: true,
         reason: ended?.reason ?? 'upstream failed',
         ...(ended?.cancelled ? { cancelled: ended.cancelled } : {}),
+        ...(scanned.redacted ? { redacted: scanned.redacted, redactedClasses: scanned.redactedClasses } : {}),
       },
-      reply: errorResult(
-        ended?.reply ??
-          `ringfence: ${label} failed upstream: ${message}. The server's last output is shown by: ringfence mcp ls --logs`,
-      ),
+      reply: scanned.reply,
     };
   }
   const result = settled.value;

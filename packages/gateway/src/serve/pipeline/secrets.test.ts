@@ -40,6 +40,7 @@ function harness(
     reach?: Reach;
     patterns?: { class: string; pattern: string }[];
     result?: unknown;
+    fail?: Error;
     maxBytes?: number;
   } = {},
 ) {
@@ -52,6 +53,7 @@ function harness(
     limits: { maxResultBytes: options.maxBytes ?? 4 << 20 },
     callTool: async (_name, args) => {
       calls.push(args);
+      if (options.fail) throw options.fail;
       return options.result ?? { content: [{ type: 'text', text: 'done' }] };
     },
   });
@@ -242,6 +244,15 @@ describe('results are ingress', () => {
     expect(JSON.parse(reply.content[0]!.text!)).toEqual(reply.structuredContent);
     expect(reply.content[1]!.resource!.text).toBe('aws_secret=[ringfence: aws key removed]');
     expect(h.result()).toMatchObject({ redacted: 5, redacted_classes: 'aws,generic' });
+  });
+
+  it("a server's error text is scanned too", async () => {
+    const { call, result } = harness({
+      fail: Object.assign(new Error(`bad credentials ${KEY_ID}`), { code: -32000 }),
+    });
+    const reply = await call({ path: 'x' });
+    expect(text(reply)).toMatch(/failed upstream: \[-32000\] bad credentials \[ringfence: aws key removed\]/);
+    expect(result()).toMatchObject({ is_error: true, redacted: 1, redacted_classes: 'aws' });
   });
 
   it('a clean result is passed as it came and its entry counts nothing', async () => {

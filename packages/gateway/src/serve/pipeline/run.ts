@@ -29,9 +29,9 @@ import type {
 
 /**
  * One forwarded request through its steps: shape and size → rules and ask (with the
- * invisible-argument refusal) → arguments (the tool's pinned input schema, the prompt's declared
+ * invisible-argument refusal and the egress scan of the arguments, `secrets.ts`) → arguments (the tool's pinned input schema, the prompt's declared
  * arguments, a completion's declared argument) → availability → (decision entry, durable) →
- * forward → result checks → sanitise → (result entry) → reply. Every method the gateway forwards
+ * forward → result checks → ingress scan (secrets replaced by markers) → sanitise → (result entry) → reply. Every method the gateway forwards
  * upstream for a client comes here (`methods.ts`; only `method-steps.ts` differs by method). The
  * lookup ran before: the request names a listed definition or a readable URI. Every refusal is an
  * error result that says what happened and what to do (for a method with no error result, the

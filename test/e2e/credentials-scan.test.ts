@@ -131,12 +131,18 @@ describe('credentials: arguments are egress, results are ingress (real client, c
     expect(results[0]!.refs).toMatchObject({ redacted: 4, redacted_classes: 'aws,github' });
   });
 
-  it('no value in the audit log or the gateway output, searched byte for byte', async () => {
+  it('no value in the audit log, its tail or the gateway output, searched byte for byte; the log verifies', async () => {
     await served.close();
+    const verified = await ringfence(['audit', 'verify'], { RINGFENCE_HOME: home });
+    expect(verified.code, verified.stderr + verified.stdout).toBe(0);
+    const tail = await ringfence(['audit', 'tail', '-n', '100'], { RINGFENCE_HOME: home });
+    expect(tail.stdout).toMatch(/secrets=\(github at \/options\/meta\/0\/note\)/);
+    expect(tail.stdout).toMatch(/redacted=4 \(aws,github\)/);
     const log = await readFile(join(home, 'audit.jsonl'));
     for (const value of [STORED_KEY, STORED_SECRET, UNSTORED, ...LEAKED]) {
       expect(log.includes(Buffer.from(value)), value.slice(0, 4)).toBe(false);
       expect(served.stderr().includes(value), value.slice(0, 4)).toBe(false);
+      expect(tail.stdout.includes(value), value.slice(0, 4)).toBe(false);
     }
   });
 });

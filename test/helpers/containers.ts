@@ -121,6 +121,9 @@ export const probeImage = () => fixtureImage('probe-server.mjs', 'ringfence-test
 /** A server that asks its client for sampling, elicitation and roots (test/fixtures/asking-server.mjs). */
 export const askingImage = () => fixtureImage('asking-server.mjs', 'ringfence-test/asking');
 
+/** The credential e2e's server: a poisoned tool that counts what reached it, and a tool that leaks keys (test/fixtures). */
+export const secretsImage = () => fixtureImage('secrets-server.mjs', 'ringfence-test/secrets');
+
 /** A server offering prompts, resources, subscriptions, completions and logging, telling what reached it (test/fixtures). */
 export const methodImage = () => fixtureImage('method-server.mjs', 'ringfence-test/methods');
 

@@ -102,6 +102,7 @@ export { POLICY_SCHEMA } from './policy/schema.js';
 export type {
   Action,
   Condition,
+  EgressSecrets,
   FirstSight,
   PinKind,
   Policy,
@@ -109,6 +110,7 @@ export type {
   PolicyPin,
   PolicyServer,
   Rule,
+  SecretPattern,
 } from './policy/types.js';
 export { PIN_KINDS, pinSubject } from './policy/types.js';
 export { type PolicyValidation, validatePolicy } from './policy/validate.js';

@@ -58,6 +58,7 @@ export function describeAuditLine(line: AuditLogLine): string {
         r.reason && `(${prose(r.reason)})`,
         r.phase === 'call' && `args=${short(r.arguments ?? null)}`,
         r.task && `task=${name(r.task)}`,
+        r.secrets && `secrets=(${prose(r.secrets)})`,
       ]
         .filter(Boolean)
         .join('  ');
@@ -66,7 +67,7 @@ export function describeAuditLine(line: AuditLogLine): string {
     case 'mcp.result': {
       const r = entry.refs;
       const cancelled = r.cancelled ? `  cancelled by the ${r.cancelled}` : '';
-      detail = `${subject(r)}  ${r.is_error ? 'error' : 'ok'}${cancelled}  for #${entry.parent_seq}  result=${short(r.result)}${r.dropped ? `  dropped=${r.dropped}` : ''}${r.task ? `  task=${name(r.task)}` : ''}`;
+      detail = `${subject(r)}  ${r.is_error ? 'error' : 'ok'}${cancelled}  for #${entry.parent_seq}  result=${short(r.result)}${r.dropped ? `  dropped=${r.dropped}` : ''}${r.task ? `  task=${name(r.task)}` : ''}${r.redacted ? `  redacted=${r.redacted} (${name(r.redacted_classes ?? '')})` : ''}`;
       break;
     }
     case 'mcp.server_request': {

@@ -101,6 +101,8 @@ const REFS: Record<AuditType, Spec> = {
     arguments: { check: isDigestOrNull, what: 'a sha256: digest or null', optional: true },
     digest: { ...DIGEST_FIELD, optional: true },
     task: { ...NAME, optional: true },
+    // Classes and field paths of the secrets the arguments carried, never a value.
+    secrets: { ...NAME, optional: true },
   },
   'mcp.result': {
     server: NAME,
@@ -118,6 +120,9 @@ const REFS: Record<AuditType, Spec> = {
       optional: true,
     },
     task: { ...NAME, optional: true },
+    // Written only when something was removed, so 0 is as malformed as a negative count.
+    redacted: { check: isSeq, what: 'a positive integer', optional: true },
+    redacted_classes: { ...NAME, optional: true },
   },
   'mcp.egress': {
     server: NAME,

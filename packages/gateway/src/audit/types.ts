@@ -108,6 +108,12 @@ export interface DecisionRefs {
    * result entry names it too. Absent for a plain call (and in older logs).
    */
   readonly task?: string;
+  /**
+   * Calls only: the secrets the arguments carried (credentials/scan/), as `CLASS at PATH` items
+   * joined by `; ` (a stored credential named by its id, a value split across siblings marked),
+   * never a value; on a refusal, what refused it; on an allowed call, what the policy let go.
+   */
+  readonly secrets?: string;
 }
 
 export interface ResultRefs {
@@ -133,6 +139,10 @@ export interface ResultRefs {
   readonly cancelled?: 'client' | 'timeout';
   /** The gateway task whose result this is (written when its owner first fetched it). */
   readonly task?: string;
+  /** How many secrets were replaced by a marker before the client saw the result (absent: none). */
+  readonly redacted?: number;
+  /** Their classes, comma-separated (`aws,jwt`). */
+  readonly redacted_classes?: string;
 }
 
 /**

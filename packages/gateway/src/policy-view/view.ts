@@ -73,6 +73,7 @@ export function policyView(verified: VerifiedPolicy): PolicyView {
     allowsServerRequest: (server, kind) => allowsServerRequest(policy, server, kind),
     firstSight: (server) => firstSight(policy, server),
     defaultEgress: policy.default_egress ?? 'deny',
+    secretPatterns: policy.secret_patterns ?? [],
     decideCall: (call) => {
       const decision = decideCall(policy, call);
       return {
@@ -80,6 +81,7 @@ export function policyView(verified: VerifiedPolicy): PolicyView {
         rule: decision.rule ?? 'default_action',
         reason: decision.reason,
         ...(decision.refuseInvisible ? { refuseInvisible: decision.refuseInvisible } : {}),
+        ...(decision.egressSecrets ? { egressSecrets: decision.egressSecrets } : {}),
       };
     },
   };

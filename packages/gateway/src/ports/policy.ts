@@ -63,7 +63,14 @@ export interface PolicyView {
      * deciding rule's `refuse_invisible`, or by the policy's `refuse_invisible_arguments`.
      */
     refuseInvisible?: 'rule' | 'policy';
+    /**
+     * What a secret not bound for the server does to the call (`egress_secrets`), and whose
+     * setting says so; absent: refused (the default).
+     */
+    egressSecrets?: { action: 'refuse' | 'ask' | 'allow'; from: 'rule' | 'policy' };
   };
+  /** The organisation's own secret formats (`secret_patterns`); absent: none. */
+  readonly secretPatterns?: readonly { class: string; pattern: string }[];
 }
 
 export const LOCAL_ONLY: PolicyView = {

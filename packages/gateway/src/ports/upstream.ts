@@ -1,11 +1,19 @@
 import type { CallLimits } from '../config/limits.js';
 import type { ContainerServerConfig } from '../config/servers.js';
+import type { Reach } from '../credentials/scan/reach.js';
 
 /** What the gateway needs from any upstream MCP server, whatever carries it (HTTP, a container). */
 export interface Upstream {
   readonly name: string;
   /** Where arguments go, for people: `sandbox mcp-NAME` or `remote HOST`. */
   readonly destination: string;
+  /**
+   * Where what it is sent can go from there: no network (`egress deny`), its allowlisted hosts,
+   * any host, or (a remote server) its own host. The credential scan refuses every secret to a
+   * server with no network and names the reach when it asks. Absent: not known (treated as a
+   * network, never as none).
+   */
+  readonly reach?: Reach;
   /** Connect and initialise; rejects with a message for people. */
   start(): Promise<void>;
   /** What the server declared when it initialised (known once `start()` resolved). */
@@ -276,6 +284,7 @@ export type UpstreamRequests = Pick<
   | 'setLoggingLevel'
   | 'roots'
   | 'era'
+  | 'reach'
 > & {
   /**
    * The era this side's requests will be spoken in, once known: a companion 2025 session is

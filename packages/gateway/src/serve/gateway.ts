@@ -1,6 +1,9 @@
 import { EventEmitter } from 'node:events';
 import type { Naming } from '../catalog/present.js';
 import type { ServerConfig } from '../config/servers.js';
+import type { KnownCredentials } from '../credentials/known.js';
+import { combinedCredentials, fixedCredentials, registeredCredentials } from '../credentials/registered.js';
+import { SecretScanner } from '../credentials/scan/scanner.js';
 import type { DefinitionKind } from '../pins/kinds.js';
 import type { PinStore } from '../pins/store.js';
 import type { AuditSink } from '../ports/audit.js';
@@ -66,6 +69,11 @@ export interface GatewayOptions {
    * shows instructions (or a model that reads them) learns why there is nothing to call.
    */
   readonly notice?: string;
+  /**
+   * Stored credentials (the credential store, OAuth tokens), beside those the registrations hold
+   * (`credentials/registered.ts`, always included): what the egress and ingress scans look for.
+   */
+  readonly credentials?: KnownCredentials;
 }
 
 /**
@@ -98,6 +106,8 @@ export class Gateway extends EventEmitter<{
   private readonly dispatchDeps: DispatchDeps;
   /** Every task this gateway serves, for every client session (tasks belong to principals, not sessions). */
   readonly tasks: TaskRegistry;
+  /** The credential scan of every forwarded request's arguments and every answer (issue 27). */
+  private readonly secrets: SecretScanner;
 
   constructor(readonly options: GatewayOptions) {
     super();
@@ -105,6 +115,11 @@ export class Gateway extends EventEmitter<{
     // ends): the number is that of live sessions, which --http bounds per token, not a leak.
     this.setMaxListeners(0);
     this.policy = options.policy ?? LOCAL_ONLY;
+    this.secrets = new SecretScanner(
+      combinedCredentials(fixedCredentials(registeredCredentials(options.servers)), options.credentials),
+      this.policy.secretPatterns ?? [],
+    );
+    if (this.secrets.problem) options.log(`ringfence: ${this.secrets.problem}`);
     this.logs = new LogRelay((log) => this.emit('log', log), options.logRate ?? DEFAULT_LOG_RATE);
     this.tasks = new TaskRegistry({ onEvent: (event) => this.auditTask(event) });
     this.serverRequests = new ServerRequests({
@@ -370,6 +385,7 @@ export class Gateway extends EventEmitter<{
       maxResultBytes: this.options.maxResultBytes ?? 1024 * 1024,
       log: this.options.log,
       linkUri: (server, uri, follow) => this.resources.link(server, uri, follow),
+      secrets: this.secrets,
     };
   }
 

@@ -6,13 +6,13 @@
  * secret-shapes.ts; the rules are documented in docs/untrusted-text.md ("Secrets are not shown").
  */
 
+import { findFormats } from '../credentials/scan/formats.js';
 import { rendered } from './render.js';
 import {
   hasTokenShape,
   isCredentialName,
   isCredentialParameter,
   looksLikeSecretWord,
-  TOKEN_SHAPES,
 } from './secret-shapes.js';
 
 export const REDACTED = '***';
@@ -68,11 +68,22 @@ const PLACEHOLDER = /^(?:[A-Z][A-Z_]{1,15}|…|\.\.\.|\*+|\.{1,2}\/\S*|~\/\S*)[.
 /** `--name value` or `--name=value` in running text. */
 const FLAG_IN_TEXT = /(--?[A-Za-z][A-Za-z0-9_.-]*)(=|[ \t]+)("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|[^\s'"]+)/g;
 
-/** Every known token format in `text`, each replaced whole. */
+/** Every known token format in `text` (credentials/scan/formats.ts), each replaced whole. */
 function replaceTokenShapes(text: string): string {
-  let out = text;
-  for (const shape of TOKEN_SHAPES) out = out.replace(shape, REDACTED);
-  return out;
+  const hits = findFormats(text);
+  if (hits.length === 0) return text;
+  let out = '';
+  let at = 0;
+  for (const hit of hits) {
+    // Hits come in order of where they start; one overlapping the last extends what it hides.
+    if (hit.start < at) {
+      at = Math.max(at, hit.end);
+      continue;
+    }
+    out += `${text.slice(at, hit.start)}${REDACTED}`;
+    at = hit.end;
+  }
+  return out + text.slice(at);
 }
 
 /** `a=1&token=x`: each credential-named parameter's value, and each secret-looking one, hidden. */

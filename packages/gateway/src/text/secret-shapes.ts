@@ -4,6 +4,8 @@
  * The rules are documented in docs/untrusted-text.md ("Secrets are not shown").
  */
 
+import { findFormats } from '../credentials/scan/formats.js';
+
 /** Whole words (of a name split at `_`, `-`, `.` and camelCase) that name a credential. */
 const CREDENTIAL_WORDS = new Set([
   'token',
@@ -86,35 +88,12 @@ export function isCredentialParameter(name: string): boolean {
 }
 
 /**
- * Known token formats, matched anywhere in a text. Each is specific enough (a vendor prefix and a
- * length) that prose and identifiers do not match it.
+ * Whether `text` holds a known token format (a private-key block, a JWT, a vendor token…). The
+ * formats are defined once, for this redactor and for the credential scan of arguments and
+ * results alike, in credentials/scan/formats.ts, and found there in linear time.
  */
-export const TOKEN_SHAPES: readonly RegExp[] = [
-  /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g,
-  /\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{16,}/g,
-  /\bgithub_pat_[A-Za-z0-9_]{16,}/g,
-  /\bglpat-[A-Za-z0-9_-]{16,}/g,
-  /\bsk-[A-Za-z0-9_-]{16,}/g,
-  /\b(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{10,}/g,
-  /\bxox[abeposr]-[A-Za-z0-9-]{8,}/g,
-  /\bxapp-[A-Za-z0-9-]{8,}/g,
-  /\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b/g,
-  /\bAIza[0-9A-Za-z_-]{30,}/g,
-  /\bya29\.[0-9A-Za-z_-]{16,}/g,
-  /\bnpm_[A-Za-z0-9]{30,}/g,
-  /\bhf_[A-Za-z0-9]{30,}/g,
-  /\bpypi-[A-Za-z0-9_-]{40,}/g,
-  /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g,
-];
-
-/** Whether `text` holds one of {@link TOKEN_SHAPES}. */
 export function hasTokenShape(text: string): boolean {
-  return TOKEN_SHAPES.some((shape) => {
-    shape.lastIndex = 0;
-    const found = shape.test(text);
-    shape.lastIndex = 0;
-    return found;
-  });
+  return findFormats(text).length > 0;
 }
 
 function shannonBits(text: string): number {

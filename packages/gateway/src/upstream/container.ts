@@ -1,6 +1,7 @@
 import { type PriorDiscovery, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
 import { answerCapBytes, type CallLimits, callLimitsOf } from '../config/limits.js';
 import type { ContainerServerConfig } from '../config/servers.js';
+import { type Reach, reachOf } from '../credentials/scan/reach.js';
 import { GatewayError } from '../errors.js';
 import { UpstreamError } from '../ports/errors.js';
 import {
@@ -34,6 +35,7 @@ const EXIT_REPORT_WAIT_MS = 3000;
 export class ContainerUpstream implements Upstream {
   readonly name: string;
   readonly destination: string;
+  readonly reach: Reach;
   readonly limits: CallLimits;
   private client: UpstreamClient | undefined;
   private closing = false;
@@ -65,6 +67,7 @@ export class ContainerUpstream implements Upstream {
   ) {
     this.name = config.name;
     this.destination = `sandbox mcp-${config.name}`;
+    this.reach = reachOf(config.egress);
     this.limits = callLimitsOf(config);
     this.watch(server);
   }

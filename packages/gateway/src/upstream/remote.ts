@@ -1,6 +1,7 @@
 import { type PriorDiscovery, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
 import { answerCapBytes, type CallLimits, callLimitsOf } from '../config/limits.js';
 import type { HttpServerConfig } from '../config/servers.js';
+import type { Reach } from '../credentials/scan/reach.js';
 import { GatewayError } from '../errors.js';
 import { UpstreamError } from '../ports/errors.js';
 import {
@@ -37,6 +38,7 @@ function authErrorIn(error: unknown): UpstreamError | undefined {
 export class RemoteUpstream implements Upstream {
   readonly name: string;
   readonly destination: string;
+  readonly reach: Reach;
   readonly limits: CallLimits;
   private connection: { client: UpstreamClient; transport: HttpClientTransport } | undefined;
   private changeListener: (() => void) | undefined;
@@ -60,6 +62,7 @@ export class RemoteUpstream implements Upstream {
   ) {
     this.name = config.name;
     this.destination = `remote ${new URL(config.url).host}`;
+    this.reach = { kind: 'remote', host: new URL(config.url).host };
     this.limits = callLimitsOf(config);
     this.companion = new LegacyCompanion({
       name: this.name,

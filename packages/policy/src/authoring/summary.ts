@@ -70,7 +70,12 @@ export function summarizePolicy(verified: VerifiedPolicy, now: number): string[]
   lines.push(
     '',
     `Arguments with invisible characters: ${policy.refuse_invisible_arguments ? 'refused (refuse_invisible_arguments), unless the deciding rule lets them through' : 'shown escaped; refused only by rules that say refuse_invisible'}`,
+    `Secrets not bound for the server called: ${policy.egress_secrets ?? 'refuse'}${policy.egress_secrets === undefined ? ' (the default)' : ' (egress_secrets)'}, unless the deciding rule says otherwise`,
   );
+  if (policy.secret_patterns?.length)
+    lines.push(
+      `Secret patterns of the organisation's own: ${policy.secret_patterns.map((p) => p.class).join(', ')}`,
+    );
   lines.push('', 'Call rules (first match wins):');
   for (const [i, rule] of (policy.rules ?? []).entries()) lines.push(`  ${i + 1}. ${describeRule(rule)}`);
   lines.push(`  otherwise: ${policy.default_action}`);
@@ -95,7 +100,9 @@ function describeRule(rule: Rule): string {
       : rule.refuse_invisible
         ? ', refusing arguments with invisible characters'
         : ', letting arguments with invisible characters through';
-  return `${rule.id}: ${rule.action}${when ? ` when ${when}` : ' (every call)'}${invisible}${rule.reason ? ` (${rule.reason})` : ''}`;
+  const secrets =
+    rule.egress_secrets === undefined ? '' : `, secrets not bound for the server: ${rule.egress_secrets}`;
+  return `${rule.id}: ${rule.action}${when ? ` when ${when}` : ' (every call)'}${invisible}${secrets}${rule.reason ? ` (${rule.reason})` : ''}`;
 }
 
 function describeCondition(condition: Condition): string {

@@ -3,6 +3,7 @@ import { MISSING, resolvePointer } from '../json/pointer.js';
 import {
   type Action,
   type Condition,
+  type EgressSecrets,
   type FirstSight,
   type PinKind,
   type Policy,
@@ -198,6 +199,23 @@ export interface CallDecision {
    * The gateway, which owns what "invisible" means, does the refusing.
    */
   refuseInvisible?: 'rule' | 'policy';
+  /**
+   * What a secret not bound for the server does to this call, and whose setting says so: the
+   * deciding rule's `egress_secrets`, else the policy's. Absent when neither says: `refuse`.
+   */
+  egressSecrets?: { action: EgressSecrets; from: 'rule' | 'policy' };
+}
+
+/** Whose `egress_secrets` applies to a call: the deciding rule's, else the policy's (absent: refuse). */
+function egressSecretsSetting(policy: Policy, rule: Rule | undefined): CallDecision['egressSecrets'] {
+  if (rule?.egress_secrets !== undefined) return { action: rule.egress_secrets, from: 'rule' };
+  if (policy.egress_secrets !== undefined) return { action: policy.egress_secrets, from: 'policy' };
+  return undefined;
+}
+
+function withEgressSecrets(policy: Policy, rule: Rule | undefined): Pick<CallDecision, 'egressSecrets'> {
+  const egressSecrets = egressSecretsSetting(policy, rule);
+  return egressSecrets ? { egressSecrets } : {};
 }
 
 /** Whose setting refuses invisible characters in this call's arguments, if any: the rule's wins. */
@@ -220,6 +238,7 @@ export function decideCall(policy: Policy, call: CallContext): CallDecision {
         rule: rule.id,
         reason: rule.reason ?? `rule ${rule.id}`,
         ...(refuseInvisible ? { refuseInvisible } : {}),
+        ...withEgressSecrets(policy, rule),
       };
     }
   }
@@ -229,6 +248,7 @@ export function decideCall(policy: Policy, call: CallContext): CallDecision {
     rule: null,
     reason: `default_action of policy ${policy.name}`,
     ...(refuseInvisible ? { refuseInvisible } : {}),
+    ...withEgressSecrets(policy, undefined),
   };
 }
 

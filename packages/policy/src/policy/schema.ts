@@ -41,6 +41,26 @@ export const POLICY_SCHEMA = {
         "Refuse every call whose arguments hold a character people are shown escaped: control characters but newline and tab, format characters (zero-width, bidi, TAG), variation selectors, spaces other than U+0020, private-use and unassigned code points (docs/untrusted-text.md). A rule's refuse_invisible overrides it for the calls that rule decides. Default false.",
       type: 'boolean',
     },
+    egress_secrets: {
+      description:
+        'What the gateway does with a call whose arguments (every string, keys included) carry a secret not bound for the server called: a stored credential bound to other servers, a key of a known format (cloud, code host, chat, payment, AI provider keys, private-key blocks, JWTs), or a match of secret_patterns; for a server with no network, any of these. "refuse" refuses the call, "ask" asks the person (naming the server, where it can send, and the class, never the value), "allow" lets it go (the decision entry still names the class and field). A rule\'s egress_secrets overrides it for the calls that rule decides. Default "refuse" (docs/credentials.md).',
+      $ref: '#/$defs/egressSecrets',
+    },
+    secret_patterns: {
+      description:
+        "Secret formats of the organisation's own, looked for in arguments and results beside the built-in ones: class names what a match is (shown in refusals, markers and the audit log), pattern is an RE2 regular expression (linear-time: no backreferences or lookaround), matched anywhere in each string. A pattern RE2 does not accept makes the gateway refuse every call until the policy is fixed.",
+      type: 'array',
+      maxItems: 256,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['class', 'pattern'],
+        properties: {
+          class: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,31}$' },
+          pattern: { type: 'string', minLength: 1, maxLength: 1024 },
+        },
+      },
+    },
     first_sight: {
       description:
         'What the gateway does with the definitions of a server it has never pinned: "pin" exposes and pins them at once (trust on first use), "withhold" withholds every one until a person reviews the whole definitions and approves them at a terminal (ringfence mcp pins approve SERVER). An mcp[] entry\'s first_sight overrides it for that server; a local registration (mcp add --review-first) can only make it stricter. Default "pin".',
@@ -76,6 +96,7 @@ export const POLICY_SCHEMA = {
         '^(https://[^\\s?#/@]+|http://(127\\.[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}|localhost|\\[::1\\])(:[0-9]{1,5})?)(/[^\\s?#]*)?$',
     },
     action: { enum: ['allow', 'deny', 'ask'] },
+    egressSecrets: { enum: ['refuse', 'ask', 'allow'] },
     firstSight: { enum: ['pin', 'withhold'] },
     serverName: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,31}$' },
     toolName: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,128}$' },
@@ -229,6 +250,11 @@ export const POLICY_SCHEMA = {
           description:
             "For the calls this rule decides: true refuses arguments holding invisible characters, false lets them through even under refuse_invisible_arguments. Absent: the policy's refuse_invisible_arguments.",
           type: 'boolean',
+        },
+        egress_secrets: {
+          description:
+            "For the calls this rule decides, overrides the policy's egress_secrets (refuse, ask or allow a secret not bound for the server). Absent: the policy's.",
+          $ref: '#/$defs/egressSecrets',
         },
       },
     },

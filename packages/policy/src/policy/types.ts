@@ -2,6 +2,19 @@
 export type Action = 'allow' | 'deny' | 'ask';
 
 /**
+ * What happens to a call whose arguments carry a secret not bound for the server called (a stored
+ * credential bound elsewhere, a key of a known format, a `secret_patterns` match): refused,
+ * asked of the person, or allowed. The gateway, which owns the detectors, does the refusing.
+ */
+export type EgressSecrets = 'refuse' | 'ask' | 'allow';
+
+/** A secret format the organisation names (`secret_patterns`): an RE2 pattern and the class its matches are. */
+export interface SecretPattern {
+  class: string;
+  pattern: string;
+}
+
+/**
  * What happens to the definitions of a server the gateway has never pinned: `pin` them at once
  * (trust on first use) or `withhold` them all until a person approves them at a terminal.
  */
@@ -78,6 +91,8 @@ export interface Rule {
   reason?: string;
   /** For the calls this rule decides, overrides `refuse_invisible_arguments` (true refuses, false lets through). */
   refuse_invisible?: boolean;
+  /** For the calls this rule decides, overrides the policy's `egress_secrets`. */
+  egress_secrets?: EgressSecrets;
 }
 
 /** A policy payload after verification and schema validation. */
@@ -94,6 +109,10 @@ export interface Policy {
   default_action: Action;
   /** Refuse calls whose arguments hold invisible characters, unless the deciding rule says otherwise. */
   refuse_invisible_arguments?: boolean;
+  /** A call carrying a secret not bound for its server: absent, `refuse`; a rule's `egress_secrets` overrides it. */
+  egress_secrets?: EgressSecrets;
+  /** Secret formats of the organisation's own, looked for beside the built-in ones. */
+  secret_patterns?: SecretPattern[];
   /** What a server never seen before gets (an `mcp[]` entry's `first_sight` overrides it); absent: `pin`. */
   first_sight?: FirstSight;
   rules?: Rule[];

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AuditInput } from '../../audit/types.js';
+import { fixedCredentials } from '../../credentials/registered.js';
+import { SecretScanner } from '../../credentials/scan/scanner.js';
 import { FakeUpstream } from '../../ports/__fixtures__/fake-upstream.js';
 import { UpstreamError } from '../../ports/errors.js';
 import { LOCAL_ONLY, type PolicyView } from '../../ports/policy.js';
@@ -59,6 +61,7 @@ function forward(
     maxResultBytes: MIB,
     log: () => {},
     linkUri: (server: string, uri: string) => `ringfence:${server}/${uri}`,
+    secrets: new SecretScanner(fixedCredentials([])),
   };
   const request: ForwardedRequest = {
     method: 'tools/call',

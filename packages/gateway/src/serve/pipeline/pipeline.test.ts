@@ -2,6 +2,8 @@ import { digestOf } from '@ringfence/policy';
 import { describe, expect, it } from 'vitest';
 import { contentDigest } from '../../audit/format.js';
 import type { AuditInput } from '../../audit/types.js';
+import { fixedCredentials } from '../../credentials/registered.js';
+import { SecretScanner } from '../../credentials/scan/scanner.js';
 import { FakeUpstream } from '../../ports/__fixtures__/fake-upstream.js';
 import type { AuditSink } from '../../ports/audit.js';
 import type { Caller } from '../../ports/caller.js';
@@ -70,6 +72,7 @@ function harness(
     maxResultBytes: overrides.maxResultBytes ?? 1024,
     log: () => {},
     linkUri: (server: string, uri: string) => `ringfence:${server}/${uri}`,
+    secrets: new SecretScanner(fixedCredentials([])),
   };
   const request = (args: unknown, caller: Caller = {}, available = true): ToolCallRequest => ({
     method: 'tools/call',

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AuditInput } from '../../audit/types.js';
+import { fixedCredentials } from '../../credentials/registered.js';
+import { SecretScanner } from '../../credentials/scan/scanner.js';
 import { FakeUpstream } from '../../ports/__fixtures__/fake-upstream.js';
 import { LOCAL_ONLY, type PolicyView } from '../../ports/policy.js';
 import type { CallOptions } from '../../ports/upstream.js';
@@ -65,6 +67,7 @@ function harness(options: { answer?: unknown; policy?: Partial<PolicyView>; maxR
     maxResultBytes: options.maxResultBytes ?? 10_000,
     log: () => {},
     linkUri: (server: string, uri: string) => `ringfence:${server}/${uri}`,
+    secrets: new SecretScanner(fixedCredentials([])),
   };
   const request = (args: unknown): PromptGetRequest => ({
     method: 'prompts/get',
@@ -102,6 +105,19 @@ describe('prompts/get through the pipeline', () => {
     expect(h.optionsSeen).toHaveLength(1);
     expect(h.optionsSeen[0]).toMatchObject({ signal, onProgress, cap: { ms: 30_000 } });
     expect(h.optionsSeen[0]?.cap?.source).toMatch(/max_call_seconds for docs/);
+  });
+
+  it('a prompt argument carrying a key is refused before it is forwarded; a key in its messages is removed', async () => {
+    const key = ['ghp', '_', 'PromptArgK3y0123456789abcdef'].join('');
+    const h = harness({
+      answer: { messages: [{ role: 'user', content: { type: 'text', text: `use ${key}` } }] },
+    });
+    const refused = await runForward(h.deps, h.request({ name: `token ${key}` }));
+    expect(text(refused)).toMatch(/carry a secret \(github, at \/name\)/);
+    expect(h.forwarded).toEqual([]);
+    const answered = await runForward(h.deps, h.request({ name: 'Ada' }));
+    expect(JSON.stringify(answered)).not.toContain(key);
+    expect(JSON.stringify(answered)).toContain('[ringfence: github key removed]');
   });
 
   it('refuses a request the client cancelled before it was forwarded; nothing reaches the server', async () => {

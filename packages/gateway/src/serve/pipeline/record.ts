@@ -44,7 +44,7 @@ function who(caller: Caller): { agent?: string; scope?: string } {
 export function recordDecision(
   deps: PipelineDeps,
   request: ForwardedRequest,
-  decision: { allowed: boolean; rule: string; reason: string; task?: string },
+  decision: { allowed: boolean; rule: string; reason: string; task?: string; secrets?: string },
   argsDigest?: PrecomputedDigest,
 ): Promise<number> {
   return deps.audit.append({
@@ -59,6 +59,7 @@ export function recordDecision(
       arguments: argsDigest ?? (request.args === undefined ? {} : request.args),
       ...deps.policyRef,
       ...(decision.task ? { task: decision.task } : {}),
+      ...(decision.secrets ? { secrets: decision.secrets } : {}),
     },
   });
 }
@@ -73,7 +74,12 @@ export async function refuse(
   await recordDecision(
     deps,
     request,
-    { allowed: false, rule: refusal.rule, reason: refusal.reason },
+    {
+      allowed: false,
+      rule: refusal.rule,
+      reason: refusal.reason,
+      ...(refusal.secrets ? { secrets: refusal.secrets } : {}),
+    },
     argsDigest,
   );
   const next = refusal.next ? ` ${refusal.next}` : '';
@@ -101,6 +107,9 @@ export function recordResult(
     cancelled?: 'client' | 'timeout';
     /** The gateway task whose result this is. */
     task?: string;
+    /** How many secrets the ingress scan replaced, and their classes. */
+    redacted?: number;
+    redactedClasses?: string;
   },
   options: { defer?: boolean } = {},
 ): Promise<number> {
@@ -117,6 +126,8 @@ export function recordResult(
         ...(outcome.dropped ? { dropped: outcome.dropped } : {}),
         ...(outcome.cancelled ? { cancelled: outcome.cancelled } : {}),
         ...(outcome.task ? { task: outcome.task } : {}),
+        ...(outcome.redacted ? { redacted: outcome.redacted } : {}),
+        ...(outcome.redactedClasses ? { redacted_classes: outcome.redactedClasses } : {}),
       },
     },
     options,

@@ -13,6 +13,7 @@ import { stepsOf } from './method-steps.js';
 import { shownRequestLabel } from './methods.js';
 import { errorResult, recordDecision, recordResult, refuse } from './record.js';
 import { sanitise, upstreamErrorText } from './results.js';
+import { ingressSecrets } from './secrets.js';
 import { availability, rulesAndAsk, shapeAndSize } from './steps.js';
 import type {
   CompletionRequest,
@@ -30,9 +31,9 @@ import type {
 
 /**
  * One forwarded request through its steps: shape and size → rules and ask (with the
- * invisible-argument refusal) → arguments (the tool's pinned input schema, the prompt's declared
+ * invisible-argument refusal and the egress scan of the arguments, `secrets.ts`) → arguments (the tool's pinned input schema, the prompt's declared
  * arguments, a completion's declared argument) → availability → (decision entry, durable) →
- * forward → result checks → sanitise → (result entry) → reply. Every method the gateway forwards
+ * forward → result checks → ingress scan (secrets replaced by markers) → sanitise → (result entry) → reply. Every method the gateway forwards
  * upstream for a client comes here (`methods.ts`; only `method-steps.ts` differs by method). The
  * lookup ran before: the request names a listed definition or a readable URI. Every refusal is an
  * error result that says what happened and what to do (for a method with no error result, the
@@ -90,7 +91,7 @@ export type Settled =
 /** A request that passed every check: what the decision entry records, and the one request to send. */
 export interface Decided {
   readonly pass: true;
-  readonly verdict: { allowed: true; rule: string; reason: string };
+  readonly verdict: { allowed: true; rule: string; reason: string; secrets?: string };
   readonly digest: PrecomputedDigest;
   readonly forward: (options: CallOptions) => Promise<unknown>;
 }
@@ -128,7 +129,12 @@ export async function decideForward(
   if (request.signal?.aborted) return refused(CANCELLED_BEFORE_FORWARD);
   return {
     pass: true,
-    verdict: { allowed: true, rule: verdict.rule, reason: verdict.reason },
+    verdict: {
+      allowed: true,
+      rule: verdict.rule,
+      reason: verdict.reason,
+      ...(verdict.secrets ? { secrets: verdict.secrets } : {}),
+    },
     digest,
     forward: (options) => steps.forward(request, args, options),
   };
@@ -180,17 +186,23 @@ export async function outcomeOf(
     // The server chooses the text of its own errors: it is capped and made printable for the
     // model, and the audit log keeps only its digest (it may echo the arguments, never stored).
     const message = upstreamErrorText(error);
+    // A server's error text reaches the model too: it is scanned as a result is.
+    const scanned = await ingressSecrets(
+      deps,
+      errorResult(
+        ended?.reply ??
+          `ringfence: ${label} failed upstream: ${message}. The server's last output is shown by: ringfence mcp ls --logs`,
+      ),
+    );
     return {
       entry: {
         result: message,
         isError: true,
         reason: ended?.reason ?? 'upstream failed',
         ...(ended?.cancelled ? { cancelled: ended.cancelled } : {}),
+        ...(scanned.redacted ? { redacted: scanned.redacted, redactedClasses: scanned.redactedClasses } : {}),
       },
-      reply: errorResult(
-        ended?.reply ??
-          `ringfence: ${label} failed upstream: ${message}. The server's last output is shown by: ringfence mcp ls --logs`,
-      ),
+      reply: scanned.reply,
     };
   }
   const result = settled.value;
@@ -208,7 +220,10 @@ export async function outcomeOf(
     };
   const steps = stepsOf(request);
   const outcome = await steps.checkResult(deps, request, result);
-  const checked = sanitise(deps, request, outcome, steps);
+  // Ingress: after the checks (which judged what the server sent), before the sanitiser (which
+  // compares a structuredContent with its text twin: both are redacted alike).
+  const scanned = outcome.refused ? { reply: outcome.reply } : await ingressSecrets(deps, outcome.reply);
+  const checked = sanitise(deps, request, { ...outcome, reply: scanned.reply }, steps);
   return {
     reply: checked.reply,
     entry: {
@@ -218,6 +233,7 @@ export async function outcomeOf(
       isError: (checked.reply as { isError?: unknown }).isError === true,
       ...(checked.refused ? { reason: `result withheld: ${checked.refused}` } : {}),
       ...(checked.dropped ? { dropped: checked.dropped } : {}),
+      ...(scanned.redacted ? { redacted: scanned.redacted, redactedClasses: scanned.redactedClasses } : {}),
     },
   };
 }

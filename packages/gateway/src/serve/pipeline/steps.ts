@@ -3,6 +3,7 @@ import { AskDeferred } from '../../ports/caller.js';
 import { escapedCharacterCount, rendered, renderJsonText } from '../../text/render.js';
 import type { CatalogEntry, PromptEntry } from '../catalog.js';
 import { FORWARDED_METHODS, requestLabel, requestName } from './methods.js';
+import { egressSecrets } from './secrets.js';
 import {
   type ForwardedRequest,
   PASS,
@@ -124,7 +125,7 @@ export async function rulesAndAsk(
   deps: PipelineDeps,
   request: ForwardedRequest,
   args: Record<string, unknown>,
-): Promise<{ pass: true; rule: string; reason: string } | Refusal> {
+): Promise<{ pass: true; rule: string; reason: string; secrets?: string } | Refusal> {
   const { entry, caller } = request;
   // Rules name tools and prompts apart (`match.tool`, `match.prompt`), so one never stands for the
   // other; a prompt's completion is decided as the prompt requested with those arguments.
@@ -169,6 +170,10 @@ export async function rulesAndAsk(
       next: 'Send the arguments without those characters; if they are needed, ask your policy admin.',
     };
   }
+  // Before any person is asked about the call: a secret that may not go refuses it first.
+  const secrets = await egressSecrets(deps, request, args, decision.egressSecrets, decision.rule);
+  if (!secrets.pass) return secrets;
+  const noted = secrets.secrets ? { secrets: secrets.secrets } : {};
   if (decision.action === 'ask') {
     const handling = FORWARDED_METHODS[request.method].ask;
     if (handling.mode === 'refuse') {
@@ -182,7 +187,12 @@ export async function rulesAndAsk(
       };
     }
     if (handling.mode === 'approved')
-      return { pass: true, rule: decision.rule, reason: `${decision.reason} (not asked: ${handling.why})` };
+      return {
+        pass: true,
+        rule: decision.rule,
+        reason: `${decision.reason} (not asked: ${handling.why})`,
+        ...noted,
+      };
     if (!caller.ask) {
       const why = caller.askUnavailable;
       return refusal(
@@ -217,7 +227,7 @@ export async function rulesAndAsk(
       );
     }
   }
-  return { pass: true, rule: decision.rule, reason: decision.reason };
+  return { pass: true, rule: decision.rule, reason: decision.reason, ...noted };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { RingfenceError } from '@ringfence/policy';
+import type { SecretScanner } from '../../credentials/scan/scanner.js';
 import type { AuditSink } from '../../ports/audit.js';
 import type { Caller, CallToolResult } from '../../ports/caller.js';
 import type { PolicyView } from '../../ports/policy.js';
@@ -140,6 +141,8 @@ export interface PipelineDeps {
    * own contents are not made readable so (a URI stays readable only while listed or matched).
    */
   readonly linkUri: (server: string, uri: string, follow: boolean) => string;
+  /** The credential scan: arguments as egress, results as ingress (`secrets.ts`). */
+  readonly secrets: SecretScanner;
 }
 
 export type RefusalCode =
@@ -160,7 +163,9 @@ export type RefusalCode =
   | 'ASK_NOT_OFFERED'
   | 'UNAVAILABLE'
   | 'CANCELLED'
-  | 'TASK_LIMIT';
+  | 'TASK_LIMIT'
+  | 'EGRESS_SECRET'
+  | 'SECRETS_UNCHECKED';
 
 /**
  * Why a step stopped a request. `rule` and `reason` go to the audit entry; the reply to the
@@ -175,6 +180,8 @@ export interface Refusal {
   readonly next?: string;
   /** "refused" for a check that said no; "could not call" when nothing was there to call. */
   readonly verb?: 'refused' | 'could not call';
+  /** The secrets the arguments carried (classes and paths, never values), for the decision entry. */
+  readonly secrets?: string;
 }
 
 export const PASS = { pass: true } as const;

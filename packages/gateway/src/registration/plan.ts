@@ -9,6 +9,7 @@ import {
   type EgressRule,
   type HttpServerConfig,
   type MountRule,
+  type OAuthRegistration,
   validateEgressEntries,
   validateEgressRule,
   validateRemoteUrl,
@@ -50,6 +51,8 @@ export interface RegistrationInput {
   readonly reviewFirst?: boolean;
   /** `--protocol 2025`: speak MCP 2025 to the server even when it also offers 2026-07-28. */
   readonly protocol?: '2025';
+  /** An OAuth-protected remote server (`--url` only): ringfence logs in for it (`mcp auth login`). */
+  readonly oauth?: OAuthRegistration;
 }
 
 /** `allow_sampling` and `allow_elicitation` of the entry: written only when given. */
@@ -182,11 +185,17 @@ function planRemote(input: RegistrationInput): HttpServerConfig {
   const url = input.url!;
   validateRemoteUrl(url);
   const headers = parseKeyValues(input.headers, '--header');
+  // A fixed token would be sent beside the one ringfence holds, and never refreshed.
+  if (input.oauth && Object.keys(headers).some((name) => name.toLowerCase() === 'authorization'))
+    throw usage(
+      'A server logged in by OAuth cannot also have an Authorization header: drop --header Authorization=…, or drop --oauth.',
+    );
   return {
     name: input.name,
     transport: 'http',
     url,
     ...(Object.keys(headers).length > 0 ? { headers } : {}),
+    ...(input.oauth ? { oauth: { ...input.oauth } } : {}),
     ...(input.allowTools ? { allow_tools: [...input.allowTools] } : {}),
     ...limitsFromFlags(input),
     ...clientRequestsFromFlags(input),
@@ -199,6 +208,7 @@ function planContained(
   defaultEgress: 'deny' | 'any',
 ): { source: ImageSource; draft: ContainerDraft } {
   if (input.headers) throw usage('--header applies to remote servers (--url) only.');
+  if (input.oauth) throw usage('--oauth applies to remote servers (--url) only.');
   const egress = egressFromFlags(input, defaultEgress);
   const mounts = parseMounts(input.mounts);
   const env = parseKeyValues(input.env, '--env');

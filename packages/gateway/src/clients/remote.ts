@@ -7,7 +7,7 @@
 import { type OAuthRegistration, validateRemoteUrl } from '../config/servers.js';
 import { redactArgs } from '../text/redact.js';
 import type { ClientEntry } from './formats.js';
-import type { Translation } from './translate.js';
+import type { Translation } from './translation.js';
 
 const skip = (reason: string): Translation => ({ kind: 'skip', reason });
 const BY_HAND = 'add it by hand: ringfence mcp add NAME --url URL --oauth (see ringfence mcp add --help)';

@@ -1,17 +1,14 @@
 import { basename } from 'node:path';
 import { RESERVED_SERVER_NAMES, SERVER_NAME } from '../config/servers.js';
 import { parseNpmRequest } from '../images/npm-fetch.js';
-import type { RegistrationInput } from '../registration/plan.js';
 import { redactArgs, redactValue } from '../text/redact.js';
 import { ringfenceEntryOf } from './entries.js';
 import type { ClientEntry } from './formats.js';
 import { translateMcpRemote, translateUrlEntry } from './remote.js';
 
-/** What one client entry becomes. */
-export type Translation =
-  | { readonly kind: 'register'; readonly input: Omit<RegistrationInput, 'name'>; readonly notes: string[] }
-  | { readonly kind: 'skip'; readonly reason: string }
-  | { readonly kind: 'ringfence' };
+import type { Translation } from './translation.js';
+
+export type { Translation } from './translation.js';
 
 const skip = (reason: string): Translation => ({ kind: 'skip', reason });
 

@@ -158,6 +158,7 @@ describe('remote-auth fixtures', () => {
     const claims = claimsOf(body.access_token!);
     expect(claims).toMatchObject({ iss: as.issuer, aud: notes.resource, scope: NARROW_SCOPE, sub: 'tester' });
     expect(body.refresh_token).toBeTruthy();
+    expect(as.issued).toEqual(expect.arrayContaining([body.access_token, body.refresh_token]));
 
     const ok = await post(notes.url, INITIALIZE, body.access_token);
     expect(ok.status).toBe(200);

@@ -51,7 +51,7 @@ export interface RegistrationInput {
   readonly reviewFirst?: boolean;
   /** `--protocol 2025`: speak MCP 2025 to the server even when it also offers 2026-07-28. */
   readonly protocol?: '2025';
-  /** An OAuth-protected remote server (`--url` only): ringfence logs in for it (`mcp auth login`). */
+  /** `--oauth` (with `--client-id`, `--scope`, `--client-metadata-url`): logged in by OAuth. */
   readonly oauth?: OAuthRegistration;
 }
 
@@ -185,11 +185,6 @@ function planRemote(input: RegistrationInput): HttpServerConfig {
   const url = input.url!;
   validateRemoteUrl(url);
   const headers = parseKeyValues(input.headers, '--header');
-  // A fixed token would be sent beside the one ringfence holds, and never refreshed.
-  if (input.oauth && Object.keys(headers).some((name) => name.toLowerCase() === 'authorization'))
-    throw usage(
-      'A server logged in by OAuth cannot also have an Authorization header: drop --header Authorization=…, or drop --oauth.',
-    );
   return {
     name: input.name,
     transport: 'http',

@@ -13,7 +13,7 @@ import {
   nodeBase,
   probeImage,
   removeTestContainers,
-  TEST_LABEL,
+  testLabels,
   uniqueName,
 } from '../helpers/containers.js';
 import { connectStdio, firstText, freshHome, type ServedClient } from '../helpers/mcp.js';
@@ -80,7 +80,7 @@ describe(`process limits: a server starts however the engine's own defaults fare
         name: uniqueName('rf-test-bare'),
         Image: await nodeBase(),
         Cmd: ['node', '-e', '0'],
-        Labels: { [TEST_LABEL]: '1' },
+        Labels: testLabels(),
         User: '65532:65532',
         HostConfig: { NetworkMode: 'none', ReadonlyRootfs: true, CapDrop: ['ALL'] },
       });

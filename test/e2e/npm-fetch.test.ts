@@ -6,7 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ringfence } from '../helpers/cli.js';
-import { docker, TEST_LABEL } from '../helpers/containers.js';
+import { docker, testLabels } from '../helpers/containers.js';
 import { freePort, freshHome } from '../helpers/mcp.js';
 import { type LocalRegistry, scriptedPackage, startLocalRegistry } from '../helpers/npm-registry.js';
 
@@ -15,7 +15,7 @@ const VERSION = '2026.8.31';
 
 /** One file out of an image, read through a stopped container (labelled, removed at once). */
 async function fileInImage(image: string, path: string): Promise<string> {
-  const container = await docker.createContainer({ Image: image, Labels: { [TEST_LABEL]: '1' } });
+  const container = await docker.createContainer({ Image: image, Labels: testLabels() });
   try {
     const archive = await container.getArchive({ path });
     const chunks: Buffer[] = [];

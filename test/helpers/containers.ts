@@ -23,6 +23,14 @@ export const docker: Docker = createDockerClient();
 /** Lists containers, asking again when Podman fails a list that raced a container's exit. */
 export { listContainers };
 export const TEST_LABEL = 'ringfence.test';
+/**
+ * This test file's run: the value of {@link TEST_LABEL} on what it creates, so its clean-up
+ * removes its own containers and networks only, never those of a run beside it (another
+ * checkout's suite, a CI rehearsal) on the same engine.
+ */
+export const TEST_RUN = `${process.pid}-${randomBytes(4).toString('hex')}`;
+/** The labels a test's own container or network carries. */
+export const testLabels = (): Record<string, string> => ({ [TEST_LABEL]: TEST_RUN });
 
 let engineInfo: Promise<EngineInfo> | undefined;
 /** The engine the suites run against, as the gateway probes it (kind, mode, cgroup version). */
@@ -175,7 +183,7 @@ export async function reaperPids(session: string): Promise<number[]> {
 
 /** An internal network of our own for origin containers to start on (no route anywhere). */
 export async function testNetwork(name: string): Promise<string> {
-  await docker.createNetwork({ Name: name, Internal: true, Labels: { [TEST_LABEL]: '1' } });
+  await docker.createNetwork({ Name: name, Internal: true, Labels: testLabels() });
   return name;
 }
 
@@ -185,7 +193,7 @@ export async function startOrigin(name: string, network: string): Promise<Docker
     name,
     Image: await nodeBase(),
     Cmd: ['node', '-e', `require('http').createServer((q,s)=>s.end('origin:${name}')).listen(8080)`],
-    Labels: { [TEST_LABEL]: '1' },
+    Labels: testLabels(),
     User: '65532:65532',
     HostConfig: { NetworkMode: network, ReadonlyRootfs: true, CapDrop: ['ALL'], Ulimits: testUlimits() },
   });
@@ -207,25 +215,48 @@ export async function managedObjects(session?: string) {
   };
 }
 
+/** A run whose process is gone (it crashed before cleaning up, or an older label form). */
+function deadRun(value: string | undefined): boolean {
+  const form = /^(\d+)-[0-9a-f]+$/.exec(value ?? '');
+  if (!form) return true;
+  const pid = Number(form[1]);
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/**
+ * Remove this run's test containers and networks, and those of runs whose process is gone; a
+ * run beside this one (same engine, still alive) keeps its own.
+ */
 export async function removeTestContainers(): Promise<void> {
-  const filters = { label: [`${TEST_LABEL}=1`] };
+  const filters = { label: [TEST_LABEL] };
+  const ours = (labels: Record<string, string> | undefined) =>
+    labels?.[TEST_LABEL] === TEST_RUN || deadRun(labels?.[TEST_LABEL]);
   const containers = await listContainers(docker, { all: true, filters });
   await Promise.all(
-    containers.map((c) =>
-      docker
-        .getContainer(c.Id)
-        .remove({ force: true })
-        .catch(() => {}),
-    ),
+    containers
+      .filter((c) => ours(c.Labels))
+      .map((c) =>
+        docker
+          .getContainer(c.Id)
+          .remove({ force: true })
+          .catch(() => {}),
+      ),
   );
   const networks = await docker.listNetworks({ filters });
   await Promise.all(
-    networks.map((n) =>
-      docker
-        .getNetwork(n.Id)
-        .remove()
-        .catch(() => {}),
-    ),
+    networks
+      .filter((n) => ours(n.Labels))
+      .map((n) =>
+        docker
+          .getNetwork(n.Id)
+          .remove()
+          .catch(() => {}),
+      ),
   );
 }
 

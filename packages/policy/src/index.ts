@@ -105,6 +105,7 @@ export type {
   FirstSight,
   PinKind,
   Policy,
+  PolicyOAuth,
   PolicyPin,
   PolicyServer,
   Rule,

@@ -42,6 +42,23 @@ describe('EraStore', () => {
     expect(await store.recall(contained)).toMatchObject({ era: 'legacy' });
   });
 
+  it('keeps how a 2026 server serves its 2025 clients, for its own registration only', async () => {
+    const store = new EraStore(home);
+    await store.remember(remote, { era: 'modern', discover });
+    await store.remember(contained, { era: 'legacy' });
+    await store.noteLegacyClients(remote, '2025');
+    await store.noteLegacyClients(contained, '2025');
+    await store.noteLegacyClients({ ...remote, url: 'https://other.example.com/mcp' }, '2026');
+    expect(await store.recall(remote)).toMatchObject({ era: 'modern', legacy_clients: '2025' });
+    expect(await store.recall(contained)).not.toHaveProperty('legacy_clients');
+    // Read back from the file as it was written, and refused when it is not one of the two.
+    const again = new EraStore(home);
+    expect((await again.all()).docs).toMatchObject({ legacy_clients: '2025' });
+    const file = JSON.parse(await readFile(again.path, 'utf8'));
+    file.servers.docs.legacy_clients = 'both';
+    expect(() => parseErasFile(file)).toThrow(/legacy_clients must be "2025" or "2026"/);
+  });
+
   it('never stores a header or env value, only a digest of them', async () => {
     const store = new EraStore(home);
     await store.remember(remote, { era: 'legacy' });

@@ -14,6 +14,12 @@ export type EraVerdict =
       readonly era: 'modern';
       /** The server's DiscoverResult, as it gave it (untrusted: the SDK validates it on use). */
       readonly discover: Record<string, unknown>;
+      /**
+       * How its 2025 clients are served, learnt at the first one's request: `2025` over a 2025
+       * session beside the 2026 connection (the server offers both eras), `2026` on the 2026
+       * connection (it refused a 2025 session). Absent: no 2025 client has called it yet.
+       */
+      readonly legacy_clients?: '2025' | '2026';
       readonly registration: string;
       readonly checked_at: string;
     }
@@ -65,8 +71,14 @@ function parseVerdict(value: unknown, what: string): EraVerdict {
     return entry as unknown as EraVerdict;
   }
   if (entry.era !== 'modern') throw fail('era must be "modern" or "legacy"');
-  expectOnlyKeys(entry, ['era', 'discover', 'registration', 'checked_at'], what);
+  expectOnlyKeys(entry, ['era', 'discover', 'legacy_clients', 'registration', 'checked_at'], what);
   expectObject(entry.discover, `${what}.discover`);
+  if (
+    entry.legacy_clients !== undefined &&
+    entry.legacy_clients !== '2025' &&
+    entry.legacy_clients !== '2026'
+  )
+    throw fail('legacy_clients must be "2025" or "2026"');
   return entry as unknown as EraVerdict;
 }
 
@@ -132,6 +144,16 @@ export class EraStore {
     } as EraVerdict;
     await this.store.update((file) => {
       file.servers[config.name] = kept;
+    });
+  }
+
+  /** How a 2026 server's 2025 clients are served (see `legacy_clients`): kept with its verdict. */
+  async noteLegacyClients(config: ServerConfig, how: '2025' | '2026'): Promise<void> {
+    const registration = registrationDigest(config);
+    await this.store.update((file) => {
+      const verdict = file.servers[config.name];
+      if (verdict?.era === 'modern' && verdict.registration === registration)
+        file.servers[config.name] = { ...verdict, legacy_clients: how };
     });
   }
 

@@ -279,6 +279,28 @@ describe('field errors are coded', () => {
     );
   });
 
+  it('oauth.client_metadata_url must be https with a path (it is the client_id)', () => {
+    const withUrl = (url: string) => ({
+      version: 1,
+      servers: [{ ...remote('a'), oauth: { client_metadata_url: url } }],
+    });
+    expect(parseServersFile(withUrl('https://org.example/ringfence/client.json')).servers[0]).toMatchObject({
+      oauth: { client_metadata_url: 'https://org.example/ringfence/client.json' },
+    });
+    for (const bad of [
+      'http://127.0.0.1/client.json',
+      'https://org.example/',
+      'not a url',
+      'https://u:p@org.example/c.json',
+    ])
+      expect(() => parseServersFile(withUrl(bad))).toThrow(
+        expect.objectContaining({
+          code: 'SERVER_FIELD',
+          message: expect.stringContaining('client_metadata_url must be an https URL'),
+        }),
+      );
+  });
+
   it('add still says which flags to check for a field error', async () => {
     const home = join(await mkdtemp(join(tmpdir(), 'rf-config-')), 'home');
     try {

@@ -79,6 +79,11 @@ export interface OAuthRegistration {
   readonly client_id?: string;
   /** The scopes asked for at login (space-separated); absent: what the server's metadata advertises. */
   readonly scope?: string;
+  /**
+   * The organisation's client ID metadata document (`--client-metadata-url`): an https URL with a
+   * path, used as the client_id where the authorization server supports such documents.
+   */
+  readonly client_metadata_url?: string;
 }
 
 export interface HttpServerConfig extends ServerBase {
@@ -309,10 +314,22 @@ function parseServer(value: unknown, index: number, inFile: boolean): ServerConf
 
 function parseOAuthRegistration(entry: Record<string, unknown>, what: string): void {
   const oauth = expectObject(entry.oauth, what);
-  expectOnlyKeys(oauth, ['client_id', 'scope'], what);
-  for (const key of ['client_id', 'scope'] as const)
+  expectOnlyKeys(oauth, ['client_id', 'scope', 'client_metadata_url'], what);
+  for (const key of ['client_id', 'scope', 'client_metadata_url'] as const)
     if (oauth[key] !== undefined && (typeof oauth[key] !== 'string' || oauth[key] === ''))
       throw new ConfigError('SERVER_FIELD', `${what}.${key} must be a non-empty string`);
+  if (oauth.client_metadata_url !== undefined) {
+    // The document's URL is the client_id: the draft requires https and a path (no loopback exception).
+    let url: URL | undefined;
+    try {
+      url = new URL(oauth.client_metadata_url as string);
+    } catch {}
+    if (url?.protocol !== 'https:' || url.pathname === '/' || url.hash || url.username)
+      throw new ConfigError(
+        'SERVER_FIELD',
+        `${what}.client_metadata_url must be an https URL with a path (the organisation hosts the client ID metadata document there)`,
+      );
+  }
   // A token in a static header would be sent beside the one ringfence holds, and never refreshed.
   const headers = (entry.headers ?? {}) as Record<string, string>;
   if (Object.keys(headers).some((name) => name.toLowerCase() === 'authorization'))

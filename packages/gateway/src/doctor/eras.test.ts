@@ -33,6 +33,19 @@ describe('doctor: each upstream era', () => {
     expect(check.summary).toContain('notes: not probed yet (at its next start)');
   });
 
+  it('says how a 2026 server serves 2025 clients, once learnt', async () => {
+    const servers = new ServerStore(home);
+    for (const name of ['both', 'modern']) await servers.add(remote(name));
+    const eras = new EraStore(home);
+    for (const name of ['both', 'modern'])
+      await eras.remember(remote(name), { era: 'modern', discover: { supportedVersions: ['2026-07-28'] } });
+    await eras.noteLegacyClients(remote('both'), '2025');
+    await eras.noteLegacyClients(remote('modern'), '2026');
+    const { summary } = await checkEras({ env: { RINGFENCE_HOME: home } });
+    expect(summary).toMatch(/both: MCP 2026-07-28 \(modern, [^)]*\) \(2025 to 2025 clients\)/);
+    expect(summary).toMatch(/modern: MCP 2026-07-28 \(modern, [^)]*\) \(2026-07-28 to 2025 clients too/);
+  });
+
   it('a verdict for another registration (a changed credential) is not shown as the era', async () => {
     const servers = new ServerStore(home);
     await servers.add(remote('docs', { authorization: 'Bearer new' }));

@@ -12,6 +12,13 @@ export interface ErasCheck {
   readonly fix?: string;
 }
 
+/** How a 2026 server's 2025 clients are served, as people read it (empty until learnt). */
+export function legacyClientsNote(how: '2025' | '2026' | undefined): string {
+  if (how === '2025') return ' (2025 to 2025 clients)';
+  if (how === '2026') return ' (2026-07-28 to 2025 clients too: it offers no 2025 session)';
+  return '';
+}
+
 /** One server's era as people read it. */
 export function eraLine(server: ServerConfig, verdict: EraVerdict | undefined, now = Date.now()): string {
   if (!verdict) return `${server.name}: not probed yet (at its next start)`;
@@ -19,7 +26,7 @@ export function eraLine(server: ServerConfig, verdict: EraVerdict | undefined, n
     return `${server.name}: registration changed since it was probed (probed again at its next start)`;
   const since = verdict.checked_at.slice(0, 10);
   if (verdict.era === 'modern')
-    return `${server.name}: MCP 2026-07-28 (modern, server/discover; since ${since})`;
+    return `${server.name}: MCP 2026-07-28 (modern, server/discover; since ${since})${legacyClientsNote(verdict.legacy_clients)}`;
   const stale = now - Date.parse(verdict.checked_at) > LEGACY_VERDICT_HORIZON_MS;
   return `${server.name}: MCP 2025 (legacy, initialize; since ${since}${stale ? ', probed again at its next start' : ''})`;
 }

@@ -23,4 +23,4 @@ export {
   readHostLimitFacts,
   recordedLimits,
 } from './engine-limits.js';
-export { checkEras, eraLine } from './eras.js';
+export { checkEras, eraLine, legacyClientsNote } from './eras.js';

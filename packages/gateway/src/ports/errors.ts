@@ -13,6 +13,7 @@ export type UpstreamErrorCode =
   | 'UPSTREAM_CLOSED'
   | 'UPSTREAM_LOST'
   | 'UPSTREAM_MALFORMED'
+  | 'MISSING_CLIENT_CAPABILITY'
   | 'CALL_CANCELLED'
   | 'CALL_TIMEOUT'
   | 'CALL_CEILING'
@@ -28,3 +29,20 @@ export type UpstreamErrorCode =
  * what to do; it never crosses the wire as a JSON-RPC error.
  */
 export class UpstreamError extends RingfenceError<UpstreamErrorCode> {}
+
+/**
+ * A 2026 server refused a request because it needs a client capability the request did not
+ * declare (`-32021`, MissingRequiredClientCapability). The gateway passes it on to its client as
+ * that error. The message is the gateway's (it says which side lacks the capability and what to
+ * do); `serverMessage` is the server's own text, still untrusted; `requiredCapabilities` what the
+ * server named, already bounded (`upstream/client-capabilities.ts`).
+ */
+export class MissingClientCapability extends UpstreamError {
+  constructor(
+    message: string,
+    readonly serverMessage: string,
+    readonly requiredCapabilities: Readonly<Record<string, Record<string, unknown>>>,
+  ) {
+    super('MISSING_CLIENT_CAPABILITY', message);
+  }
+}

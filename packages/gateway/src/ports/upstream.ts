@@ -27,6 +27,13 @@ export interface Upstream {
    * the client. Optional: an upstream without it has its roots refused, never answered empty.
    */
   roots?(): { roots: { uri: string; name: string }[] };
+  /**
+   * The side of this server that serves a caller of `era` (the caller's protocol era): a remote
+   * server whose primary connection speaks 2026-07-28 serves a 2025 caller's calls, prompts,
+   * reads and completions over a companion 2025 session to the same URL, where the server offers
+   * one (`upstream/legacy-companion.ts`). Absent, or the upstream itself: one era for everyone.
+   */
+  forCaller?(era: UpstreamEra): UpstreamRequests;
   /** How long its calls may run and how large their results may be (its entry's, or the defaults). */
   readonly limits: CallLimits;
   /** Every tool the server lists (all pages), each still untrusted and unparsed. */
@@ -75,6 +82,18 @@ export interface Upstream {
 
 export type UpstreamEra = 'modern' | 'legacy';
 
+/** The first 2026 revision: a version before it is a 2025-era one (the dates compare as text). */
+export const FIRST_MODERN_VERSION = '2026-07-28';
+
+/** Whether a protocol version is a 2025-era one (`initialize`, sessions). */
+export const isLegacyVersion = (version: string): boolean => version < FIRST_MODERN_VERSION;
+
+/** A caller's era from the version its endpoint negotiated; undefined when it has none. */
+export function callerEraOf(protocolVersion: string | undefined): UpstreamEra | undefined {
+  if (protocolVersion === undefined) return undefined;
+  return isLegacyVersion(protocolVersion) ? 'legacy' : 'modern';
+}
+
 /** The requests a server may send to the client through the gateway. */
 export const SERVER_REQUEST_METHODS = ['sampling/createMessage', 'elicitation/create'] as const;
 export type ServerRequestMethod = (typeof SERVER_REQUEST_METHODS)[number];
@@ -85,13 +104,21 @@ export interface ServerRequest {
   readonly params: unknown;
   /** Aborts when the server cancels its request or the connection goes. */
   readonly signal: AbortSignal;
+  /**
+   * The owner (`ports/call-owner.ts`) of the call whose own answer stream carried the request:
+   * only an HTTP upstream can tell (a POSTed call's event stream). Absent when it came any other
+   * way (the session's GET stream, stdio, an id the server reused), and then nobody's for sure.
+   */
+  readonly owner?: object;
 }
 
 export type ServerRequestHandler = (request: ServerRequest) => Promise<Record<string, unknown>>;
 
 /**
- * What the upstream client declares to one server at initialisation. Declaring is not allowing:
- * every request is decided again when it comes (the gateway's `ServerRequests`).
+ * What the upstream client declares to one server at initialisation (2025), or at most on each
+ * request (2026, narrowed to what the caller declared: `CallOptions.clientCapabilities`); also the
+ * shape of a caller's own declaration. Declaring is not allowing: every request is decided again
+ * when it comes (the gateway's `ServerRequests`).
  */
 export interface ClientGrants {
   readonly sampling: boolean;
@@ -167,6 +194,14 @@ export interface CallOptions {
    * an `input_required` answer fails the call: nobody would relay it.
    */
   readonly upstreamInput?: UpstreamInput;
+  /**
+   * What the calling client declared it can answer (its request's `_meta` envelope on MCP
+   * 2026-07-28, its `initialize` before), as ringfence reads it. A 2026 upstream is told only
+   * these, and only as far as the server's registration lets ringfence relay them (`ClientGrants`):
+   * so the server sees that this client cannot sample and refuses with -32021 itself. Absent: the
+   * caller is not known to answer anything (a task in the background, a completion).
+   */
+  readonly clientCapabilities?: ClientGrants;
 }
 
 /** What a retry of a 2026 server's call carries back to it (both absent on a first call). */
@@ -241,4 +276,11 @@ export type UpstreamRequests = Pick<
   | 'setLoggingLevel'
   | 'roots'
   | 'era'
->;
+> & {
+  /**
+   * The era this side's requests will be spoken in, once known: a companion 2025 session is
+   * opened (or found not offered) first. Never rejects (a companion that cannot open is refused
+   * at the request, naming the server). Absent: `era()` already says it.
+   */
+  readonly settledEra?: () => Promise<UpstreamEra>;
+};

@@ -140,7 +140,10 @@ export function registrationSummary(server: ServerConfig): string {
     ? ` It may ask the client for ${asks} while it answers a call, if the organisation policy allows it too.`
     : '';
   if (server.transport === 'http') {
-    return `Registered ${server.name} (remote ${new URL(server.url).host}). ${first}${may}`;
+    const login = server.oauth
+      ? ` It is protected by OAuth: log in with: ringfence mcp auth login ${server.name}`
+      : '';
+    return `Registered ${server.name} (remote ${new URL(server.url).host}). ${first}${may}${login}`;
   }
   const egress =
     server.egress.mode === 'allow'

@@ -1,5 +1,5 @@
 import type { Caller, CallToolResult } from '../ports/caller.js';
-import type { CallProgress, UpstreamInput } from '../ports/upstream.js';
+import type { CallProgress, ClientGrants, UpstreamInput } from '../ports/upstream.js';
 import type { TaskRegistry, TaskSnapshot } from '../tasks/index.js';
 import type { CatalogEntry } from './catalog.js';
 import { type CompletionAnswer, completePrompt } from './completion.js';
@@ -33,6 +33,13 @@ export interface DispatchContext {
   readonly traceparent?: string;
   /** Present when the caller relays a 2026 server's `input_required` (see `CallOptions`). */
   readonly upstreamInput?: UpstreamInput;
+  /**
+   * What the client declared it can answer (sampling, form elicitation): its request's `_meta`
+   * envelope on MCP 2026-07-28, its `initialize` before. Carried to the one place that sends
+   * upstream (`pipeline/method-steps.ts`), so a 2026 server is told no more than this, narrowed
+   * further by its registration. Absent: the caller answers nothing.
+   */
+  readonly clientCapabilities?: ClientGrants;
 }
 
 type Listed = Record<string, unknown>[];
@@ -77,6 +84,7 @@ const forwarding = (context: DispatchContext) => ({
   ...(context.onProgress ? { onProgress: context.onProgress } : {}),
   ...(context.traceparent ? { traceparent: context.traceparent } : {}),
   ...(context.upstreamInput ? { upstreamInput: context.upstreamInput } : {}),
+  ...(context.clientCapabilities ? { clientCapabilities: context.clientCapabilities } : {}),
 });
 
 /**
@@ -116,7 +124,7 @@ const METHODS: { readonly [M in ClientMethod]: Handler<M> } = {
       entry,
       args,
       caller: context.caller,
-      ...deps.registry.target(entry.server),
+      ...deps.registry.target(entry.server, context.protocolVersion),
       protocolVersion: context.protocolVersion,
       ...forwarding(context),
     }).catch((error: unknown) => localFailureResult(error, name));
@@ -128,7 +136,7 @@ const METHODS: { readonly [M in ClientMethod]: Handler<M> } = {
   'resources/read': (deps, { uri }, context) =>
     readThrough(
       deps.registry.resources,
-      { pipeline: deps.pipeline(), target: (s) => deps.registry.target(s) },
+      { pipeline: deps.pipeline(), target: (s) => deps.registry.target(s, context.protocolVersion) },
       {
         uri,
         caller: context.caller,
@@ -151,7 +159,7 @@ const METHODS: { readonly [M in ClientMethod]: Handler<M> } = {
       {
         pipeline: deps.pipeline(),
         caller: context.caller,
-        target: (s) => deps.registry.target(s),
+        target: (s) => deps.registry.target(s, context.protocolVersion),
         template: (uri) => deps.registry.resources.template(uri),
       },
       context.signal ? { signal: context.signal } : {},
@@ -213,7 +221,7 @@ function toolCall(
     entry,
     args,
     caller: context.caller,
-    ...deps.registry.target(entry.server),
+    ...deps.registry.target(entry.server, context.protocolVersion),
     protocolVersion: context.protocolVersion,
     ...forwarding(context),
   };

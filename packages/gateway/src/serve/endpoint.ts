@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { WireError } from '../errors.js';
 import type { DefinitionKind } from '../pins/kinds.js';
 import type { Caller, CallToolResult } from '../ports/caller.js';
-import type { CallProgress, UpstreamInput } from '../ports/upstream.js';
+import type { CallProgress, ClientGrants, UpstreamInput } from '../ports/upstream.js';
 import { TASKS_CAPABILITY_2025, TASKS_EXTENSION } from '../tasks/index.js';
 import { serveTasks, toolCallAsTask, toolsForClient } from './endpoint-tasks.js';
 import type { Gateway } from './gateway.js';
@@ -156,7 +156,18 @@ export function createEndpointServer(
       signal: extra.mcpReq.signal,
       ...(onProgress ? { onProgress } : {}),
       ...(traceparent ? { traceparent } : {}),
+      clientCapabilities: declaredBy(extra),
     };
+  };
+  // What this client declared it can answer, as booleans (never its raw object): a 2026 client's
+  // on each request (its `_meta` envelope), a 2025 client's at `initialize`.
+  const declaredBy = (extra: Extra): ClientGrants => {
+    const capable = modern
+      ? capableOf(
+          (extra.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY],
+        )
+      : sink.capable;
+    return { sampling: capable('sampling'), elicitation: capable('elicitation') };
   };
   /** What a forwarded request carries besides the caller: `forwarding`'s, and a 2026 round's upstream part. */
   type Forwarding = ReturnType<typeof forwarding> & { upstreamInput?: UpstreamInput };
@@ -289,10 +300,14 @@ export function createEndpointServer(
    * Whether a request goes round by round: always from a 2026 client; from a 2025 client when it
    * names a 2026 server's definition (its input_required is then asked on the session).
    */
-  const inRounds = (kind: 'tool' | 'prompt' | 'resource', name: string): boolean => {
+  const inRounds = async (kind: 'tool' | 'prompt' | 'resource', name: string): Promise<boolean> => {
     if (modern) return true;
     const target = gateway.serverOf(kind, name);
-    return target !== undefined && gateway.registry.target(target).upstream?.era?.() === 'modern';
+    if (target === undefined) return false;
+    // The side that serves this client's era: a remote 2026 server's 2025 session, where it
+    // offers one, is opened (or found not offered) first.
+    const side = gateway.registry.target(target, protocolVersion()).upstream;
+    return (side?.settledEra ? await side.settledEra() : side?.era?.()) === 'modern';
   };
   const refusedResult = (message: string): CallToolResult => ({
     content: [{ type: 'text', text: message }],
@@ -321,7 +336,7 @@ export function createEndpointServer(
         ...options,
       });
     };
-    if (inRounds('tool', request.params.name)) {
+    if (await inRounds('tool', request.params.name)) {
       const { name, arguments: args } = request.params;
       return (await refusals(() =>
         rounds('tool', 'tools/call', name, args, extra, request.params, call, refusedResult),
@@ -340,7 +355,7 @@ export function createEndpointServer(
       return { prompts: prompts as never[] };
     });
     server.setRequestHandler('prompts/get', { params: GetPromptParams }, async (params, extra) =>
-      inRounds('prompt', params.name)
+      (await inRounds('prompt', params.name))
         ? refusals(
             async () =>
               (await rounds(
@@ -378,6 +393,7 @@ export function createEndpointServer(
         async () =>
           (await gateway.dispatch('completion/complete', request.params as Record<string, unknown>, {
             caller: identity,
+            protocolVersion: protocolVersion(),
             signal: extra.mcpReq.signal,
           })) as never,
       ),
@@ -397,7 +413,7 @@ export function createEndpointServer(
       return { resourceTemplates: listed.resourceTemplates as never[] };
     });
     server.setRequestHandler('resources/read', async (request, extra) =>
-      inRounds('resource', request.params.uri)
+      (await inRounds('resource', request.params.uri))
         ? refusals(
             async () =>
               (await rounds(

@@ -4,6 +4,7 @@ import type { ServerConfig } from '../config/servers.js';
 import type { DefinitionKind } from '../pins/kinds.js';
 import type { PinStore } from '../pins/store.js';
 import type { AuditSink } from '../ports/audit.js';
+import { asOwner } from '../ports/call-owner.js';
 import type { Caller, CallToolResult } from '../ports/caller.js';
 import { LOCAL_ONLY, type PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
@@ -205,7 +206,8 @@ export class Gateway extends EventEmitter<{
     this.busy.set(server, (this.busy.get(server) ?? 0) + 1);
     const release = sink ? this.serverRequests.busy(server, sink) : undefined;
     try {
-      return await work();
+      // The session is the call's owner: a server request on that call's own stream goes to it.
+      return await (sink ? asOwner(sink, work) : work());
     } finally {
       release?.();
       const left = (this.busy.get(server) ?? 1) - 1;

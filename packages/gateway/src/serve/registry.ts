@@ -6,7 +6,12 @@ import type { AuditSink } from '../ports/audit.js';
 import { UpstreamError } from '../ports/errors.js';
 import type { PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
-import type { Upstream, UpstreamCapabilities, UpstreamRequests } from '../ports/upstream.js';
+import {
+  callerEraOf,
+  type Upstream,
+  type UpstreamCapabilities,
+  type UpstreamRequests,
+} from '../ports/upstream.js';
 import { redactedLine } from '../text/redact.js';
 import { rendered } from '../text/render.js';
 import { startupMark } from '../util/startup.js';
@@ -337,12 +342,22 @@ export class ServerRegistry {
     return [...this.states.values()].flatMap((s) => s.catalog?.withheld ?? []);
   }
 
-  /** Where a request for `server` goes: its upstream while it runs, or why it does not. */
-  target(server: string): Target {
+  /**
+   * Where a request for `server` goes: its upstream while it runs, or why it does not. With the
+   * caller's protocol version, the side of the server that serves a caller of that era
+   * (`Upstream.forCaller`: a 2025 caller of a remote 2026 server, its 2025 session).
+   */
+  target(server: string, protocolVersion?: string): Target {
     const state = this.states.get(server);
     const upstream = this.upstreams.get(server);
+    const era = callerEraOf(protocolVersion);
     return {
-      upstream: state?.status === 'running' ? upstream : undefined,
+      upstream:
+        state?.status === 'running' && upstream
+          ? era && upstream.forCaller
+            ? upstream.forCaller(era)
+            : upstream
+          : undefined,
       unavailableReason: state && state.status !== 'running' ? state.reason : 'it is not running',
     };
   }

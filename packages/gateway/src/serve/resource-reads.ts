@@ -24,7 +24,10 @@ export async function readThrough(
     uri: string;
     caller: Caller;
     protocolVersion: string | undefined;
-    call: Pick<ForwardedRequest, 'signal' | 'onProgress' | 'upstreamInput'>;
+    call: Pick<
+      ForwardedRequest,
+      'signal' | 'onProgress' | 'traceparent' | 'upstreamInput' | 'clientCapabilities'
+    >;
   },
 ): Promise<ReadResult> {
   const resolved = index.resolve(request.uri);

@@ -9,6 +9,7 @@ import type { AuditInput } from '../audit/types.js';
 import type { HttpServerConfig, ServerConfig } from '../config/servers.js';
 import { PinStore } from '../pins/store.js';
 import { FakeUpstream } from '../ports/__fixtures__/fake-upstream.js';
+import { currentOwner } from '../ports/call-owner.js';
 import { LOCAL_ONLY, type PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
 import type { ServerRequestMethod } from '../ports/upstream.js';
@@ -46,9 +47,11 @@ class AskingUpstream extends FakeUpstream {
     const tool = (tool: string) => ({ name: tool, description: tool, inputSchema: { type: 'object' } });
     super(name, { tools: [tool('ask'), tool('hold')] });
   }
-  async send(method: ServerRequestMethod, params: unknown): Promise<string> {
+  /** The owner each call started under (`ports/call-owner.ts`), as an HTTP upstream keeps it. */
+  owners: object[] = [];
+  async send(method: ServerRequestMethod, params: unknown, owner?: object): Promise<string> {
     try {
-      const answer = await this.sendRequest(method, params);
+      const answer = await this.sendRequest(method, params, undefined, owner);
       return `answer ${JSON.stringify(answer)}`;
     } catch (error) {
       return `error ${(error as { code?: number }).code}: ${(error as Error).message}`;
@@ -56,6 +59,8 @@ class AskingUpstream extends FakeUpstream {
   }
   override async callTool(name: string, args: Record<string, unknown>) {
     if (name === 'hold') {
+      const owner = currentOwner();
+      if (owner) this.owners.push(owner);
       this.holding = true;
       await this.held;
       return { content: [{ type: 'text', text: 'held' }] };
@@ -287,6 +292,48 @@ describe('sampling and elicitation from servers', () => {
       'no-caller',
       'several-callers',
       'allowed',
+    ]);
+  });
+
+  it('a request on one call’s own stream goes to that call’s session only, with others waiting', async () => {
+    const { gateway, upstreams } = await start([
+      remote('shared', { allow_sampling: true, allow_elicitation: true }),
+    ]);
+    const alice = await connect(gateway);
+    const bob = await connect(gateway);
+    const server = upstreams.get('shared')!;
+    const one = alice.client.callTool({ name: 'shared_hold', arguments: {} });
+    const two = bob.client.callTool({ name: 'shared_hold', arguments: {} });
+    await expect.poll(() => server.owners.length).toBe(2);
+    const [first, second] = server.owners as [object, object];
+    // Carried by the first call's stream: its session alone is asked, though two wait.
+    expect(await server.send('elicitation/create', ELICIT, first)).toMatch(/^answer /);
+    const firstSeen = alice.seen.length === 1 ? alice : bob;
+    const other = firstSeen === alice ? bob : alice;
+    expect(firstSeen.seen.map((s) => s.method)).toEqual(['elicitation/create']);
+    expect(other.seen).toEqual([]);
+    // And the second's to the other session only.
+    expect(await server.send('sampling/createMessage', SAMPLE, second)).toMatch(/^answer /);
+    expect(other.seen.map((s) => s.method)).toEqual(['sampling/createMessage']);
+    expect(firstSeen.seen).toHaveLength(1);
+    // A forged owner (no call of it is waiting) or none at all: nobody's, so refused as before.
+    expect(await server.send('sampling/createMessage', SAMPLE, { forged: true })).toMatch(
+      /calls from 2 client sessions/,
+    );
+    expect(await server.send('sampling/createMessage', SAMPLE)).toMatch(/calls from 2 client sessions/);
+    server.letGo();
+    await Promise.all([one, two]);
+    // A call that has ended owns nothing any more: its owner no longer picks a session.
+    expect(await server.send('sampling/createMessage', SAMPLE, first)).toMatch(
+      /no client has a call to shared in progress/,
+    );
+    expect(alice.seen.length + bob.seen.length).toBe(2);
+    expect(requests().map((e) => e.refs.rule)).toEqual([
+      'allowed',
+      'allowed',
+      'several-callers',
+      'several-callers',
+      'no-caller',
     ]);
   });
 

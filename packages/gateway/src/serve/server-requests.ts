@@ -97,9 +97,10 @@ const HOW_TO_ALLOW: Record<ServerRequestKind, string> = {
 /**
  * Sampling and elicitation from servers: each request decided (registration, then the policy,
  * then whose call it belongs to and whether that client can answer), audited by digest both ways,
- * and passed to exactly one client session: the one whose call to this server is in flight.
- * A request while no session, or more than one, waits on the server is refused: the gateway
- * cannot tell whose call asked, and a guess could show one agent's server text to another.
+ * and passed to exactly one client session: the one whose call to this server is in flight, or
+ * on HTTP the one whose call's own answer stream carried the request (`ServerRequest.owner`).
+ * Otherwise a request while no session, or more than one, waits on the server is refused: the
+ * gateway cannot tell whose call asked, and a guess could show one agent's server text to another.
  */
 export class ServerRequests {
   private readonly waiting = new Map<string, Map<RequestSink, number>>();
@@ -131,7 +132,12 @@ export class ServerRequests {
   async handle(config: ServerConfig, request: ServerRequest): Promise<Record<string, unknown>> {
     const server = config.name;
     const { method } = request;
-    const sinks = [...(this.waiting.get(server)?.keys() ?? [])];
+    const waiting = [...(this.waiting.get(server)?.keys() ?? [])];
+    // A request that came on one call's own answer stream (HTTP) is that call's: its owner is the
+    // one destination, whoever else calls the server meanwhile, if that call is still in flight.
+    // Anything else is decided over every waiting session (more than one: refused).
+    const owned = waiting.find((sink) => sink === request.owner);
+    const sinks = owned ? [owned] : waiting;
     const { forwarded, parentSeq } = await this.admit(config, method, request.params, sinks);
     const sink = sinks[0]!;
     let answer: Record<string, unknown>;

@@ -18,6 +18,8 @@ export interface EraMemory {
     verdict: { era: 'legacy' } | { era: 'modern'; discover: Record<string, unknown> },
   ): Promise<void>;
   forget(name: string): Promise<void>;
+  /** How a 2026 server's 2025 clients are served, once learnt (for `mcp ls` and the doctor). */
+  noteLegacyClients?(config: ServerConfig, how: '2025' | '2026'): Promise<void>;
 }
 
 const priorOf = (verdict: EraVerdict): PriorDiscovery =>
@@ -53,7 +55,7 @@ const eraFailed = (error: unknown): boolean => {
  * The server answered, and refused: a JSON-RPC error, an HTTP status, or the era itself. Only
  * that is evidence a kept verdict went stale; silence or a dropped connection is an outage.
  */
-const answeredNo = (error: unknown): boolean => {
+export const answeredNo = (error: unknown): boolean => {
   const cause = sdkCause(error);
   if (cause instanceof ProtocolError || cause instanceof SdkHttpError) return !authRefused(error);
   return eraFailed(error);

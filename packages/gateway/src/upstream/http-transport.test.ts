@@ -520,3 +520,42 @@ describe('HttpClientTransport: https', () => {
     },
   );
 });
+
+describe('which call a server request belongs to', () => {
+  const ask = (id: number) => ({ jsonrpc: '2.0' as const, id, method: 'elicitation/create', params: {} });
+
+  it('a request on a call’s own answer stream is that call’s; an id used twice is nobody’s', async () => {
+    const { url } = await serve((res, seen) => {
+      const body = JSON.parse(seen.body) as { id: number; params?: { _meta?: { progressToken?: string } } };
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      // Each call's stream carries a request of the server's: 7 on the first, 8 then 7 again on the second.
+      if (body.params?._meta?.progressToken === 'rf-a') res.write(sse(ask(7)));
+      else res.write(sse(ask(8)) + sse(ask(7)));
+    });
+    const { transport, messages } = open(url);
+    await transport.send(call(1, 'rf-a'));
+    await expect.poll(() => messages.length).toBe(1);
+    expect(transport.callOf(7)).toBe('rf-a');
+    await transport.send(call(2, 'rf-b'));
+    await expect.poll(() => messages.length).toBe(3);
+    expect(transport.callOf(8)).toBe('rf-b');
+    // The server reused 7 on another call's stream: it can no longer be told whose it is.
+    expect(transport.callOf(7)).toBeUndefined();
+    // Our answer frees an id: the next request under it is attributed afresh.
+    await transport.send({ jsonrpc: '2.0', id: 8, result: {} }).catch(() => {});
+    expect(transport.callOf(8)).toBeUndefined();
+    // An id never seen on a call's stream (a forged one) is nobody's.
+    expect(transport.callOf(99)).toBeUndefined();
+  });
+
+  it('a request on a stream of no call (not a forwarded call: no progress token) is nobody’s', async () => {
+    const { url } = await serve((res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(sse(ask(5)));
+    });
+    const { transport, messages } = open(url);
+    await transport.send({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+    await expect.poll(() => messages.length).toBe(1);
+    expect(transport.callOf(5)).toBeUndefined();
+  });
+});

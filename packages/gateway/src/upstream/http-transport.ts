@@ -38,6 +38,8 @@ export const DEFAULT_RECONNECTION: Reconnection = {
 
 /** A server's `retry:` below this would have us hammer it. */
 const MIN_RETRY_MS = 100;
+/** Server requests awaiting our answer whose carrying call is kept (more: the oldest forgotten). */
+const MAX_CARRIED = 1024;
 
 export interface HttpTransportOptions {
   /** The registration's headers (authorization and the like), sent with every request. */
@@ -126,6 +128,12 @@ export class HttpClientTransport implements Transport {
   private serverRetryMs: number | undefined;
   private started = false;
   private closed = false;
+  /**
+   * Server requests that came on a forwarded call's own answer stream, by their id: the call's
+   * progress token, or null once the id came twice before it was answered (a server reusing an
+   * id cannot make one call's request pass for another's). Forgotten when answered; bounded.
+   */
+  private readonly carried = new Map<string | number, string | null>();
 
   constructor(
     url: URL,
@@ -174,6 +182,9 @@ export class HttpClientTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage, options: TransportSendOptions = {}): Promise<void> {
+    // Our answer to a server request: its id may be used again from now on.
+    if (('result' in message || 'error' in message) && message.id !== undefined)
+      this.carried.delete(message.id);
     try {
       await this.post(message, options);
     } catch (error) {
@@ -297,7 +308,33 @@ export class HttpClientTransport implements Transport {
     return true;
   }
 
+  /**
+   * The progress token of the call on whose answer stream the server request `id` came, if it
+   * came on one and only one such stream; undefined otherwise (the session's GET stream, a
+   * resumed stream asked for by token, an id the server used twice).
+   */
+  callOf(id: string | number): string | undefined {
+    return this.carried.get(id) ?? undefined;
+  }
+
+  private noteCarried(message: JSONRPCMessage, awaited: Awaited | undefined): void {
+    if (!isRequest(message)) return;
+    const token = awaited?.token;
+    const known = this.carried.get(message.id);
+    if (known !== undefined || token === undefined) {
+      // Seen before (on any stream) or now on a stream of no call: nobody's for sure.
+      if (known !== undefined) this.carried.set(message.id, null);
+      return;
+    }
+    if (this.carried.size >= MAX_CARRIED) {
+      const oldest = this.carried.keys().next().value;
+      if (oldest !== undefined) this.carried.delete(oldest);
+    }
+    this.carried.set(message.id, token);
+  }
+
   private deliver(message: JSONRPCMessage, awaited?: Awaited): void {
+    this.noteCarried(message, awaited);
     if (awaited && ('result' in message || 'error' in message) && message.id === awaited.id) {
       awaited.answered = true;
       if (awaited.replayId !== undefined) message = { ...message, id: awaited.replayId };

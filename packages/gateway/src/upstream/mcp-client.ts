@@ -1,5 +1,6 @@
 import { pathToFileURL } from 'node:url';
 import {
+  CLIENT_CAPABILITIES_META_KEY,
   Client,
   LOG_LEVEL_META_KEY,
   type PriorDiscovery,
@@ -9,6 +10,7 @@ import {
 } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { type CallLimits, DEFAULT_CALL_LIMITS } from '../config/limits.js';
+import { currentOwner } from '../ports/call-owner.js';
 import { UpstreamError } from '../ports/errors.js';
 import {
   type CallOptions,
@@ -30,6 +32,7 @@ import {
 import { passThroughJsonSchemaValidator } from '../schema/index.js';
 import { callThroughUpstreamTask } from '../tasks/upstream-task.js';
 import { InFlightCalls } from './calls.js';
+import { declaredCapabilities, missingCapabilityOf } from './client-capabilities.js';
 import { isConnectionLoss } from './connection-loss.js';
 import { ListenStream } from './listen.js';
 import { paramHeaders } from './mcp-headers.js';
@@ -130,6 +133,10 @@ export class UpstreamClient {
   private listen: ListenStream | undefined;
   /** The log level asked for, sent along with each request to a modern server. */
   private logLevel: string | undefined;
+  /** Each call in flight's owner (`ports/call-owner.ts`), by the call's progress token. */
+  private readonly owners = new Map<string, object>();
+  /** Which call's answer stream carried a server request, by its id (HTTP only; see `attributeBy`). */
+  private carrierOf: ((id: string | number) => string | undefined) | undefined;
 
   constructor(
     /** The server's name, for the messages of calls that end without its answer. */
@@ -158,12 +165,20 @@ export class UpstreamClient {
     // audited (a server may send it anyway).
     this.client.fallbackRequestHandler = async (request, ctx) => {
       if (request.method === 'roots/list') return { roots: rootsOf(side.roots()) };
-      if ((SERVER_REQUEST_METHODS as readonly string[]).includes(request.method) && this.serverRequestHandler)
+      if (
+        (SERVER_REQUEST_METHODS as readonly string[]).includes(request.method) &&
+        this.serverRequestHandler
+      ) {
+        // The call whose own answer stream carried it, if the transport can tell: its owner.
+        const token = this.carrierOf?.(ctx.mcpReq.id);
+        const owner = token !== undefined ? this.owners.get(token) : undefined;
         return this.serverRequestHandler({
           method: request.method as ServerRequestMethod,
           params: request.params,
           signal: ctx.mcpReq.signal,
+          ...(owner ? { owner } : {}),
         });
+      }
       throw new ProtocolError(
         ProtocolErrorCode.MethodNotFound,
         `ringfence does not answer ${request.method}`,
@@ -207,6 +222,14 @@ export class UpstreamClient {
     this.serverRequestHandler = handler;
   }
 
+  /**
+   * How to tell which call's answer stream carried a server request (`HttpClientTransport.callOf`):
+   * such a request then goes to that call's owner only. Without it (stdio) nothing is attributed.
+   */
+  attributeBy(carrierOf: (id: string | number) => string | undefined): void {
+    this.carrierOf = carrierOf;
+  }
+
   /** Calls in flight (for tests and for people). */
   get inFlight(): number {
     return this.calls.size;
@@ -248,12 +271,27 @@ export class UpstreamClient {
   }
 
   /**
-   * `_meta` a forwarded request carries besides the gateway's own: on a modern server the log
-   * level the client asked for (2026 has no `logging/setLevel`: the level travels per request).
+   * `_meta` a forwarded request carries besides the gateway's own, on a modern server only: the
+   * log level the client asked for (2026 has no `logging/setLevel`: the level travels per
+   * request), and the client capabilities of `capabilitiesMeta`.
    */
-  private meta(): Record<string, unknown> {
-    return this.logLevel !== undefined && this.era() === 'modern'
-      ? { [LOG_LEVEL_META_KEY]: this.logLevel }
+  private meta(caller: ClientGrants | undefined): Record<string, unknown> {
+    if (this.era() !== 'modern') return {};
+    return {
+      ...this.capabilitiesMeta(caller),
+      ...(this.logLevel !== undefined ? { [LOG_LEVEL_META_KEY]: this.logLevel } : {}),
+    };
+  }
+
+  /**
+   * On a modern server, the client capabilities a request declares: the caller's as far as the
+   * registration allows (`declaredCapabilities`), in place of the SDK's per-connection envelope,
+   * which would declare the registration's whatever the caller can answer. A request no caller
+   * answers the input requests of (a listing, a completion, a task) declares roots only.
+   */
+  private capabilitiesMeta(caller: ClientGrants | undefined): Record<string, unknown> {
+    return this.era() === 'modern'
+      ? { [CLIENT_CAPABILITIES_META_KEY]: declaredCapabilities(this.side.grants, caller) }
       : {};
   }
 
@@ -312,7 +350,13 @@ export class UpstreamClient {
         break;
       }
       const result = (await this.client.request(
-        { method: `${what}/list`, params: cursor === undefined ? {} : { cursor } },
+        {
+          method: `${what}/list`,
+          params: {
+            ...(cursor === undefined ? {} : { cursor }),
+            ...(this.era() === 'modern' ? { _meta: this.capabilitiesMeta(undefined) } : {}),
+          },
+        },
         LooseListPages[what],
         { timeout: this.timeouts.listMs },
       )) as { nextCursor?: string } & Record<(typeof LIST_KEY)[typeof what], unknown[]>;
@@ -371,8 +415,11 @@ export class UpstreamClient {
     // Only a caller that relays a 2026 server's input_required is handed one (a task's is not).
     const relayed = options.upstreamInput !== undefined && this.era() === 'modern' && !options.viaTask;
     const retry = relayed ? retryParams(options.upstreamInput!) : {};
+    // Read once, as the call starts (see ports/call-owner.ts).
+    const owner = currentOwner();
     return this.calls.run(
       (token, signal) => {
+        if (owner) this.owners.set(token, owner);
         // The SDK's own timer is only a backstop: the call's timers above end it first.
         const send = (m: string, p: Record<string, unknown>, allowInputRequired = false) =>
           this.client.request({ method: m, params: p } as never, LooseResult, {
@@ -385,7 +432,7 @@ export class UpstreamClient {
           ...params,
           ...retry,
           _meta: {
-            ...this.meta(),
+            ...this.meta(options.clientCapabilities),
             progressToken: token,
             ...(options.traceparent ? { traceparent: options.traceparent } : {}),
           },
@@ -410,11 +457,17 @@ export class UpstreamClient {
                 signal,
               )
             : send(method, sent, relayed);
-        return answer.catch(async (error: unknown) => {
-          // The SDK's own words for it are a bare "Connection closed".
-          if (isConnectionLoss(error)) throw new UpstreamError('UPSTREAM_LOST', await this.describeLoss());
-          throw error;
-        });
+        return answer
+          .catch(async (error: unknown) => {
+            // The SDK's own words for it are a bare "Connection closed".
+            if (isConnectionLoss(error)) throw new UpstreamError('UPSTREAM_LOST', await this.describeLoss());
+            // A 2026 server's -32021: it needs a capability this request did not declare. Said
+            // for the gateway's client, which is told it as that error (never as a result).
+            throw (
+              missingCapabilityOf(error, this.server, this.side.grants, options.clientCapabilities) ?? error
+            );
+          })
+          .finally(() => this.owners.delete(token));
       },
       {
         idleMs,
@@ -446,8 +499,7 @@ export class UpstreamClient {
   }
 
   async complete(params: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
-    const withMeta =
-      this.era() === 'modern' && this.logLevel !== undefined ? { ...params, _meta: this.meta() } : params;
+    const withMeta = this.era() === 'modern' ? { ...params, _meta: this.meta(undefined) } : params;
     return this.client.request({ method: 'completion/complete', params: withMeta } as never, LooseResult, {
       timeout: this.timeouts.listMs,
       ...(signal ? { signal } : {}),

@@ -15,6 +15,7 @@ import {
   type Upstream,
   type UpstreamCapabilities,
   type UpstreamEra,
+  type UpstreamRequests,
   type UpstreamTimeouts,
 } from '../ports/upstream.js';
 import { redactText, redactUrl } from '../text/redact.js';
@@ -22,6 +23,7 @@ import { withTimeout } from '../util/timeout.js';
 import { connectInEra, type EraMemory } from './era.js';
 import { HttpStatusError } from './http-endpoint.js';
 import { HttpClientTransport } from './http-transport.js';
+import { LegacyCompanion, legacyCallerSide } from './legacy-companion.js';
 import { grantsOf, UpstreamClient } from './mcp-client.js';
 
 /** A remote MCP server over streamable HTTP (`HttpClientTransport`). */
@@ -36,6 +38,10 @@ export class RemoteUpstream implements Upstream {
   private resourceListener: ((uri: unknown) => void) | undefined;
   private closedListener: ((reason: string) => void) | undefined;
   private closing = false;
+  /** The 2025 session 2025 callers are served over while the primary speaks 2026-07-28. */
+  private readonly companion: LegacyCompanion;
+  private readonly legacySide: UpstreamRequests;
+  private logLevel: string | undefined;
 
   constructor(
     private readonly config: HttpServerConfig,
@@ -46,6 +52,23 @@ export class RemoteUpstream implements Upstream {
     this.name = config.name;
     this.destination = `remote ${new URL(config.url).host}`;
     this.limits = callLimitsOf(config);
+    this.companion = new LegacyCompanion({
+      name: this.name,
+      primary: this,
+      verdict: () => this.connection?.client.verdict(),
+      open: () => this.connect({ kind: 'legacy' }, true),
+      logLevel: () => this.logLevel,
+      learnt: (how) => void this.eras?.noteLegacyClients?.(config, how).catch(() => {}),
+    });
+    this.legacySide = legacyCallerSide(this, this.companion);
+  }
+
+  /**
+   * A 2025 caller of a server whose primary connection speaks 2026-07-28 is served over the
+   * companion 2025 session (`legacy-companion.ts`); everyone else over the primary.
+   */
+  forCaller(era: UpstreamEra): UpstreamRequests {
+    return era === 'legacy' && this.connection?.client.era() === 'modern' ? this.legacySide : this;
   }
 
   async start(): Promise<void> {
@@ -57,7 +80,8 @@ export class RemoteUpstream implements Upstream {
     this.connection = connection;
   }
 
-  private async connect(prior = this.prior()) {
+  /** `companion`: a 2025 session beside the primary; its closing is not the server's loss. */
+  private async connect(prior = this.prior(), companion = false) {
     // A remote server has no mounts: its roots are an empty list.
     const client = new UpstreamClient(this.name, this.timeouts, this.limits, {
       grants: grantsOf(this.config),
@@ -69,14 +93,20 @@ export class RemoteUpstream implements Upstream {
       maxAnswerBytes: answerCapBytes(this.limits.maxResultBytes),
       onCallBroken: (token, error) => client.failCall(token, error),
     });
-    client.onListChanged(() => this.changeListener?.());
+    // A server request on a call's own answer stream is that call's (serve/server-requests.ts).
+    client.attributeBy((id) => transport.callOf(id));
+    // The companion is the same server: its log lines and requests go where the primary's go.
+    // Its list changes and resource updates are not listened to: those are the primary's.
     client.onLog((params) => this.logListener?.(params));
     client.onServerRequest((request) => this.refuseWithoutHandler(request));
-    client.onResourceUpdated((uri) => this.resourceListener?.(uri));
-    transport.onclose = () => {
-      if (!this.closing && this.connection?.transport === transport)
-        this.closedListener?.('the connection closed');
-    };
+    if (!companion) {
+      client.onListChanged(() => this.changeListener?.());
+      client.onResourceUpdated((uri) => this.resourceListener?.(uri));
+      transport.onclose = () => {
+        if (!this.closing && this.connection?.transport === transport)
+          this.closedListener?.('the connection closed');
+      };
+    }
     try {
       await withTimeout(
         client.connect(transport, prior),
@@ -171,8 +201,10 @@ export class RemoteUpstream implements Upstream {
     return this.withSessionRetry((client) => client.complete(params, options.signal));
   }
 
-  setLoggingLevel(level: string): Promise<void> {
-    return this.withSessionRetry((client) => client.setLoggingLevel(level));
+  async setLoggingLevel(level: string): Promise<void> {
+    this.logLevel = level;
+    await this.withSessionRetry((client) => client.setLoggingLevel(level));
+    await this.companion.setLoggingLevel(level).catch(() => {});
   }
 
   callTool(name: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<unknown> {
@@ -228,8 +260,14 @@ export class RemoteUpstream implements Upstream {
     this.closing = true;
     const connection = this.connection;
     this.connection = undefined;
-    if (!connection) return;
-    // Best effort and bounded: tell the server the session is over, then drop the connection.
+    await Promise.all([
+      this.companion.close((companion) => this.end(companion)),
+      connection ? this.end(connection) : undefined,
+    ]);
+  }
+
+  /** Best effort and bounded: tell the server the session is over, then drop the connection. */
+  private async end(connection: { client: UpstreamClient; transport: HttpClientTransport }): Promise<void> {
     await withTimeout(
       connection.transport.terminateSession(),
       this.timeouts.closeMs,

@@ -28,6 +28,10 @@ export function summarizePolicy(verified: VerifiedPolicy, now: number): string[]
     `New servers (first sight): ${policy.first_sight === 'withhold' ? 'withheld until a person approves them (first_sight: withhold)' : 'pinned on first use; a developer may withhold them (mcp add --review-first)'}`,
     '',
   );
+  lines.push(
+    `OAuth logins (authorization servers): ${describeIssuers(policy.oauth?.authorization_servers)}`,
+    '',
+  );
   const servers = policy.mcp ?? [];
   lines.push(servers.length ? 'Servers:' : 'Servers: no per-server limits');
   for (const entry of servers) {
@@ -50,6 +54,8 @@ export function summarizePolicy(verified: VerifiedPolicy, now: number): string[]
     );
     if (entry.read_only_tools?.length) lines.push(`    read-only tools  ${entry.read_only_tools.join(', ')}`);
     if (entry.max_call_seconds !== undefined) lines.push(`    calls at most    ${entry.max_call_seconds} s`);
+    if (entry.oauth !== undefined)
+      lines.push(`    OAuth login at   ${describeIssuers(entry.oauth.authorization_servers)}`);
     if (entry.first_sight !== undefined)
       lines.push(
         `    first sight      ${entry.first_sight === 'withhold' ? 'withhold (until a person approves)' : 'pin (trusted on first use, unless registered with --review-first)'}`,
@@ -69,6 +75,11 @@ export function summarizePolicy(verified: VerifiedPolicy, now: number): string[]
   for (const [i, rule] of (policy.rules ?? []).entries()) lines.push(`  ${i + 1}. ${describeRule(rule)}`);
   lines.push(`  otherwise: ${policy.default_action}`);
   return lines;
+}
+
+function describeIssuers(issuers: readonly string[] | undefined): string {
+  if (issuers === undefined) return 'any';
+  return issuers.length ? issuers.join(', ') : 'none (OAuth logins refused)';
 }
 
 function describeRule(rule: Rule): string {

@@ -47,8 +47,34 @@ export const POLICY_SCHEMA = {
       $ref: '#/$defs/firstSight',
     },
     rules: { type: 'array', maxItems: 10000, items: { $ref: '#/$defs/rule' } },
+    oauth: {
+      description:
+        "OAuth remote servers (mcp add --oauth): the authorization servers a login may use. An mcp[] entry's oauth overrides it for that server. Absent: any authorization server.",
+      $ref: '#/$defs/oauth',
+    },
   },
   $defs: {
+    oauth: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        authorization_servers: {
+          description:
+            "Issuer identifiers (exactly as the authorization server's metadata spells its issuer) a login may use; an empty list allows none. A listed issuer may also name token, registration and revocation endpoints on another origin than its own.",
+          type: 'array',
+          maxItems: 1000,
+          uniqueItems: true,
+          items: { $ref: '#/$defs/issuer' },
+        },
+      },
+    },
+    issuer: {
+      description: 'An https URL (plain http on a loopback host only), no query or fragment.',
+      type: 'string',
+      maxLength: 2048,
+      pattern:
+        '^(https://[^\\s?#/@]+|http://(127\\.[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}|localhost|\\[::1\\])(:[0-9]{1,5})?)(/[^\\s?#]*)?$',
+    },
     action: { enum: ['allow', 'deny', 'ask'] },
     firstSight: { enum: ['pin', 'withhold'] },
     serverName: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,31}$' },
@@ -164,6 +190,11 @@ export const POLICY_SCHEMA = {
           description:
             'The server may ask the person questions through the client (elicitation/create), when its registration allows it too. Absent: no.',
           type: 'boolean',
+        },
+        oauth: {
+          description:
+            "For this server, overrides the policy's oauth: the authorization servers its login may use.",
+          $ref: '#/$defs/oauth',
         },
         first_sight: {
           description:

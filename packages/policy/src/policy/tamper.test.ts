@@ -299,6 +299,65 @@ describe('tamper suite', () => {
     expect(verify(policyText(good)).ok).toBe(true);
   });
 
+  it('oauth.authorization_servers: honoured only as signed; an edited list fails verification', () => {
+    const signed = basePolicy({ oauth: { authorization_servers: ['https://login.corp.test'] } });
+    signed.mcp![0]!.oauth = { authorization_servers: ['https://login.corp.test/tenant1'] };
+    const text = policyText(signed);
+    const control = verify(text);
+    expect(control.ok && control.policy.oauth).toEqual({
+      authorization_servers: ['https://login.corp.test'],
+    });
+    // Someone adds their own authorization server to the list, at the top or per server.
+    for (const edit of [
+      (p: typeof signed) => p.oauth!.authorization_servers!.push('https://evil.example.test'),
+      (p: typeof signed) => (p.mcp![0]!.oauth = { authorization_servers: ['https://evil.example.test'] }),
+      (p: typeof signed) => delete p.oauth,
+    ]) {
+      const tampered = mutate(text, (env) => {
+        const payload = JSON.parse(
+          new TextDecoder().decode(decodeBase64Strict(env.payload)!),
+        ) as typeof signed;
+        edit(payload);
+        env.payload = encodeBase64(new TextEncoder().encode(canonicalize(payload)));
+      });
+      expectCode(verify(tampered), 'POLICY_SIGNATURES_INSUFFICIENT');
+    }
+  });
+
+  it('oauth.authorization_servers must be issuer URLs (https, or http on loopback), unique', () => {
+    for (const bad of [
+      'http://login.corp.test',
+      'login.corp.test',
+      'https://login.corp.test?x=1',
+      'https://login.corp.test#f',
+      'https://user@login.corp.test',
+      '',
+      7,
+    ]) {
+      expectCode(
+        verify(policyText(basePolicy({ oauth: { authorization_servers: [bad as string] } }))),
+        'POLICY_SCHEMA',
+      );
+      const entry = basePolicy();
+      entry.mcp![0]!.oauth = { authorization_servers: [bad as string] };
+      expectCode(verify(policyText(entry)), 'POLICY_SCHEMA');
+    }
+    expectCode(
+      verify(
+        policyText(basePolicy({ oauth: { authorization_servers: ['https://a.test', 'https://a.test'] } })),
+      ),
+      'POLICY_SCHEMA',
+    );
+    expectCode(verify(policyText(basePolicy({ oauth: { issuers: [] } as never }))), 'POLICY_SCHEMA');
+    for (const good of [
+      'https://login.corp.test',
+      'https://login.corp.test/tenant1',
+      'http://127.0.0.1:8080',
+      'http://localhost:3000/x',
+    ])
+      expect(verify(policyText(basePolicy({ oauth: { authorization_servers: [good] } }))).ok).toBe(true);
+  });
+
   it('a wrong _type', () => {
     expectCode(verify(policyText({ ...basePolicy(), _type: 'ringfence/root' })), 'POLICY_WRONG_TYPE');
   });

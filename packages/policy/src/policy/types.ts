@@ -52,6 +52,14 @@ export interface PolicyServer {
   allow_elicitation?: boolean;
   /** For this server, overrides the policy's `first_sight` (absent: the policy's). */
   first_sight?: FirstSight;
+  /** For this server, overrides the policy's `oauth`. */
+  oauth?: PolicyOAuth;
+}
+
+/** Which authorization servers an OAuth login may use (issuer identifiers, compared exactly). */
+export interface PolicyOAuth {
+  /** Absent: any. Empty: none. */
+  authorization_servers?: string[];
 }
 
 /** One `when` condition on the call arguments, addressed by JSON Pointer. */
@@ -89,4 +97,6 @@ export interface Policy {
   /** What a server never seen before gets (an `mcp[]` entry's `first_sight` overrides it); absent: `pin`. */
   first_sight?: FirstSight;
   rules?: Rule[];
+  /** OAuth remote servers: the authorization servers a login may use (an `mcp[]` entry overrides it). */
+  oauth?: PolicyOAuth;
 }

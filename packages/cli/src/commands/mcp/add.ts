@@ -1,8 +1,10 @@
 import { Args, Flags } from '@oclif/core';
 import { resolveHome } from '@ringfence/gateway/home';
 import { registerServer, registrationSummary } from '@ringfence/gateway/registration';
+import { login, OAuthTokenStore } from '@ringfence/gateway/remote-auth';
 import { RingfenceCommand } from '../../lib/base-command.js';
 import { connectEngine } from '../../lib/engine.js';
+import { issuerChecks, openBrowser, readSecretFromStdin } from '../../lib/oauth.js';
 import { loadPolicyView } from '../../lib/serving.js';
 
 export default class McpAdd extends RingfenceCommand {
@@ -15,6 +17,7 @@ export default class McpAdd extends RingfenceCommand {
     '<%= config.bin %> mcp add github --image ghcr.io/example/github-mcp:1.2 --egress-allow api.github.com -e GITHUB_TOKEN=$GITHUB_TOKEN',
     '<%= config.bin %> mcp add docs --url https://mcp.example.com/mcp --header "Authorization=Bearer $TOKEN"',
     '<%= config.bin %> mcp add calc --npm @example/calc-mcp@1.0.0 --review-first',
+    '<%= config.bin %> mcp add issues --url https://mcp.issues.example.com/mcp --oauth --login',
     '<%= config.bin %> mcp add render --url https://render.example.com/mcp --call-timeout 120 --call-ceiling 1800 --max-result-mb 12',
   ];
 
@@ -88,6 +91,35 @@ export default class McpAdd extends RingfenceCommand {
       description:
         'speak MCP 2025 (initialize, requests in the middle of a call) to this server even when it also offers MCP 2026-07-28; without it ringfence speaks the newest era the server offers, probed once',
     }),
+    oauth: Flags.boolean({
+      description:
+        'the remote server is protected by OAuth (MCP authorization): ringfence logs in through your browser (ringfence mcp auth login NAME, or --login now) and holds the tokens',
+      dependsOn: ['url'],
+    }),
+    'client-id': Flags.string({
+      description:
+        'a client registered by hand with the authorization server (else: metadata document or dynamic registration)',
+      dependsOn: ['oauth'],
+    }),
+    'client-secret-stdin': Flags.boolean({
+      description:
+        "read that client's secret from stdin (never the command line); needs --client-id and --login",
+      dependsOn: ['client-id', 'login'],
+    }),
+    scope: Flags.string({
+      description: 'scopes to ask for at login (space-separated)',
+      dependsOn: ['oauth'],
+    }),
+    'client-metadata-url': Flags.string({
+      description:
+        "your organisation's client ID metadata document (https URL with a path), used as the client_id where the authorization server supports it",
+      dependsOn: ['oauth'],
+    }),
+    login: Flags.boolean({ description: 'log in at once after registering', dependsOn: ['oauth'] }),
+    'no-browser': Flags.boolean({
+      description: 'with --login: only print the URL to open',
+      dependsOn: ['login'],
+    }),
     'max-result-mb': Flags.integer({
       description:
         'largest result passed on, in MiB, base64 images and audio counted decoded (default 6, at most 32)',
@@ -97,6 +129,8 @@ export default class McpAdd extends RingfenceCommand {
   async run(): Promise<void> {
     const { args, argv, flags } = await this.parse(McpAdd);
     const home = resolveHome();
+    // Read before registering: a missing secret must not leave a registration that cannot log in.
+    const clientSecret = flags['client-secret-stdin'] ? await readSecretFromStdin() : undefined;
     const server = await registerServer(
       {
         name: args.name,
@@ -118,6 +152,17 @@ export default class McpAdd extends RingfenceCommand {
         allowElicitation: flags['allow-elicitation'],
         reviewFirst: flags['review-first'],
         ...(flags.protocol === '2025' ? { protocol: '2025' as const } : {}),
+        ...(flags.oauth
+          ? {
+              oauth: {
+                ...(flags['client-id'] ? { client_id: flags['client-id'] } : {}),
+                ...(flags.scope ? { scope: flags.scope } : {}),
+                ...(flags['client-metadata-url']
+                  ? { client_metadata_url: flags['client-metadata-url'] }
+                  : {}),
+              },
+            }
+          : {}),
       },
       {
         home,
@@ -128,5 +173,17 @@ export default class McpAdd extends RingfenceCommand {
       },
     );
     this.log(registrationSummary(server));
+    if (flags.login && server.transport === 'http') {
+      const result = await login(args.name, server, {
+        store: new OAuthTokenStore(home),
+        print: (line) => this.logToStderr(line),
+        ...(flags['no-browser'] ? {} : { openBrowser }),
+        ...(clientSecret ? { clientSecret } : {}),
+        ...(await issuerChecks(home, args.name)),
+      });
+      this.log(
+        `Logged in to ${args.name} at ${result.issuer} (scope: ${result.scope ?? 'none asked'}; token ${result.token_digest}).`,
+      );
+    }
   }
 }

@@ -7,7 +7,7 @@ import {
   type ServerConfig,
   ServerStore,
 } from '@ringfence/gateway/config';
-import { describePolicy } from '@ringfence/gateway/doctor';
+import { describePolicy, legacyClientsNote } from '@ringfence/gateway/doctor';
 import { resolveHome } from '@ringfence/gateway/home';
 import { DEFINITION_KINDS, PinStore, pendingOf, pinnedOf } from '@ringfence/gateway/pins';
 import { clientRequestsOf } from '@ringfence/gateway/registration';
@@ -36,6 +36,8 @@ interface Row {
   stderr?: string;
   /** The protocol era it was found to speak (`modern`: 2026-07-28, `legacy`: 2025); absent: not probed yet. */
   era?: 'modern' | 'legacy';
+  /** A 2026 server's 2025 clients: served in `2025` (a 2025 session beside) or `2026`; absent: not learnt yet. */
+  legacy_clients?: '2025' | '2026';
 }
 
 export default class McpLs extends RingfenceCommand {
@@ -79,7 +81,10 @@ export default class McpLs extends RingfenceCommand {
           withheld: serverPins ? count((kind) => pendingOf(serverPins, kind)) : 0,
           allow_tools: server.allow_tools ?? [],
           ...(eras[server.name]?.registration === registrationDigest(server)
-            ? { era: eras[server.name]!.era }
+            ? {
+                era: eras[server.name]!.era,
+                ...legacyClientsOf(eras[server.name]!),
+              }
             : {}),
           ...(server.transport === 'container'
             ? {
@@ -109,7 +114,7 @@ export default class McpLs extends RingfenceCommand {
         const pinned =
           row.pinned === 0 && row.withheld === 0 ? 'not seen yet' : `${row.pinned} pinned${pending}`;
         this.log(
-          `${rendered(row.name, 'name')}  ${row.transport}  ${rendered(row.target, 'name')}${row.egress ? `  egress ${rendered(row.egress, 'line')}` : ''}${row.asks.length ? `  may ask ${row.asks.join(', ')} (if the policy allows)` : ''}${row.review_first ? '  review first' : ''}${row.era ? `  speaks MCP ${row.era === 'modern' ? '2026-07-28' : '2025'}` : ''}  ${pinned}`,
+          `${rendered(row.name, 'name')}  ${row.transport}  ${rendered(row.target, 'name')}${row.egress ? `  egress ${rendered(row.egress, 'line')}` : ''}${row.asks.length ? `  may ask ${row.asks.join(', ')} (if the policy allows)` : ''}${row.review_first ? '  review first' : ''}${row.era ? `  speaks MCP ${row.era === 'modern' ? '2026-07-28' : '2025'}${legacyClientsNote(row.legacy_clients)}` : ''}  ${pinned}`,
         );
         // A server's own stderr: its lines are kept, each marked as its, and nothing in them is raw.
         if (flags.logs && row.stderr)
@@ -118,4 +123,9 @@ export default class McpLs extends RingfenceCommand {
     }
     return { policy, servers: rows };
   }
+}
+
+/** How a 2026 server's 2025 clients are served, when learnt (see `EraVerdict.legacy_clients`). */
+function legacyClientsOf(verdict: EraVerdict): { legacy_clients?: '2025' | '2026' } {
+  return verdict.era === 'modern' && verdict.legacy_clients ? { legacy_clients: verdict.legacy_clients } : {};
 }

@@ -2,10 +2,11 @@ import { Args } from '@oclif/core';
 import { ServerStore } from '@ringfence/gateway/config';
 import { resolveHome } from '@ringfence/gateway/home';
 import { PinStore, resetPins } from '@ringfence/gateway/pins';
+import { OAuthTokenStore } from '@ringfence/gateway/remote-auth';
 import { RingfenceCommand } from '../../lib/base-command.js';
 
 export default class McpRm extends RingfenceCommand {
-  static override description = 'Remove a registered server and its pins.';
+  static override description = 'Remove a registered server, its pins and its OAuth tokens.';
   static override examples = ['<%= config.bin %> mcp rm docs'];
   static override args = { name: Args.string({ required: true, description: 'server name' }) };
 
@@ -14,6 +15,10 @@ export default class McpRm extends RingfenceCommand {
     const home = resolveHome();
     await new ServerStore(home).remove(args.name);
     await resetPins(new PinStore(home), args.name);
-    this.log(`Removed ${args.name} and its pins.`);
+    // Its tokens belong to this registration only: a later one of the same name starts logged out.
+    const hadTokens = await new OAuthTokenStore(home).forget(args.name);
+    this.log(
+      `Removed ${args.name} and its pins${hadTokens ? ' and forgot its OAuth tokens (not revoked: ringfence mcp auth logout revokes)' : ''}.`,
+    );
   }
 }

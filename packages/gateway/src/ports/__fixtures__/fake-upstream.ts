@@ -156,10 +156,12 @@ export class FakeUpstream implements Upstream {
     method: Parameters<ServerRequestHandler>[0]['method'],
     params: unknown,
     signal: AbortSignal = new AbortController().signal,
+    /** The owner of the call whose own stream carried it, as an HTTP upstream tells it. */
+    owner?: object,
   ): Promise<unknown> {
     const handler = this.listeners.serverRequest;
     if (!handler) return Promise.reject(new Error('no handler for server requests'));
-    return handler({ method, params, signal });
+    return handler({ method, params, signal, ...(owner ? { owner } : {}) });
   }
   /** The connection is lost outside of close(). */
   lose(reason: string): void {

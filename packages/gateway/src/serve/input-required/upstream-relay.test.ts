@@ -199,14 +199,23 @@ describe('2026 client → gateway → 2026 server that asks by input_required', 
 
   it('a caller that does not relay (no rounds) never gets the raw input_required: the call fails', async () => {
     const { gateway } = await start();
+    // The caller declares elicitation (so the server asks) but relays nothing.
     const result = await gateway.dispatch(
       'tools/call',
       { name: 'notes_greet', arguments: {} },
-      { caller: {}, protocolVersion: '2025-11-25' },
+      {
+        caller: {},
+        protocolVersion: '2025-11-25',
+        clientCapabilities: { sampling: false, elicitation: true },
+      },
     );
     expect(result.isError).toBe(true);
     expect((result as { resultType?: unknown }).resultType).toBeUndefined();
     expect(JSON.stringify(result)).not.toContain('Your name?');
+    // A caller that declares nothing: the server is told nothing, and its own refusal is thrown.
+    await expect(
+      gateway.dispatch('tools/call', { name: 'notes_greet', arguments: {} }, { caller: {} }),
+    ).rejects.toMatchObject({ code: -32021, data: { requiredCapabilities: { elicitation: {} } } });
   });
 
   it("relays a prompt's input request the same way (prompts/get)", async () => {

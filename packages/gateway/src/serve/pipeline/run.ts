@@ -1,6 +1,8 @@
+import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { canonicalForm, type PrecomputedDigest } from '../../audit/format.js';
+import { WireError } from '../../errors.js';
 import type { CallToolResult } from '../../ports/caller.js';
-import { UpstreamError } from '../../ports/errors.js';
+import { MissingClientCapability, UpstreamError } from '../../ports/errors.js';
 import type { CallOptions } from '../../ports/upstream.js';
 import { needsTasksExtension } from '../../tasks/wire.js';
 import { printable } from '../../text/printable.js';
@@ -63,7 +65,7 @@ export async function runForward(deps: PipelineDeps, request: ForwardedRequest):
   } catch (error) {
     settled = { ok: false, error };
   }
-  const { reply, entry } = await outcomeOf(deps, request, settled);
+  const { reply, entry, wire } = await outcomeOf(deps, request, settled);
   // An upstream failure's entry is durable before the reply. After an answer the decision was made
   // durable before forwarding; the result entry is deferred (it shares the next call's write and
   // fsync, or is written within 50 ms; the log keeps its order) and not awaited, so neither this
@@ -75,6 +77,8 @@ export async function runForward(deps: PipelineDeps, request: ForwardedRequest):
         `ringfence: audit: the result of ${shownRequestLabel(request)} could not be recorded: ${redactedLine((error as Error).message)}`,
       ),
     );
+  // Only after its result entry is durable: the server's refusal goes to the client as an error.
+  if (wire) throw wire;
   return reply;
 }
 
@@ -136,12 +140,14 @@ export type ResultEntryFields = Parameters<typeof recordResult>[3];
 /**
  * The result half, up to (not including) the result entry: the server's answer checked and
  * sanitised, or its failure said for the client; and the fields of the result entry to write.
+ * `wire`: a failure the client is told as a JSON-RPC error rather than `reply` (a plain request's
+ * caller throws it; a task's result is `reply`, there being no request left to answer).
  */
 export async function outcomeOf(
   deps: PipelineDeps,
   request: ForwardedRequest,
   settled: Settled,
-): Promise<{ reply: unknown; entry: ResultEntryFields }> {
+): Promise<{ reply: unknown; entry: ResultEntryFields; wire?: WireError }> {
   const label = shownRequestLabel(request);
   if (!settled.ok) {
     const { error } = settled;
@@ -156,6 +162,7 @@ export async function outcomeOf(
           `ringfence: ${label} could not run: its server (MCP 2026-07-28) runs it only as a task of the tasks extension (io.modelcontextprotocol/tasks), which ringfence cannot relay to a server yet. Ask the server's maintainers to make tasks optional for it, or use it without ringfence.`,
         ),
       };
+    if (error instanceof MissingClientCapability) return missingCapability(label, error);
     const ended = endedWithoutAnswer(request, error);
     // The server chooses the text of its own errors: it is capped and made printable for the
     // model, and the audit log keeps only its digest (it may echo the arguments, never stored).
@@ -202,6 +209,33 @@ export async function outcomeOf(
   };
 }
 
+/**
+ * A 2026 server's -32021: passed on to the client as that error (code, and the capabilities the
+ * server named as its `data`), so a client that can declare the capability knows to; the message
+ * is the gateway's, with the server's own text rendered as any server error is.
+ */
+function missingCapability(
+  label: string,
+  error: MissingClientCapability,
+): { reply: CallToolResult; entry: ResultEntryFields; wire: WireError } {
+  const text = `ringfence: ${label} was refused by its server: ${error.message}. The server said: ${upstreamErrorText({ message: error.serverMessage })}`;
+  return {
+    entry: {
+      // As any server error: its code and text (the audit log keeps only the digest).
+      result: upstreamErrorText({
+        code: ProtocolErrorCode.MissingRequiredClientCapability,
+        message: error.serverMessage,
+      }),
+      isError: true,
+      reason: 'the server needs a client capability the request did not declare',
+    },
+    reply: errorResult(text),
+    wire: new WireError(ProtocolErrorCode.MissingRequiredClientCapability, text, {
+      requiredCapabilities: error.requiredCapabilities,
+    }),
+  };
+}
+
 const CANCELLED_BEFORE_FORWARD: Refusal = {
   pass: false,
   code: 'CANCELLED',
@@ -219,6 +253,7 @@ export function callOptions(deps: PipelineDeps, request: ForwardedRequest): Call
     ...(request.onProgress ? { onProgress: request.onProgress } : {}),
     ...(request.traceparent ? { traceparent: request.traceparent } : {}),
     ...(request.upstreamInput ? { upstreamInput: request.upstreamInput } : {}),
+    ...(request.clientCapabilities ? { clientCapabilities: request.clientCapabilities } : {}),
     ...(cap !== undefined
       ? { cap: { ms: cap * 1000, source: `the organisation policy (mcp[].max_call_seconds for ${server})` } }
       : {}),

@@ -3,7 +3,7 @@ import type { AuditSink } from '../../ports/audit.js';
 import type { Caller, CallToolResult } from '../../ports/caller.js';
 import type { PolicyView } from '../../ports/policy.js';
 import type { SchemaChecks } from '../../ports/schema.js';
-import type { CallProgress, UpstreamInput, UpstreamRequests } from '../../ports/upstream.js';
+import type { CallProgress, ClientGrants, UpstreamInput, UpstreamRequests } from '../../ports/upstream.js';
 import type { CatalogEntry, PromptEntry, TemplateEntry } from '../catalog.js';
 
 export type { CallToolResult };
@@ -35,6 +35,8 @@ interface RequestBase {
    * an answer is then the reply as it is, for the relay to decide (see `CallOptions`).
    */
   readonly upstreamInput?: UpstreamInput;
+  /** What the client declared it can answer: a 2026 server is told it, narrowed (see `CallOptions`). */
+  readonly clientCapabilities?: ClientGrants;
 }
 
 export interface ToolCallRequest extends RequestBase {

@@ -22,7 +22,7 @@ import { SchemaGuard } from '@ringfence/gateway/schema';
 import { startupMark } from '@ringfence/gateway/startup';
 import { guardedLine } from '@ringfence/gateway/text';
 import type { upstreamFactory } from '@ringfence/gateway/upstream';
-import { loadInstalledPolicy } from '@ringfence/policy';
+import { loadInstalledPolicy, type Policy } from '@ringfence/policy';
 import { CliError } from './errors.js';
 
 /**
@@ -40,6 +40,11 @@ export const reportLine = (line: string): void => {
  * check → throw with the reason and the fix: the gateway must not start (fail closed).
  */
 export async function loadPolicyView(home: string): Promise<PolicyView> {
+  return (await loadPolicy(home)).view;
+}
+
+/** {@link loadPolicyView}, with the verified policy itself (absent: none installed). */
+export async function loadPolicy(home: string): Promise<{ view: PolicyView; policy?: Policy }> {
   const installed = await loadInstalledPolicy({ home });
   if (!installed.ok) {
     throw new CliError(
@@ -47,7 +52,7 @@ export async function loadPolicyView(home: string): Promise<PolicyView> {
       `The installed organisation policy is refused (${installed.code}): ${installed.message} The gateway does not start without a valid policy once one is installed. Check it with: ringfence doctor`,
     );
   }
-  return installed.present ? policyView(installed) : LOCAL_ONLY;
+  return installed.present ? { view: policyView(installed), policy: installed.policy } : { view: LOCAL_ONLY };
 }
 
 export interface ServingDeps {
@@ -93,7 +98,7 @@ export async function servingDeps(
 ): Promise<ServingDeps> {
   const home = resolveHome();
   startupMark('serving: modules loaded');
-  const policy = await loadPolicyView(home);
+  const { view: policy, policy: verifiedPolicy } = await loadPolicy(home);
   startupMark('serving: policy checked');
   await options.admit?.(home);
   // Read and selected once, before anything is opened: an unreadable file or an --only that names
@@ -136,10 +141,15 @@ export async function servingDeps(
   // Loaded after the runtime's start was sent off: the engine, the reaper process and the
   // schema workers get on while this thread loads the upstream clients and the served endpoint.
   const { upstreamFactory } = await import('@ringfence/gateway/upstream');
+  const { oauthAuthorizers } = await import('./oauth-holders.js');
   const createUpstream = upstreamFactory({
     container: (config) => early.take(config),
     // Each server's era, probed once and kept: later starts speak it without probing.
     eras: new EraStore(home),
+    // An OAuth registration's requests carry its held token (remote-auth/holder.ts).
+    // The organisation's list of authorization servers is checked at each use too, not only at
+    // login: a policy that drops an issuer stops its tokens at the next request.
+    authorizer: oauthAuthorizers(home, audit, verifiedPolicy),
   });
   return {
     gatewayOptions: { home, guard, audit, createUpstream, policy, log: reportLine, session, servers },

@@ -101,6 +101,20 @@ export function describeAuditLine(line: AuditLogLine): string {
         .join('  ');
       break;
     }
+    case 'mcp.oauth': {
+      const r = entry.refs;
+      detail = [
+        name(r.server),
+        `token ${r.event}`,
+        r.token && `token=${r.token}`,
+        r.previous && `previous=${r.previous}`,
+        r.status !== undefined && String(r.status),
+        r.reason && `(${prose(r.reason)})`,
+      ]
+        .filter(Boolean)
+        .join('  ');
+      break;
+    }
     case 'mcp.egress': {
       const r = entry.refs;
       detail = [

@@ -63,6 +63,12 @@ const TEXT = { check: isText, what: `a string of at most ${AUDIT_STRING_MAX} cha
 const BOOL = { check: isBool, what: 'true or false' };
 const DIGEST_FIELD = { check: isDigest, what: 'sha256: and 64 lower-case hex digits' };
 
+/** A held token's short digest (remote-auth `tokenDigest`): it names the token, never holds it. */
+const TOKEN_DIGEST = {
+  check: (v: unknown) => typeof v === 'string' && /^sha256:[0-9a-f]{16}$/.test(v),
+  what: 'sha256: and 16 lower-case hex digits',
+};
+
 const POLICY: Spec = { name: NAME, digest: DIGEST_FIELD, signer: NAME };
 const SUBJECT_KIND = {
   check: (v: unknown) => (AUDIT_SUBJECT_KINDS as readonly unknown[]).includes(v),
@@ -150,6 +156,17 @@ const REFS: Record<AuditType, Spec> = {
     reason: TEXT,
     server: { ...NAME, optional: true },
     tool: { ...NAME, optional: true },
+  },
+  'mcp.oauth': {
+    server: NAME,
+    event: {
+      check: (v) => v === 'used' || v === 'refreshed' || v === 'refused',
+      what: '"used", "refreshed" or "refused"',
+    },
+    token: { ...TOKEN_DIGEST, optional: true },
+    previous: { ...TOKEN_DIGEST, optional: true },
+    status: { check: isStatus, what: 'an HTTP status code', optional: true },
+    reason: { ...TEXT, optional: true },
   },
 };
 

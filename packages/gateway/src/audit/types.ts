@@ -16,6 +16,7 @@ export const AUDIT_TYPES = [
   'mcp.server_request',
   'mcp.server_answer',
   'mcp.task',
+  'mcp.oauth',
 ] as const;
 export type AuditType = (typeof AUDIT_TYPES)[number];
 
@@ -150,6 +151,21 @@ export interface TaskRefs {
   readonly tool?: string;
 }
 
+/**
+ * A remote server's OAuth token (remote-auth/holder.ts): sent for the first time by this process
+ * (`used`), renewed at the token endpoint (`refreshed`; `previous` names the old one), or refused
+ * by the server (401/403, `status`) or by a failed refresh (`refused`). Tokens are named by
+ * `tokenDigest` (`sha256:` and 16 hex digits), never written.
+ */
+export interface OAuthRefs {
+  readonly server: string;
+  readonly event: 'used' | 'refreshed' | 'refused';
+  readonly token?: string;
+  readonly previous?: string;
+  readonly status?: number;
+  readonly reason?: string;
+}
+
 export interface EgressRefs {
   readonly server: string;
   readonly host: string;
@@ -220,6 +236,7 @@ export type ServerAnswerEntry = EntryBase & {
 };
 
 export type TaskEntry = EntryBase & { readonly type: 'mcp.task'; readonly refs: TaskRefs };
+export type OAuthEntryLine = EntryBase & { readonly type: 'mcp.oauth'; readonly refs: OAuthRefs };
 
 /** One line of `audit.jsonl`, parsed and shape-checked. */
 export type AuditEntry =
@@ -229,7 +246,8 @@ export type AuditEntry =
   | EgressEntry
   | ServerRequestEntry
   | ServerAnswerEntry
-  | TaskEntry;
+  | TaskEntry
+  | OAuthEntryLine;
 
 /** Who acted, when the gateway knows (agents from `ringfence agent add`). */
 export interface AuditActor {
@@ -281,4 +299,5 @@ export type AuditInput =
         readonly answer: unknown;
       };
     })
-  | (AuditActor & { readonly type: 'mcp.task'; readonly refs: TaskRefs });
+  | (AuditActor & { readonly type: 'mcp.task'; readonly refs: TaskRefs })
+  | (AuditActor & { readonly type: 'mcp.oauth'; readonly refs: OAuthRefs });

@@ -94,6 +94,20 @@ export function shownEntry(n: number, { raw, entry }: AuditLogLine): ShownEntry 
         ...(r.reason !== undefined ? { reason: line(r.reason) } : {}),
       };
     }
+    case 'mcp.oauth': {
+      const r = entry.refs;
+      return {
+        ...base,
+        server: name(r.server),
+        subject: name(`oauth token ${r.event}`),
+        outcome: r.event === 'refused' ? 'refused' : 'allowed',
+        reason: line(
+          [r.token && `token ${r.token}`, r.status !== undefined && `HTTP ${r.status}`, r.reason]
+            .filter(Boolean)
+            .join(', ') || r.event,
+        ),
+      };
+    }
     case 'mcp.task': {
       const r = entry.refs;
       return {

@@ -66,6 +66,7 @@ describe('runDoctor', () => {
       ['policy', 'ok'],
       ['images', 'ok'],
       ['upstream-eras', 'ok'],
+      ['oauth-logins', 'ok'],
     ]);
     expect(report.checks.find((c) => c.id === 'engine')?.summary).toContain('docker 28.0.0');
   });

@@ -24,6 +24,7 @@ import {
   readHostLimitFacts,
 } from './engine-limits.js';
 import { checkEras } from './eras.js';
+import { checkOAuthLogins } from './oauth-logins.js';
 
 export { describePolicy };
 
@@ -39,7 +40,8 @@ export interface DoctorCheck {
     | 'home'
     | 'policy'
     | 'images'
-    | 'upstream-eras';
+    | 'upstream-eras'
+    | 'oauth-logins';
   readonly title: string;
   readonly status: CheckStatus;
   /** A failed required check makes `ringfence doctor` exit 1. */
@@ -244,6 +246,7 @@ export async function runDoctor(env: DoctorEnvironment = systemDoctorEnvironment
   checks.push(await checkPolicyInstalled(env));
   if (docker) checks.push(await checkImages(docker));
   checks.push(await checkEras(env));
+  checks.push(await checkOAuthLogins(env));
   return { ok: checks.every((c) => c.status !== 'fail' || !c.required), checks: checks.map(redacted) };
 }
 

@@ -24,3 +24,4 @@ export {
   recordedLimits,
 } from './engine-limits.js';
 export { checkEras, eraLine, legacyClientsNote } from './eras.js';
+export { checkOAuthLogins, oauthLoginLine } from './oauth-logins.js';

@@ -21,7 +21,11 @@ export type UpstreamErrorCode =
   | 'IMAGE_MOVED'
   | 'POLICY_REFUSED'
   | 'SIDECAR_IMAGE_MISSING'
-  | 'ENGINE_CANNOT_CONTAIN';
+  | 'ENGINE_CANNOT_CONTAIN'
+  /** A remote server's OAuth login is missing, expired, revoked, or too narrow (remote-auth/). */
+  | 'LOGIN_NEEDED'
+  /** A held token may not be used or refreshed (issuer policy, plain-http endpoint, a bad answer). */
+  | 'AUTH_REFUSED';
 
 /**
  * Why a server could not be started or reached, from either side of the ports (runtime/ or

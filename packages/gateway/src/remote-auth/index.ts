@@ -7,6 +7,14 @@ export {
   resourceNamesServer,
 } from './discovery.js';
 export { RemoteAuthError, type RemoteAuthErrorCode } from './errors.js';
+export {
+  type AuthRefusal,
+  loginStateOf,
+  refreshMarginMs,
+  type TokenEvent,
+  TokenHolder,
+  type TokenHolderOptions,
+} from './holder.js';
 export { issuerAllowed, issuerListed, listedIssuers } from './issuer-policy.js';
 export {
   chooseScope,
@@ -15,7 +23,15 @@ export {
   type LoginResult,
   login,
 } from './login.js';
+export {
+  isLoginNeeded,
+  LoginNeededError,
+  type LoginNeededReason,
+  loginCommand,
+  loginNeededText,
+} from './login-needed.js';
 export { createPkcePair, type PkcePair, randomState } from './pkce.js';
+export { endpointRefusal, parseTokenResponse, RefreshRefused, refreshTokens } from './refresh.js';
 export { CALLBACK_PATH, type ClientChoice, obtainClient } from './registration.js';
 export { type RevocationOutcome, revokeTokens } from './revoke.js';
 export { guardedFetch, isLoopbackHost, requireSecureUrl } from './safe-fetch.js';

@@ -23,6 +23,11 @@ export interface ClientRecord {
   readonly via: 'metadata-document' | 'dynamic' | 'pre-registered';
   /** The loopback redirect URI registered (RFC 8252 §7.3); the port may differ at each login. */
   readonly redirect_uri?: string;
+  /**
+   * How the client authenticates at the token endpoint, as registered (RFC 7591 §2). Absent:
+   * `client_secret_basic` with a secret (RFC 7591's default), `none` without.
+   */
+  readonly token_endpoint_auth_method?: 'none' | 'client_secret_basic' | 'client_secret_post';
 }
 
 export interface TokenRecord {
@@ -89,7 +94,21 @@ function parseEntry(value: unknown, what: string): OAuthEntry {
   for (const key of ['registration_endpoint', 'revocation_endpoint'])
     string(as[key], `${what}.authorization_server.${key}`, true);
   const client = expectObject(entry.client, `${what}.client`);
-  expectOnlyKeys(client, ['client_id', 'client_secret', 'via', 'redirect_uri'], `${what}.client`);
+  expectOnlyKeys(
+    client,
+    ['client_id', 'client_secret', 'via', 'redirect_uri', 'token_endpoint_auth_method'],
+    `${what}.client`,
+  );
+  if (
+    client.token_endpoint_auth_method !== undefined &&
+    !['none', 'client_secret_basic', 'client_secret_post'].includes(
+      client.token_endpoint_auth_method as string,
+    )
+  )
+    throw new StoreError(
+      'STORE_SHAPE',
+      `${what}.client.token_endpoint_auth_method must be none, client_secret_basic or client_secret_post`,
+    );
   string(client.client_id, `${what}.client.client_id`);
   string(client.client_secret, `${what}.client.client_secret`, true);
   string(client.redirect_uri, `${what}.client.redirect_uri`, true);
@@ -172,14 +191,18 @@ export class OAuthTokenStore {
 
   /**
    * Change a registration's record under the lock (a refresh): `change` sees the current record,
-   * so two processes refreshing at once do not lose the newer token. Returns what it returned.
+   * so two processes refreshing at once do not lose the newer token. `change` may be async (a
+   * refresh at the token endpoint is made under the lock, so a rotated refresh token is never
+   * spent twice); the lock waits at most 10 s. Returns what it returned.
    */
   async update<R>(
     name: string,
-    change: (entry: OAuthEntry | undefined) => { entry?: OAuthEntry; result: R },
+    change: (
+      entry: OAuthEntry | undefined,
+    ) => { entry?: OAuthEntry; result: R } | Promise<{ entry?: OAuthEntry; result: R }>,
   ): Promise<R> {
-    return this.store.update((file) => {
-      const { entry, result } = change(file.servers[name]);
+    return this.store.update(async (file) => {
+      const { entry, result } = await change(file.servers[name]);
       if (entry) {
         parseEntry(entry, `servers.${name}`);
         file.servers[name] = entry;

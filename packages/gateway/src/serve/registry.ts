@@ -16,6 +16,7 @@ import { redactedLine } from '../text/redact.js';
 import { rendered } from '../text/render.js';
 import { startupMark } from '../util/startup.js';
 import { withTimeout } from '../util/timeout.js';
+import { awaitingLoginSide, pinnedListings, readOnlyPins } from './awaiting-login.js';
 import {
   buildServerCatalog,
   type CatalogEntry,
@@ -32,7 +33,7 @@ import {
   shownLabel,
   withheldKey,
 } from './exposure.js';
-import { listServerDefinitions } from './listings.js';
+import { listServerDefinitions, type ServerListings } from './listings.js';
 import type { PipelineDeps } from './pipeline/index.js';
 import { ResourceIndex } from './resources.js';
 import { declaredEntry } from './server-requests.js';
@@ -42,6 +43,8 @@ export type OfferedCapabilities = UpstreamCapabilities;
 
 export type ServerState =
   | { readonly status: 'running'; readonly catalog: ServerCatalog }
+  /** A remote server whose OAuth login is needed: its pinned definitions stay listed (awaiting-login.ts). */
+  | { readonly status: 'login-needed'; readonly reason: string; readonly catalog: ServerCatalog }
   | { readonly status: 'failed' | 'stopped'; readonly reason: string; readonly catalog?: ServerCatalog };
 
 /** The policy as audit entries name it. */
@@ -92,6 +95,9 @@ export class ServerRegistry {
   private tools = new Map<string, CatalogEntry>();
   private prompts = new Map<string, PromptEntry>();
   readonly resources: ResourceIndex;
+  /** The request side of each server awaiting a login, and its one start under way. */
+  private readonly awaiting = new Map<string, UpstreamRequests>();
+  private readonly reviving = new Map<string, Promise<UpstreamRequests>>();
 
   constructor(private readonly options: RegistryOptions) {
     this.resources = new ResourceIndex(
@@ -111,7 +117,8 @@ export class ServerRegistry {
     startupMark('gateway: catalog built');
   }
 
-  private async startServer(config: ServerConfig): Promise<void> {
+  /** Create, start and list one server within the start budget; closed again if that fails. */
+  private async launch(config: ServerConfig): Promise<{ upstream: Upstream; catalog: ServerCatalog }> {
     const timeoutMs = this.options.startTimeoutMs ?? 60_000;
     let upstream: Upstream | undefined;
     try {
@@ -131,29 +138,126 @@ export class ServerRegistry {
             `it did not start within ${Math.round(timeoutMs / 1000)} s`,
           ),
       );
-      this.upstreams.set(config.name, started);
-      this.states.set(config.name, { status: 'running', catalog });
-      this.options.listed?.(config, catalog);
-      started.onListChanged(() => void this.refresh(config.name));
-      started.onClosed((reason) => this.markStopped(config.name, reason));
-      for (const line of catalogReport(catalog)) this.options.log(line);
-      if (
-        catalog.entries.length === 0 &&
-        catalog.prompts.length === 0 &&
-        catalog.withheld.every((w) => w.kind === 'filtered') &&
-        catalog.withheld.length > 0
-      ) {
-        this.options.log(
-          `ringfence: ${config.name}: every tool is filtered out by the allowlists; the server was stopped.`,
-        );
-        await this.stopServer(config.name, 'every tool is filtered out');
-      }
+      return { upstream: started, catalog };
+    } catch (error) {
+      await upstream?.close().catch(() => {});
+      throw error;
+    }
+  }
+
+  private async startServer(config: ServerConfig): Promise<void> {
+    let launched: { upstream: Upstream; catalog: ServerCatalog };
+    try {
+      launched = await this.launch(config);
     } catch (error) {
       const reason = (error as Error).message;
+      if ((error as { code?: unknown }).code === 'LOGIN_NEEDED') return this.awaitLogin(config, reason);
       this.states.set(config.name, { status: 'failed', reason });
       this.options.log(`ringfence: ${config.name} failed to start and is skipped: ${redactedLine(reason)}`);
-      await upstream?.close().catch(() => {});
+      return;
     }
+    await this.adopt(config, launched.upstream, launched.catalog);
+  }
+
+  /** A started and listed server becomes the one requests reach. */
+  private async adopt(config: ServerConfig, started: Upstream, catalog: ServerCatalog): Promise<void> {
+    this.awaiting.delete(config.name);
+    this.upstreams.set(config.name, started);
+    this.states.set(config.name, { status: 'running', catalog });
+    this.options.listed?.(config, catalog);
+    started.onListChanged(() => void this.refresh(config.name));
+    started.onClosed((reason) => this.markStopped(config.name, reason));
+    for (const line of catalogReport(catalog)) this.options.log(line);
+    if (
+      catalog.entries.length === 0 &&
+      catalog.prompts.length === 0 &&
+      catalog.withheld.every((w) => w.kind === 'filtered') &&
+      catalog.withheld.length > 0
+    ) {
+      this.options.log(
+        `ringfence: ${config.name}: every tool is filtered out by the allowlists; the server was stopped.`,
+      );
+      await this.stopServer(config.name, 'every tool is filtered out');
+    }
+  }
+
+  /**
+   * A remote server whose login is needed: what it was pinned with stays listed (nothing is
+   * written to the pins), the person is told on stderr, and each request to it tries the
+   * server again first (`revive`), so a login made meanwhile needs no restart.
+   */
+  private async awaitLogin(config: ServerConfig, reason: string): Promise<void> {
+    const catalog = await this.pinnedCatalog(config, await pinnedListings(this.options.pins, config.name));
+    this.states.set(config.name, { status: 'login-needed', reason, catalog });
+    this.awaiting.set(
+      config.name,
+      awaitingLoginSide(
+        config,
+        () => this.revive(config),
+        (kind, name) => this.stillExposed(catalog, config.name, kind, name),
+      ),
+    );
+    const listed = catalog.entries.length + catalog.prompts.length;
+    this.options.log(
+      `ringfence: ${config.name}: ${redactedLine(reason)}${listed > 0 ? ` Its ${listed} pinned tools and prompts stay listed; a call to one says the same until then.` : ''}`,
+    );
+  }
+
+  /** The catalog of pinned definitions, built as a listing's is but written nowhere. */
+  private async pinnedCatalog(config: ServerConfig, listed: ServerListings): Promise<ServerCatalog> {
+    const catalog = await buildServerCatalog({
+      server: config.name,
+      destination: config.transport === 'http' ? `remote ${new URL(config.url).host}` : config.name,
+      ...listed,
+      localAllow: config.allow_tools,
+      reviewFirst: config.review_first === true,
+      pins: readOnlyPins(this.options.pins),
+      guard: this.options.guard,
+      policy: this.options.policy,
+      naming: this.naming,
+    });
+    await this.auditExposure(catalog);
+    return catalog;
+  }
+
+  /** Whether the server, listed again, exposes `name` with the digest it was pinned with. */
+  private stillExposed(
+    pinned: ServerCatalog,
+    server: string,
+    kind: 'tool' | 'prompt',
+    name: string,
+  ): boolean {
+    const now = this.states.get(server)?.catalog;
+    const find = (catalog: ServerCatalog | undefined) =>
+      kind === 'tool'
+        ? catalog?.entries.find((e) => e.tool === name)?.digest
+        : catalog?.prompts.find((e) => e.prompt === name)?.digest;
+    const before = find(pinned);
+    return before !== undefined && before === find(now);
+  }
+
+  /** Start a server awaiting its login again; one attempt at a time, shared by the requests that wait. */
+  private revive(config: ServerConfig): Promise<UpstreamRequests> {
+    const running = this.upstreams.get(config.name);
+    if (running && this.states.get(config.name)?.status === 'running') return Promise.resolve(running);
+    let attempt = this.reviving.get(config.name);
+    if (!attempt) {
+      attempt = this.launch(config)
+        .then(async ({ upstream, catalog }) => {
+          await this.adopt(config, upstream, catalog);
+          this.rebuildCatalog();
+          return upstream as UpstreamRequests;
+        })
+        .catch((error: unknown) => {
+          const state = this.states.get(config.name);
+          if ((error as { code?: unknown }).code === 'LOGIN_NEEDED' && state?.status === 'login-needed')
+            this.states.set(config.name, { ...state, reason: (error as Error).message });
+          throw error;
+        })
+        .finally(() => this.reviving.delete(config.name));
+      this.reviving.set(config.name, attempt);
+    }
+    return attempt;
   }
 
   private async listServer(upstream: Upstream, previous?: ServerCatalog): Promise<ServerCatalog> {
@@ -357,7 +461,9 @@ export class ServerRegistry {
           ? era && upstream.forCaller
             ? upstream.forCaller(era)
             : upstream
-          : undefined,
+          : state?.status === 'login-needed'
+            ? this.awaiting.get(server)
+            : undefined,
       unavailableReason: state && state.status !== 'running' ? state.reason : 'it is not running',
     };
   }

@@ -1,4 +1,4 @@
-import type { ServerConfig } from '../config/servers.js';
+import type { HttpServerConfig, ServerConfig } from '../config/servers.js';
 import { UpstreamError } from '../ports/errors.js';
 import {
   type ContainerLauncher,
@@ -8,6 +8,7 @@ import {
 } from '../ports/upstream.js';
 import { ContainerUpstream } from './container.js';
 import type { EraMemory } from './era.js';
+import type { RequestAuthorizer } from './http-transport.js';
 import { RemoteUpstream } from './remote.js';
 
 export function upstreamFactory(options: {
@@ -18,10 +19,13 @@ export function upstreamFactory(options: {
   containerUnavailable?: string;
   /** Where each server's era verdict is kept (`EraStore`); absent: every start probes. */
   eras?: EraMemory;
+  /** An OAuth registration's token holder (remote-auth `TokenHolder`); undefined for others. */
+  authorizer?: (config: HttpServerConfig) => RequestAuthorizer | undefined;
 }): (config: ServerConfig) => Upstream {
   return (config) => {
     const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS;
-    if (config.transport === 'http') return new RemoteUpstream(config, timeouts, options.eras);
+    if (config.transport === 'http')
+      return new RemoteUpstream(config, timeouts, options.eras, options.authorizer?.(config));
     if (!options.container) {
       throw new UpstreamError(
         'CONTAINERS_UNAVAILABLE',

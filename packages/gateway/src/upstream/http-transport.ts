@@ -53,6 +53,24 @@ export interface HttpTransportOptions {
   readonly reconnection?: Reconnection;
   /** The server's registered name, for the commands a refusal names (default: NAME). */
   readonly server?: string;
+  /** Per-request credentials (an OAuth registration's `remote-auth` `TokenHolder`). */
+  readonly authorizer?: RequestAuthorizer;
+}
+
+/**
+ * Who gives each request its `Authorization` and hears of a 401/403 (remote-auth/holder.ts). The
+ * logic is there; the transport only asks before each request and retries a refused POST once.
+ */
+export interface RequestAuthorizer {
+  /** The header's value for a request to `url`, or undefined for none; rejects when none can be had. */
+  authorization(url: URL): Promise<string | undefined>;
+  /** True: retry once; false: fail as any refusal; rejects with the error the request fails with. */
+  refused(refusal: {
+    status: number;
+    wwwAuthenticate: string | undefined;
+    sent: string | undefined;
+    retried: boolean;
+  }): Promise<boolean>;
 }
 
 /** A request whose answer is awaited on an event stream. */
@@ -93,6 +111,9 @@ function perRequest(headers: TransportSendOptions['headers']): OutgoingHttpHeade
   return out;
 }
 
+const headerText = (value: string | string[] | number | undefined): string | undefined =>
+  Array.isArray(value) ? value.join(', ') : value === undefined ? undefined : String(value);
+
 function progressTokenOf(message: JSONRPCMessage): string | undefined {
   const token = (message as { params?: { _meta?: { progressToken?: unknown } } }).params?._meta
     ?.progressToken;
@@ -119,6 +140,7 @@ export class HttpClientTransport implements Transport {
   private session: string | undefined;
   private protocolVersion: string | undefined;
   private readonly endpoint: HttpEndpoint;
+  private readonly url: URL;
   private readonly configured: Record<string, string> = {};
   private cached:
     | { post: OutgoingHttpHeaders; get: OutgoingHttpHeaders; common: OutgoingHttpHeaders }
@@ -139,6 +161,7 @@ export class HttpClientTransport implements Transport {
     url: URL,
     private readonly options: HttpTransportOptions,
   ) {
+    this.url = url;
     this.endpoint = new HttpEndpoint(url, options.ca, options.server);
     // One spelling per header: ours would otherwise be sent beside a configured one in another case.
     for (const [name, value] of Object.entries(options.headers ?? {}))
@@ -181,6 +204,22 @@ export class HttpClientTransport implements Transport {
     return this.cached;
   }
 
+  /**
+   * `headers` with this request's Authorization from the authorizer (asked every time: a token
+   * refreshed or a new login is used at once); a configured one is never sent beside it.
+   */
+  private async authorized(headers: OutgoingHttpHeaders): Promise<OutgoingHttpHeaders> {
+    const authorizer = this.options.authorizer;
+    if (!authorizer) return headers;
+    const { authorization: _configured, ...rest } = headers;
+    const value = await authorizer.authorization(this.url);
+    return value === undefined ? rest : { ...rest, authorization: value };
+  }
+
+  private async authorizedExchange(method: string, headers: OutgoingHttpHeaders): Promise<IncomingMessage> {
+    return this.endpoint.exchange(method, await this.authorized(headers));
+  }
+
   async send(message: JSONRPCMessage, options: TransportSendOptions = {}): Promise<void> {
     // Our answer to a server request: its id may be used again from now on.
     if (('result' in message || 'error' in message) && message.id !== undefined)
@@ -193,7 +232,7 @@ export class HttpClientTransport implements Transport {
     }
   }
 
-  private async post(message: JSONRPCMessage, options: TransportSendOptions): Promise<void> {
+  private async post(message: JSONRPCMessage, options: TransportSendOptions, retried = false): Promise<void> {
     const request = isRequest(message) ? message : undefined;
     if (options.resumptionToken) {
       // The caller asks for the rest of an earlier answer stream rather than sending again.
@@ -211,13 +250,13 @@ export class HttpClientTransport implements Transport {
       return;
     }
     let res: IncomingMessage;
+    const headers = await this.authorized({
+      ...this.headers().post,
+      ...perRequest(options.headers),
+      ...standardHeaders(message),
+    });
     try {
-      res = await this.endpoint.exchange(
-        'POST',
-        { ...this.headers().post, ...perRequest(options.headers), ...standardHeaders(message) },
-        JSON.stringify(message),
-        options.requestSignal,
-      );
+      res = await this.endpoint.exchange('POST', headers, JSON.stringify(message), options.requestSignal);
     } catch (error) {
       // Cancelled before the answer's head came: the SDK has already ended the request.
       if (options.requestSignal?.aborted) return;
@@ -231,6 +270,19 @@ export class HttpClientTransport implements Transport {
     const status = res.statusCode ?? 0;
     if (!ok(res)) {
       const text = await errorBody(res);
+      // Refused for its token: the authorizer refreshes (then one retry) or says a login is needed.
+      if (
+        (status === 401 || status === 403) &&
+        this.options.authorizer &&
+        (await this.options.authorizer.refused({
+          status,
+          wwwAuthenticate: headerText(res.headers['www-authenticate']),
+          sent: headerText(headers.authorization),
+          retried,
+        })) &&
+        !retried
+      )
+        return this.post(message, options, true);
       // A modern server refuses a request it cannot take (a header that disagrees with the body:
       // -32020) with 400 and the JSON-RPC error: that is its answer, delivered as the SDK does.
       if (status === 400 && request && isModern(message) && this.answerFromRefusal(text, request.id)) return;
@@ -405,7 +457,7 @@ export class HttpClientTransport implements Transport {
   /** Ask for the rest of an answer stream after `lastEventId`; if that fails, the request ends. */
   private resume(awaited: Awaited, lastEventId: string, attempt: number): void {
     this.later(attempt, () => {
-      this.endpoint.exchange('GET', { ...this.headers().get, 'last-event-id': lastEventId }).then(
+      this.authorizedExchange('GET', { ...this.headers().get, 'last-event-id': lastEventId }).then(
         (res) => {
           if (!ok(res)) {
             discard(res);
@@ -444,7 +496,7 @@ export class HttpClientTransport implements Transport {
   private async listen(lastEventId: string | undefined, attempt: number | undefined): Promise<void> {
     let res: IncomingMessage;
     try {
-      res = await this.endpoint.exchange(
+      res = await this.authorizedExchange(
         'GET',
         lastEventId ? { ...this.headers().get, 'last-event-id': lastEventId } : this.headers().get,
       );
@@ -507,7 +559,7 @@ export class HttpClientTransport implements Transport {
   async terminateSession(): Promise<void> {
     if (!this.session) return;
     try {
-      const res = await this.endpoint.exchange('DELETE', this.headers().common);
+      const res = await this.authorizedExchange('DELETE', this.headers().common);
       discard(res);
       if (!ok(res) && res.statusCode !== 405)
         throw new HttpStatusError(

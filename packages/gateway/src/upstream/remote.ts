@@ -22,9 +22,16 @@ import { redactText, redactUrl } from '../text/redact.js';
 import { withTimeout } from '../util/timeout.js';
 import { connectInEra, type EraMemory } from './era.js';
 import { HttpStatusError } from './http-endpoint.js';
-import { HttpClientTransport } from './http-transport.js';
+import { HttpClientTransport, type RequestAuthorizer } from './http-transport.js';
 import { LegacyCompanion, legacyCallerSide } from './legacy-companion.js';
 import { grantsOf, UpstreamClient } from './mcp-client.js';
+
+/** A login-needed or token refusal of the holder's, wherever the SDK wrapped it (the era probe does). */
+function authErrorIn(error: unknown): UpstreamError | undefined {
+  for (let at = error, depth = 0; at instanceof Error && depth < 5; at = at.cause, depth++)
+    if (at instanceof UpstreamError && (at.code === 'LOGIN_NEEDED' || at.code === 'AUTH_REFUSED')) return at;
+  return undefined;
+}
 
 /** A remote MCP server over streamable HTTP (`HttpClientTransport`). */
 export class RemoteUpstream implements Upstream {
@@ -48,6 +55,8 @@ export class RemoteUpstream implements Upstream {
     private readonly timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS,
     /** Where its era verdict is kept (absent: probed at each start). */
     private readonly eras?: EraMemory,
+    /** An OAuth registration's token holder (remote-auth/): each request's Authorization. */
+    private readonly authorizer?: RequestAuthorizer,
   ) {
     this.name = config.name;
     this.destination = `remote ${new URL(config.url).host}`;
@@ -92,6 +101,7 @@ export class RemoteUpstream implements Upstream {
       ...(this.config.headers ? { headers: this.config.headers } : {}),
       maxAnswerBytes: answerCapBytes(this.limits.maxResultBytes),
       onCallBroken: (token, error) => client.failCall(token, error),
+      ...(this.authorizer ? { authorizer: this.authorizer } : {}),
     });
     // A server request on a call's own answer stream is that call's (serve/server-requests.ts).
     client.attributeBy((id) => transport.callOf(id));
@@ -119,6 +129,9 @@ export class RemoteUpstream implements Upstream {
       );
     } catch (error) {
       await transport.close().catch(() => {});
+      // A login is needed, or the held token may not be used: said as it is (our words, no token).
+      const auth = authErrorIn(error);
+      if (auth) throw auth;
       throw new UpstreamError(
         'UPSTREAM_CONNECT',
         // The URL may carry a token in its query, and the cause may quote it: both redacted.

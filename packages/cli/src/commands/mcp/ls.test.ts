@@ -167,3 +167,58 @@ describe('ringfence mcp ls shows no secret of a remote URL (issue 21.6)', () => 
     );
   });
 });
+
+describe('ringfence mcp ls, an OAuth registration', () => {
+  it('says whether its login is due and the command, and never the token', async () => {
+    await mkdir(home, { recursive: true, mode: 0o700 });
+    const remote = (name: string) => ({
+      name,
+      transport: 'http',
+      url: `https://${name}.example.test/mcp`,
+      oauth: {},
+    });
+    await writeFile(
+      join(home, 'mcp-servers.json'),
+      JSON.stringify({ version: 1, servers: [remote('wiki'), remote('tracker')] }),
+      { mode: 0o600 },
+    );
+    const login = {
+      resource: 'https://wiki.example.test/mcp',
+      resource_origin: 'https://wiki.example.test',
+      authorization_server: {
+        issuer: 'https://as.example.test',
+        authorization_endpoint: 'https://as.example.test/authorize',
+        token_endpoint: 'https://as.example.test/token',
+      },
+      client: { client_id: 'c', via: 'dynamic' },
+      tokens: {
+        access_token: 'AT-secret-wiki',
+        token_type: 'Bearer',
+        refresh_token: 'RT-secret',
+        obtained_at: 1,
+      },
+    };
+    await writeFile(
+      join(home, 'oauth-tokens.json'),
+      JSON.stringify({ version: 1, servers: { wiki: login } }),
+      {
+        mode: 0o600,
+      },
+    );
+    const { stdout, error } = await runCommand(['mcp', 'ls'], { root });
+    expect(error).toBeUndefined();
+    expect(stdout).toMatch(
+      /wiki {2}http .*\n {4}oauth: wiki: logged in \(token sha256:[0-9a-f]{16}, no expiry given\)/,
+    );
+    expect(stdout).toContain(
+      '    oauth: tracker needs an OAuth login and none was made yet. Log in (a browser opens) with: ringfence mcp auth login tracker',
+    );
+    const json = await runCommand(['mcp', 'ls', '--json'], { root });
+    const rows = JSON.parse(json.stdout).servers as { name: string; oauth: { login_needed: boolean } }[];
+    expect(rows.map((r) => [r.name, r.oauth.login_needed])).toEqual([
+      ['wiki', false],
+      ['tracker', true],
+    ]);
+    expect(`${stdout}${json.stdout}`).not.toMatch(/AT-secret|RT-secret/);
+  });
+});

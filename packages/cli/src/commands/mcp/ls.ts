@@ -7,10 +7,11 @@ import {
   type ServerConfig,
   ServerStore,
 } from '@ringfence/gateway/config';
-import { describePolicy, legacyClientsNote } from '@ringfence/gateway/doctor';
+import { describePolicy, legacyClientsNote, oauthLoginLine } from '@ringfence/gateway/doctor';
 import { resolveHome } from '@ringfence/gateway/home';
 import { DEFINITION_KINDS, PinStore, pendingOf, pinnedOf } from '@ringfence/gateway/pins';
 import { clientRequestsOf } from '@ringfence/gateway/registration';
+import { type OAuthEntry, OAuthTokenStore } from '@ringfence/gateway/remote-auth';
 import { stderrLogPath } from '@ringfence/gateway/runtime';
 import { redactImage, redactText, redactUrl, rendered } from '@ringfence/gateway/text';
 import { loadInstalledPolicy } from '@ringfence/policy';
@@ -38,6 +39,18 @@ interface Row {
   era?: 'modern' | 'legacy';
   /** A 2026 server's 2025 clients: served in `2025` (a 2025 session beside) or `2026`; absent: not learnt yet. */
   legacy_clients?: '2025' | '2026';
+  /** An OAuth registration's login (`mcp add --oauth`): whether one is due, and what to run. */
+  oauth?: { login_needed: boolean; status: string; command?: string };
+}
+
+/** A row's login: the doctor's words (no token: its digest at most), or why the store cannot be read. */
+function oauthRow(
+  server: string,
+  logins: Readonly<Record<string, OAuthEntry>> | Error,
+): NonNullable<Row['oauth']> {
+  if (logins instanceof Error) return { login_needed: true, status: logins.message };
+  const { needed, line, command } = oauthLoginLine(server, logins[server]);
+  return { login_needed: needed, status: line, ...(command ? { command } : {}) };
 }
 
 export default class McpLs extends RingfenceCommand {
@@ -58,6 +71,10 @@ export default class McpLs extends RingfenceCommand {
     const pins = await new PinStore(home).read();
     // A cache of what each server speaks: a damaged one only means "probed again".
     const eras = await new EraStore(home).all().catch(() => ({}) as Record<string, EraVerdict>);
+    // Read only when an OAuth registration is listed: a damaged file is said on its row.
+    const logins = servers.some((s) => s.transport === 'http' && s.oauth)
+      ? await new OAuthTokenStore(home).all().catch((error: Error) => error)
+      : {};
     const rows: Row[] = await Promise.all(
       servers.map(async (server) => {
         const serverPins = pins.servers[server.name];
@@ -86,6 +103,7 @@ export default class McpLs extends RingfenceCommand {
                 ...legacyClientsOf(eras[server.name]!),
               }
             : {}),
+          ...(server.transport === 'http' && server.oauth ? { oauth: oauthRow(server.name, logins) } : {}),
           ...(server.transport === 'container'
             ? {
                 // Env values are redacted when it is kept (stderr-tail.ts); what the server
@@ -116,6 +134,7 @@ export default class McpLs extends RingfenceCommand {
         this.log(
           `${rendered(row.name, 'name')}  ${row.transport}  ${rendered(row.target, 'name')}${row.egress ? `  egress ${rendered(row.egress, 'line')}` : ''}${row.asks.length ? `  may ask ${row.asks.join(', ')} (if the policy allows)` : ''}${row.review_first ? '  review first' : ''}${row.era ? `  speaks MCP ${row.era === 'modern' ? '2026-07-28' : '2025'}${legacyClientsNote(row.legacy_clients)}` : ''}  ${pinned}`,
         );
+        if (row.oauth) this.log(`    oauth: ${rendered(row.oauth.status, 'line')}`);
         // A server's own stderr: its lines are kept, each marked as its, and nothing in them is raw.
         if (flags.logs && row.stderr)
           this.log(rendered(row.stderr.replace(/\n+$/, '')).replace(/^/gm, '    | '));

@@ -163,6 +163,19 @@ export async function outcomeOf(
         ),
       };
     if (error instanceof MissingClientCapability) return missingCapability(label, error);
+    // A remote server's OAuth login is needed (or its token may not be used): the words are the
+    // gateway's own (remote-auth/login-needed.ts, no token, no server text unrendered), said whole
+    // so the command they name reaches the model and the person.
+    const code = (error as { code?: unknown })?.code;
+    if (code === 'LOGIN_NEEDED' || code === 'AUTH_REFUSED')
+      return {
+        entry: {
+          result: (error as Error).message,
+          isError: true,
+          reason: code === 'LOGIN_NEEDED' ? 'a login is needed' : 'the held token may not be used',
+        },
+        reply: errorResult(`ringfence: ${label} could not run: ${(error as Error).message}`),
+      };
     const ended = endedWithoutAnswer(request, error);
     // The server chooses the text of its own errors: it is capped and made printable for the
     // model, and the audit log keeps only its digest (it may echo the arguments, never stored).

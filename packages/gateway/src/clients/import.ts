@@ -21,6 +21,8 @@ export interface ImportRow {
   readonly server?: string;
   readonly reason?: string;
   readonly notes: readonly string[];
+  /** An OAuth registration: the command that logs in for it (due before its first call). */
+  readonly login?: string;
 }
 
 export interface ImportResult {
@@ -104,6 +106,7 @@ export async function importClient(options: ImportOptions): Promise<ImportResult
       outcome: options.dryRun ? 'would import' : 'imported',
       server,
       notes: translation.notes.map(redactText),
+      ...(translation.input.oauth ? { login: `ringfence mcp auth login ${server}` } : {}),
     });
   }
   const shown = { path: config.path, target: config.target, rows, changes };

@@ -1,16 +1,14 @@
 import { basename } from 'node:path';
 import { RESERVED_SERVER_NAMES, SERVER_NAME } from '../config/servers.js';
 import { parseNpmRequest } from '../images/npm-fetch.js';
-import type { RegistrationInput } from '../registration/plan.js';
 import { redactArgs, redactValue } from '../text/redact.js';
 import { ringfenceEntryOf } from './entries.js';
 import type { ClientEntry } from './formats.js';
+import { translateMcpRemote, translateUrlEntry } from './remote.js';
 
-/** What one client entry becomes. */
-export type Translation =
-  | { readonly kind: 'register'; readonly input: Omit<RegistrationInput, 'name'>; readonly notes: string[] }
-  | { readonly kind: 'skip'; readonly reason: string }
-  | { readonly kind: 'ringfence' };
+import type { Translation } from './translation.js';
+
+export type { Translation } from './translation.js';
 
 const skip = (reason: string): Translation => ({ kind: 'skip', reason });
 
@@ -49,7 +47,7 @@ export function translateEntry(entry: ClientEntry): Translation {
   }
   if (typeof entry.envFile === 'string')
     return skip(`its environment comes from a file (envFile); ${BY_HAND} -e KEY=VALUE`);
-  if (typeof entry.url === 'string') return translateRemote(entry, headers);
+  if (typeof entry.url === 'string') return translateUrlEntry(entry, headers);
   if (typeof entry.command !== 'string') return skip('it has neither a command nor a url');
   const program = basename(entry.command).replace(/\.(cmd|exe)$/i, '');
   const args = strings(entry.args);
@@ -70,25 +68,6 @@ export function translateEntry(entry: ClientEntry): Translation {
   return skip(
     `it runs a program of this machine (${program}), which ringfence cannot contain as it is; build an image for it and add that (ringfence mcp add NAME --image REF)`,
   );
-}
-
-function translateRemote(entry: ClientEntry, headers: Record<string, string>): Translation {
-  const type = String(entry.type ?? 'http');
-  if (type === 'sse') {
-    return skip(
-      'it uses the older SSE transport; ringfence speaks streamable HTTP only. If the server also offers it (often at /mcp), add it with: ringfence mcp add NAME --url URL',
-    );
-  }
-  if (type !== 'http' && type !== 'streamable-http' && type !== 'streamableHttp')
-    return skip(`its type "${type}" is not one ringfence knows`);
-  return {
-    kind: 'register',
-    input: {
-      url: String(entry.url),
-      ...(Object.keys(headers).length > 0 ? { headers: pairs(headers) } : {}),
-    },
-    notes: [],
-  };
 }
 
 const NPX_FLAGS = new Set(['-y', '--yes', '-q', '--quiet', '--no-install']);
@@ -119,29 +98,6 @@ function translateNpx(args: string[], env: Record<string, string>): Translation 
       ...(Object.keys(env).length > 0 ? { env: pairs(env) } : {}),
     },
     notes: [NO_NETWORK],
-  };
-}
-
-/**
- * `npx mcp-remote URL [--header "K: V"]…` only bridges stdio to a remote server: ringfence
- * reaches the server itself, so the bridge is dropped and the URL registered.
- */
-function translateMcpRemote(args: string[]): Translation {
-  const url = args.find((arg) => !arg.startsWith('-'));
-  if (!url) return skip(`mcp-remote without a URL; ${BY_HAND}`);
-  const headers: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    if (args[i] !== '--header') continue;
-    const header = args[++i] ?? '';
-    const colon = header.indexOf(':');
-    if (colon > 0) headers.push(`${header.slice(0, colon).trim()}=${header.slice(colon + 1).trim()}`);
-  }
-  return {
-    kind: 'register',
-    input: { url, ...(headers.length > 0 ? { headers } : {}) },
-    notes: [
-      'was bridged by mcp-remote; ringfence reaches the URL itself over streamable HTTP (an SSE-only server will fail at start)',
-    ],
   };
 }
 

@@ -20,6 +20,7 @@ export default class ClientImport extends RingfenceCommand {
 
   static override description =
     'Each entry of the client’s config becomes a registration: `npx [-y] PKG[@VERSION] ARGS…` → --npm PKG@EXACT-VERSION (fetched and locked), `docker run … IMAGE ARGS…` → --image with its env (and workspace mounts), a url entry → --url with its headers. ' +
+    '`npx mcp-remote URL` (and a url entry with its client’s own OAuth fields) → --url URL --oauth: ringfence logs in itself (ringfence mcp auth login NAME, once, in the browser); a fixed Authorization header instead keeps it a plain --url registration. ' +
     'Values of env and headers are stored in RINGFENCE_HOME (0600) and never printed. Entries ringfence cannot contain (uvx, a local program, values with placeholders the client fills in) stay as they are, with the reason. ' +
     'Then each imported entry is pointed at `ringfence mcp serve --only NAME`, under its old name, after a copy of the file is kept beside it. A second run changes nothing.';
 
@@ -55,6 +56,10 @@ export default class ClientImport extends RingfenceCommand {
         const outcome = row.server ? `${row.outcome} as ${row.server}` : row.outcome;
         this.log(`${row.entry.padEnd(width)}  ${outcome}${row.reason ? `: ${row.reason}` : ''}`);
         for (const note of row.notes) this.log(`${' '.repeat(width)}    note: ${note}`);
+        if (row.login)
+          this.log(
+            `${' '.repeat(width)}    login due: ${row.login} (once, in your browser, before its first call)`,
+          );
       }
       if (result.changes.length === 0) {
         this.log(`\nNothing to change in ${result.path}.`);
@@ -86,6 +91,11 @@ export default class ClientImport extends RingfenceCommand {
     });
     if (!shown) show(result);
     if (result.backup) this.log(`The file as it was is kept in ${result.backup}.`);
+    const logins = result.rows.flatMap((row) => (row.login && row.outcome === 'imported' ? [row.login] : []));
+    if (logins.length > 0)
+      this.log(
+        `Log in once for each server behind OAuth (until then its calls answer that a login is due): ${logins.join('; ')}`,
+      );
     if (result.backup)
       this.log(
         flags['review-first']

@@ -1,4 +1,4 @@
-import type { ServerConfig } from '../config/servers.js';
+import type { HttpServerConfig, ServerConfig } from '../config/servers.js';
 import { UpstreamError } from '../ports/errors.js';
 import {
   type ContainerLauncher,
@@ -18,10 +18,13 @@ export function upstreamFactory(options: {
   containerUnavailable?: string;
   /** Where each server's era verdict is kept (`EraStore`); absent: every start probes. */
   eras?: EraMemory;
+  /** A remote server's `@secret:` header values → the stored values, at each connection. */
+  resolveSecrets?: (config: HttpServerConfig) => Promise<HttpServerConfig>;
 }): (config: ServerConfig) => Upstream {
   return (config) => {
     const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS;
-    if (config.transport === 'http') return new RemoteUpstream(config, timeouts, options.eras);
+    if (config.transport === 'http')
+      return new RemoteUpstream(config, timeouts, options.eras, options.resolveSecrets);
     if (!options.container) {
       throw new UpstreamError(
         'CONTAINERS_UNAVAILABLE',

@@ -42,6 +42,8 @@ export class RemoteUpstream implements Upstream {
     private readonly timeouts: UpstreamTimeouts = DEFAULT_TIMEOUTS,
     /** Where its era verdict is kept (absent: probed at each start). */
     private readonly eras?: EraMemory,
+    /** `@secret:` header values → the stored values, at each connection (in memory only). */
+    private readonly resolveSecrets?: (config: HttpServerConfig) => Promise<HttpServerConfig>,
   ) {
     this.name = config.name;
     this.destination = `remote ${new URL(config.url).host}`;
@@ -63,9 +65,10 @@ export class RemoteUpstream implements Upstream {
       grants: grantsOf(this.config),
       roots: () => [],
     });
+    const headers = (this.resolveSecrets ? await this.resolveSecrets(this.config) : this.config).headers;
     const transport = new HttpClientTransport(new URL(this.config.url), {
       server: this.config.name,
-      ...(this.config.headers ? { headers: this.config.headers } : {}),
+      ...(headers ? { headers } : {}),
       maxAnswerBytes: answerCapBytes(this.limits.maxResultBytes),
       onCallBroken: (token, error) => client.failCall(token, error),
     });

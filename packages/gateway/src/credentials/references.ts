@@ -54,7 +54,7 @@ export function credentialRefusal(
   if (!record.bound_to.includes(server.name))
     return `credential "${name}" is not bound to server "${server.name}" (bound to: ${record.bound_to.join(', ') || 'none'}). If it is meant for this server, bind it first: ringfence secret bind ${name} ${server.name}`;
   if (server.transport === 'container' && server.egress.mode === 'deny')
-    return `server "${server.name}" has no network (egress deny), so credential "${name}" has nowhere legitimate to go; a server that needs a credential needs the hosts it is for: register it with --egress-allow HOST`;
+    return `the server "${server.name}" has no network (egress deny), so credential "${name}" has nowhere legitimate to go; a server that needs a credential needs the hosts it is for: register it with --egress-allow HOST`;
   const hosts = destinations(server);
   if (hosts === 'any') return undefined;
   const outside = hostsOutsideClass(record.class, hosts);
@@ -71,7 +71,7 @@ export async function checkSecretReferences(server: ServerConfig, store: Credent
   for (const ref of secretReferences(server)) {
     const record = await store.get(ref.credential);
     const refusal = credentialRefusal(server, ref.credential, record);
-    if (refusal) throw new CredentialError('CREDENTIAL_NOT_BOUND', `${ref.field} ${ref.key}: ${refusal}`);
+    if (refusal) throw new CredentialError('CREDENTIAL_NOT_BOUND', `${refusal} (${ref.field} ${ref.key})`);
   }
 }
 
@@ -91,7 +91,7 @@ export async function resolveSecretReferences<T extends ServerConfig>(
   };
   for (const ref of refs) {
     const refusal = credentialRefusal(server, ref.credential, await store.get(ref.credential));
-    if (refusal) throw new CredentialError('CREDENTIAL_NOT_BOUND', `${ref.field} ${ref.key}: ${refusal}`);
+    if (refusal) throw new CredentialError('CREDENTIAL_NOT_BOUND', `${refusal} (${ref.field} ${ref.key})`);
     resolved[ref.key] = await store.value(ref.credential);
   }
   return server.transport === 'http' ? { ...server, headers: resolved } : { ...server, env: resolved };

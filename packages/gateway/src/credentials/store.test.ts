@@ -71,7 +71,7 @@ describe('CredentialStore over the encrypted file', () => {
     expect(swapped).toMatchObject({ code: 'CREDENTIAL_DAMAGED' });
     expect(String((swapped as Error).message)).not.toContain(VALUE);
     const data = Buffer.from(file.values.a.data, 'base64');
-    data[0] ^= 1;
+    data[0] = (data[0] ?? 0) ^ 1;
     file.values.a.data = data.toString('base64');
     await writeFile(path, JSON.stringify(file), { mode: 0o600 });
     await expect(store.value('a')).rejects.toMatchObject({ code: 'CREDENTIAL_DAMAGED' });

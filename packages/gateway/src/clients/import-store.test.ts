@@ -74,9 +74,7 @@ describe('client import moves values into the credential store', () => {
     expect(registered).toEqual([
       expect.objectContaining({ name: 'docs', headers: ['Authorization=@secret:docs-Authorization'] }),
     ]);
-    expect(result.rows[0]?.notes.join('\n')).toContain(
-      'as docs-Authorization',
-    );
+    expect(result.rows[0]?.notes.join('\n')).toContain('as docs-Authorization');
     expect(JSON.stringify(result)).not.toContain('importHeaderSecret0042');
     // Nothing in the home holds the value in the clear.
     for (const file of await readdir(home))

@@ -47,7 +47,7 @@ describe('@secret: references', () => {
 
   it('refuses a credential not bound to the server, naming the command that binds it', async () => {
     expect(await refusal(contained({ mode: 'allow', hosts: ['sts.amazonaws.com'] }, 'other'))).toMatch(
-      /not bound to server "other".*ringfence secret bind aws-key other/,
+      /not bound to server "other".*ringfence secret bind aws-key --server other/,
     );
   });
 

@@ -52,7 +52,7 @@ export function credentialRefusal(
   record: CredentialRecord,
 ): string | undefined {
   if (!record.bound_to.includes(server.name))
-    return `credential "${name}" is not bound to server "${server.name}" (bound to: ${record.bound_to.join(', ') || 'none'}). If it is meant for this server, bind it first: ringfence secret bind ${name} ${server.name}`;
+    return `credential "${name}" is not bound to server "${server.name}" (bound to: ${record.bound_to.join(', ') || 'none'}). If it is meant for this server, bind it first: ringfence secret bind ${name} --server ${server.name}`;
   if (server.transport === 'container' && server.egress.mode === 'deny')
     return `the server "${server.name}" has no network (egress deny), so credential "${name}" has nowhere legitimate to go; a server that needs a credential needs the hosts it is for: register it with --egress-allow HOST`;
   const hosts = destinations(server);

@@ -33,7 +33,12 @@ export class SecretServiceBackend implements ValueBackend {
   private static binding: Promise<typeof import('@napi-rs/keyring')> | undefined;
 
   private async entry(name: string): Promise<AsyncEntry> {
-    SecretServiceBackend.binding ??= import('@napi-rs/keyring');
+    // `mcp serve` runs a CommonJS bundle through vm.Script (its code cache), where import() has
+    // no loader: there `require` is the bundle's own; elsewhere (ES modules) import() works.
+    SecretServiceBackend.binding ??=
+      typeof require === 'function'
+        ? Promise.resolve().then(() => require('@napi-rs/keyring') as typeof import('@napi-rs/keyring'))
+        : import('@napi-rs/keyring');
     const { AsyncEntry } = await SecretServiceBackend.binding;
     // The constructor throws when there is no D-Bus session at all.
     return new AsyncEntry(this.service, name, { linux: { store: 'secret-service' } });

@@ -56,7 +56,7 @@ describe('ringfence secret', () => {
       credentials: [{ name: 'gh', class: 'github', bound_to: ['github', 'ci'], backend: 'encrypted-file' }],
       backend: { kind: 'encrypted-file' },
     });
-    const unbind = await runCommand(['secret', 'unbind', 'gh', 'ci'], { root });
+    const unbind = await runCommand(['secret', 'unbind', 'gh', '--server', 'ci'], { root });
     expect(unbind.stdout).toContain('gh is bound to: github.');
     for (const run of [set, ls, json, unbind]) expect(run.stdout + run.stderr).not.toContain(VALUE);
     for (const file of await readdir(join(dir, 'home')))

@@ -47,7 +47,7 @@ export default class SecretSet extends RingfenceCommand {
     const bindTo = bindList(flags.bind);
     const status = await store.set({ name: args.name, class: flags.class, bindTo, value });
     this.log(
-      `Stored ${args.name} (class ${flags.class}) in ${status.where}${status.keyringUnavailable ? ` — the OS keyring is not used: ${status.keyringUnavailable}` : ''}. ${bindTo.length > 0 ? `Bound to: ${bindTo.join(', ')}.` : 'Bound to no server yet: ringfence secret bind ' + args.name + ' SERVER'} Use it with: ringfence mcp add SERVER ... -e VAR=@secret:${args.name}`,
+      `Stored ${args.name} (class ${flags.class}) in ${status.where}${status.keyringUnavailable ? ` — the OS keyring is not used: ${status.keyringUnavailable}` : ''}. ${bindTo.length > 0 ? `Bound to: ${bindTo.join(', ')}.` : `Bound to no server yet: ringfence secret bind ${args.name} --server SERVER.`} Use it with: ringfence mcp add SERVER ... -e VAR=@secret:${args.name}`,
     );
   }
 }

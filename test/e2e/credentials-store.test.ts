@@ -3,10 +3,12 @@
 // Entrypoint or labels, never in mcp-servers.json, any other file of the home, any output or the
 // audit log (searched byte for byte). Once through Debian's gnome-keyring on a private D-Bus
 // session (the Secret Service), once with no Secret Service answering (the encrypted file).
+import { spawn } from 'node:child_process';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { CredentialStore } from '@ringfence/gateway/credentials';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliResult, ringfence } from '../helpers/cli.js';
+import { type CliResult, cliBin, ringfence } from '../helpers/cli.js';
 import { docker, probeImage, removeTestContainers, uniqueName } from '../helpers/containers.js';
 import { startSessionKeyring } from '../helpers/keyring.js';
 import { connectStdio, firstText, freshHome, type ServedClient } from '../helpers/mcp.js';
@@ -154,4 +156,53 @@ describe('credentials through the OS keyring (gnome-keyring on a private D-Bus s
 
 describe('credentials in the encrypted file when no Secret Service answers', () => {
   suite('encrypted-file');
+});
+
+describe('secret set at a terminal', () => {
+  it('prompts on the terminal, echoes nothing of what is typed, and stores exactly it', async () => {
+    const home = await freshHome();
+    const VALUE = `typed-${uniqueName('v')}-Xv9Tb4Nc8W`;
+    const command = [
+      process.execPath,
+      cliBin,
+      'secret',
+      'set',
+      'typed',
+      '--class',
+      'generic',
+      '--bind',
+      'probe',
+    ]
+      .map((part) => `'${part}'`)
+      .join(' ');
+    const child = spawn('script', ['-qec', command, '/dev/null'], {
+      env: { ...process.env, RINGFENCE_HOME: home, RINGFENCE_CREDENTIALS: 'file' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const chunks: Buffer[] = [];
+    let typed = false;
+    const received = (chunk: Buffer) => {
+      chunks.push(chunk);
+      // Typed once the prompt is up (raw mode is on by then), a character at a time, as a person does.
+      if (!typed && Buffer.concat(chunks).toString().includes('not shown; Enter to finish')) {
+        typed = true;
+        void (async () => {
+          for (const char of `${VALUE}\r`) {
+            child.stdin.write(char);
+            await new Promise((resolve) => setTimeout(resolve, 2));
+          }
+        })();
+      }
+    };
+    child.stdout.on('data', received);
+    child.stderr.on('data', received);
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    const bytes = Buffer.concat(chunks);
+    expect(code, bytes.toString()).toBe(0);
+    expect(bytes.toString()).toContain('Stored typed (class generic)');
+    expect(bytes.includes(Buffer.from(VALUE))).toBe(false);
+    // Not even a character of it: the terminal shows no echo, so no piece of the value appears.
+    expect(bytes.includes(Buffer.from(VALUE.slice(0, 8)))).toBe(false);
+    expect(await new CredentialStore(home, 'file').value('typed')).toBe(VALUE);
+  });
 });

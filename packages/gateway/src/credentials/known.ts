@@ -1,8 +1,11 @@
 /**
- * The credentials ringfence knows the values of, as the argument scanner and the result redactor
- * see them (`scan/`): each with its class and the servers it may be sent to. The store
- * (`store.ts`) and the OAuth token store are its sources; tests use an in-memory one.
+ * The interface between the credential store and the detectors (issue 27): the store (keyring or
+ * encrypted file, and the OAuth token store read-only) implements {@link KnownCredentials}; the
+ * egress scan of arguments and the ingress redaction of results read it. Values never leave this
+ * shape towards a printer, a log or the audit log: only `id` and `class` may be shown.
  */
+
+/** What kind of secret a credential is; the built-in detectors name their hits with these. */
 export type CredentialClass =
   | 'aws'
   | 'github'
@@ -20,9 +23,11 @@ export interface KnownCredential {
   readonly id: string;
   readonly class: CredentialClass;
   readonly value: string;
-  readonly boundTo: readonly string[] /* server names */;
+  /** Names of the registered servers this credential may be sent to. */
+  readonly boundTo: readonly string[];
 }
 
+/** Every stored credential, values included (the store implements this). */
 export interface KnownCredentials {
   all(): Promise<readonly KnownCredential[]>;
 }

@@ -114,6 +114,7 @@ function suite(backend: 'secret-service' | 'encrypted-file') {
       'PLAIN=visible',
     ]);
     expect(add.code, add.stderr).toBe(0);
+    expect(add.stdout).toContain('It gets variable PROBE_SECRET from credential probe-cred');
     served = await connectStdio(home, env, {}, { args: ['--session', session] });
     const listed = (await served.client.listTools()).tools.map((t) => t.name);
     expect(listed, served.stderr()).toContain('probe_probe');

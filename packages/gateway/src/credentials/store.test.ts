@@ -45,6 +45,15 @@ describe('CredentialStore over the encrypted file', () => {
     await expect(store.value('gh')).rejects.toMatchObject({ code: 'CREDENTIAL_UNKNOWN' });
   });
 
+  it('unbindServer (mcp rm) takes the server out of every binding, so a new server of that name inherits none', async () => {
+    const store = new CredentialStore(home, 'file');
+    await store.set({ name: 'a', class: 'generic', bindTo: ['gone', 'kept'], value: 'value-a-123' });
+    await store.set({ name: 'b', class: 'generic', bindTo: ['kept'], value: 'value-b-123' });
+    expect(await store.unbindServer('gone')).toEqual(['a']);
+    expect((await store.list()).a?.bound_to).toEqual(['kept']);
+    expect(await store.unbindServer('gone')).toEqual([]);
+  });
+
   it('refuses a bad name, class, binding or an empty value, storing nothing', async () => {
     const store = new CredentialStore(home, 'file');
     const base = { name: 'ok', class: 'generic', bindTo: ['srv'], value: 'v' };

@@ -226,6 +226,22 @@ export class CredentialStore implements KnownCredentials {
     });
   }
 
+  /**
+   * `mcp rm SERVER`: the server is no longer anywhere a credential may go, so a later server
+   * registered under the same name does not inherit the bindings. Returns the credentials unbound.
+   */
+  async unbindServer(server: string): Promise<string[]> {
+    return this.meta.update((file) => {
+      const unbound: string[] = [];
+      for (const [name, record] of Object.entries(file.credentials)) {
+        if (!record.bound_to.includes(server)) continue;
+        file.credentials[name] = { ...record, bound_to: record.bound_to.filter((s) => s !== server) };
+        unbound.push(name);
+      }
+      return unbound;
+    });
+  }
+
   /** Every stored credential with its value, for the argument scanner and the result redactor. */
   async all(): Promise<readonly KnownCredential[]> {
     const out: KnownCredential[] = [];

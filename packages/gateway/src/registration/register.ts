@@ -1,6 +1,6 @@
 import type Docker from 'dockerode';
 import { type ContainerServerConfig, type ServerConfig, ServerStore } from '../config/servers.js';
-import { checkSecretReferences } from '../credentials/references.js';
+import { checkSecretReferences, secretReferences } from '../credentials/references.js';
 import { CredentialStore } from '../credentials/store.js';
 import { buildNodeBaseImage } from '../images/node-base.js';
 import { EXACT_VERSION, fetchNpmPackage, type NpmRequest } from '../images/npm-fetch.js';
@@ -142,8 +142,16 @@ function firstSightSentence(server: ServerConfig): string {
     : 'Its tools are pinned the first time the gateway starts: ringfence mcp tools';
 }
 
+/** ` It gets VAR from credential NAME, …`: which stored credential each reference names (never a value). */
+function credentialsSentence(server: ServerConfig): string {
+  const refs = secretReferences(server);
+  if (refs.length === 0) return '';
+  const what = server.transport === 'http' ? 'header' : 'variable';
+  return `. It gets ${refs.map((r) => `${what} ${r.key} from credential ${r.credential}`).join(', ')} (read from the store at each start)`;
+}
+
 export function registrationSummary(server: ServerConfig): string {
-  const first = firstSightSentence(server);
+  const first = firstSightSentence(server) + credentialsSentence(server);
   const asks = clientRequestsOf(server);
   const may = asks
     ? ` It may ask the client for ${asks} while it answers a call, if the organisation policy allows it too.`

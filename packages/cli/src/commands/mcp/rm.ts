@@ -1,5 +1,6 @@
 import { Args } from '@oclif/core';
 import { ServerStore } from '@ringfence/gateway/config';
+import { CredentialStore } from '@ringfence/gateway/credentials';
 import { resolveHome } from '@ringfence/gateway/home';
 import { PinStore, resetPins } from '@ringfence/gateway/pins';
 import { RingfenceCommand } from '../../lib/base-command.js';
@@ -14,6 +15,10 @@ export default class McpRm extends RingfenceCommand {
     const home = resolveHome();
     await new ServerStore(home).remove(args.name);
     await resetPins(new PinStore(home), args.name);
-    this.log(`Removed ${args.name} and its pins.`);
+    // A server of the same name registered later must be bound again, deliberately.
+    const unbound = await new CredentialStore(home, 'auto').unbindServer(args.name);
+    this.log(
+      `Removed ${args.name} and its pins.${unbound.length > 0 ? ` Credentials no longer bound to it: ${unbound.join(', ')}.` : ''}`,
+    );
   }
 }

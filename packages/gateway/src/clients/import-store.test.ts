@@ -24,20 +24,27 @@ describe('client import moves values into the credential store', () => {
     const moved = await moveSecretsToStore(
       'gh',
       {
-        env: [`GITHUB_TOKEN=${GH}`, 'ALREADY=@secret:x'],
-        headers: [`Authorization=${HEADER}`, 'X-Odd$Name=v1'],
+        env: [`GITHUB_TOKEN=${GH}`, 'ALREADY=@secret:x', 'MEMORY_FILE_PATH=/tmp/m.jsonl', `UNNAMED=${GH}`],
+        headers: [`Authorization=${HEADER}`, 'X-Odd$Token=v1'],
       },
       store,
     );
-    expect(moved.input.env).toEqual(['GITHUB_TOKEN=@secret:gh-GITHUB_TOKEN', 'ALREADY=@secret:x']);
+    // Configuration stays as it was; a credential moves, by its name or by its format.
+    expect(moved.input.env).toEqual([
+      'GITHUB_TOKEN=@secret:gh-GITHUB_TOKEN',
+      'ALREADY=@secret:x',
+      'MEMORY_FILE_PATH=/tmp/m.jsonl',
+      'UNNAMED=@secret:gh-UNNAMED',
+    ]);
     expect(moved.input.headers).toEqual([
       'Authorization=@secret:gh-Authorization',
-      'X-Odd$Name=@secret:gh-X-Odd_Name',
+      'X-Odd$Token=@secret:gh-X-Odd_Token',
     ]);
     expect(await store.list()).toMatchObject({
       'gh-GITHUB_TOKEN': { class: 'github', bound_to: ['gh'] },
       'gh-Authorization': { class: 'bearer', bound_to: ['gh'] },
-      'gh-X-Odd_Name': { class: 'generic', bound_to: ['gh'] },
+      'gh-X-Odd_Token': { class: 'generic', bound_to: ['gh'] },
+      'gh-UNNAMED': { class: 'github', bound_to: ['gh'] },
     });
     expect(await store.value('gh-Authorization')).toBe(HEADER);
     for (const note of moved.notes) for (const v of [GH, HEADER, 'v1']) expect(note).not.toContain(v);

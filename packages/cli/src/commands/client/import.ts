@@ -21,7 +21,7 @@ export default class ClientImport extends RingfenceCommand {
 
   static override description =
     'Each entry of the client’s config becomes a registration: `npx [-y] PKG[@VERSION] ARGS…` → --npm PKG@EXACT-VERSION (fetched and locked), `docker run … IMAGE ARGS…` → --image with its env (and workspace mounts), a url entry → --url with its headers. ' +
-    'Values of env and headers move into the credential store (ringfence secret ls: the OS keyring when one answers, else an encrypted file), bound to their server, and are never printed; the registration refers to them as @secret:SERVER-KEY. Entries ringfence cannot contain (uvx, a local program, values with placeholders the client fills in) stay as they are, with the reason. ' +
+    'Values of env and headers that are credentials (by name or format) move into the credential store (ringfence secret ls: the OS keyring when one answers, else an encrypted file), bound to their server, and are never printed; the registration refers to them as @secret:SERVER-KEY. Entries ringfence cannot contain (uvx, a local program, values with placeholders the client fills in) stay as they are, with the reason. ' +
     'Then each imported entry is pointed at `ringfence mcp serve --only NAME`, under its old name, after a copy of the file is kept beside it. A second run changes nothing.';
 
   static override examples = [

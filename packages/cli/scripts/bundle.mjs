@@ -90,8 +90,9 @@ const common = {
   platform: 'node',
   target: 'node20',
   // Loaded only where they are used, and never on the serve path: oclif reads a tsconfig with
-  // typescript only for uncompiled plugins; ssh2 tries an optional native speed-up.
-  external: ['typescript', 'cpu-features', '*.node'],
+  // typescript only for uncompiled plugins; ssh2 tries an optional native speed-up; the keyring
+  // binding loads its platform's prebuilt .node package (an optional dependency) by name.
+  external: ['typescript', 'cpu-features', '*.node', '@napi-rs/keyring'],
   plugins: [unreached, ownCodeIsPure],
   legalComments: 'none',
   logLevel: 'warning',

@@ -142,7 +142,11 @@ export async function servingDeps(
   // schema workers get on while this thread loads the upstream clients and the served endpoint.
   const { upstreamFactory } = await import('@ringfence/gateway/upstream');
   const { oauthAuthorizers } = await import('./oauth-holders.js');
+  const { CredentialStore, resolveSecretReferences } = await import('@ringfence/gateway/credentials');
+  const credentials = new CredentialStore(home);
   const createUpstream = upstreamFactory({
+    // A remote server's `@secret:` headers are read from the store at each connection.
+    resolveSecrets: (config) => resolveSecretReferences(config, credentials),
     container: (config) => early.take(config),
     // Each server's era, probed once and kept: later starts speak it without probing.
     eras: new EraStore(home),

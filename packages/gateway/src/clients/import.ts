@@ -46,6 +46,14 @@ export interface ImportOptions {
   readonly registered: readonly string[];
   /** `mcp add` with these flags; throws with the reason when it refuses. */
   readonly register: (input: RegistrationInput) => Promise<ServerConfig>;
+  /**
+   * Moves the entry's env and header values into the credential store (`import-store.ts`)
+   * before it is registered; absent (tests of the rest): the values are registered as they are.
+   */
+  readonly storeSecrets?: <I extends Pick<RegistrationInput, 'env' | 'headers'>>(
+    server: string,
+    input: I,
+  ) => Promise<{ input: I; notes: readonly string[]; stored: readonly string[] }>;
   /** Told as each entry is registered (an npm fetch or image build can take a while). */
   readonly progress?: (line: string) => void;
   /** Shown what happened and what will change, before the file is touched. */
@@ -80,17 +88,29 @@ export async function importClient(options: ImportOptions): Promise<ImportResult
       continue;
     }
     const server = serverNameFor(entry, taken);
+    let moved: readonly string[] = [];
     if (!options.dryRun) {
       options.progress?.(`Registering ${entry} as ${server} (${was})`);
+      let stored: readonly string[] = [];
       try {
-        await options.register({ name: server, ...translation.input });
+        let input = translation.input;
+        if (options.storeSecrets) {
+          const result = await options.storeSecrets(server, input);
+          ({ input, stored } = result);
+          moved = result.notes;
+        }
+        await options.register({ name: server, ...input });
       } catch (error) {
         // A refusal may quote what it refused (a URL, an argument): shown through the redactor.
+        const kept =
+          stored.length > 0
+            ? ` Its values are kept in the credential store as ${stored.join(', ')} (ringfence secret ls); register it by hand with -e VAR=@secret:NAME.`
+            : '';
         rows.push({
           entry,
           was,
           outcome: 'skipped',
-          reason: redactText((error as Error).message),
+          reason: redactText((error as Error).message) + kept,
           notes: [],
         });
         continue;
@@ -105,7 +125,7 @@ export async function importClient(options: ImportOptions): Promise<ImportResult
       was,
       outcome: options.dryRun ? 'would import' : 'imported',
       server,
-      notes: translation.notes.map(redactText),
+      notes: [...translation.notes, ...moved].map(redactText),
       ...(translation.input.oauth ? { login: `ringfence mcp auth login ${server}` } : {}),
     });
   }

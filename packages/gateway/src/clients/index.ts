@@ -11,5 +11,6 @@ export {
   readClientConfig,
 } from './formats.js';
 export { type ImportOptions, type ImportResult, type ImportRow, importClient } from './import.js';
+export { importedCredentialName, type MovedSecrets, moveSecretsToStore } from './import-store.js';
 export { type SetupOptions, type SetupResult, setupClient } from './setup.js';
 export { serverNameFor, type Translation, translateEntry } from './translate.js';

@@ -67,8 +67,12 @@ describe('runDoctor', () => {
       ['images', 'ok'],
       ['upstream-eras', 'ok'],
       ['oauth-logins', 'ok'],
+      ['credentials', 'ok'],
     ]);
     expect(report.checks.find((c) => c.id === 'engine')?.summary).toContain('docker 28.0.0');
+    expect(report.checks.find((c) => c.id === 'credentials')?.summary).toMatch(
+      /no credentials stored; new values go to /,
+    );
   });
 
   it('shows no password of DOCKER_HOST, whether the engine answers or not (issue 21.6)', async () => {

@@ -15,6 +15,7 @@ import {
   resolveEngineEndpoint,
 } from '../runtime/engine.js';
 import { redactText } from '../text/redact.js';
+import { checkCredentials } from './credentials.js';
 import { CVE_2024_29018_FIXED, internalDnsVerdict } from './engine-dns.js';
 import {
   checkEngineLimits,
@@ -41,7 +42,8 @@ export interface DoctorCheck {
     | 'policy'
     | 'images'
     | 'upstream-eras'
-    | 'oauth-logins';
+    | 'oauth-logins'
+    | 'credentials';
   readonly title: string;
   readonly status: CheckStatus;
   /** A failed required check makes `ringfence doctor` exit 1. */
@@ -247,6 +249,7 @@ export async function runDoctor(env: DoctorEnvironment = systemDoctorEnvironment
   if (docker) checks.push(await checkImages(docker));
   checks.push(await checkEras(env));
   checks.push(await checkOAuthLogins(env));
+  checks.push(await checkCredentials(env));
   return { ok: checks.every((c) => c.status !== 'fail' || !c.required), checks: checks.map(redacted) };
 }
 

@@ -1,5 +1,7 @@
 import type Docker from 'dockerode';
 import { type ContainerServerConfig, type ServerConfig, ServerStore } from '../config/servers.js';
+import { checkSecretReferences, secretReferences } from '../credentials/references.js';
+import { CredentialStore } from '../credentials/store.js';
 import { buildNodeBaseImage } from '../images/node-base.js';
 import { EXACT_VERSION, fetchNpmPackage, type NpmRequest } from '../images/npm-fetch.js';
 import { buildNpmServerImage, installedVersion, type NpmSpec } from '../images/npm-server.js';
@@ -111,8 +113,15 @@ export async function registerServer(
   options: RegisterOptions,
 ): Promise<ServerConfig> {
   const plan = planRegistration(input, { defaultEgress: options.policy.defaultEgress });
+  const credentials = new CredentialStore(options.home);
+  // Checked before an image is built, and again once the server is complete (same answer).
+  await checkSecretReferences(
+    plan.transport === 'http' ? plan.server : withImage(plan.draft, '', ''),
+    credentials,
+  );
   const server =
     plan.transport === 'http' ? plan.server : await resolveContained(plan.source, plan.draft, options);
+  await checkSecretReferences(server, credentials);
   await new ServerStore(options.home).add(server);
   return server;
 }
@@ -133,8 +142,16 @@ function firstSightSentence(server: ServerConfig): string {
     : 'Its tools are pinned the first time the gateway starts: ringfence mcp tools';
 }
 
+/** ` It gets VAR from credential NAME, …`: which stored credential each reference names (never a value). */
+function credentialsSentence(server: ServerConfig): string {
+  const refs = secretReferences(server);
+  if (refs.length === 0) return '';
+  const what = server.transport === 'http' ? 'header' : 'variable';
+  return `. It gets ${refs.map((r) => `${what} ${r.key} from credential ${r.credential}`).join(', ')} (read from the store at each start)`;
+}
+
 export function registrationSummary(server: ServerConfig): string {
-  const first = firstSightSentence(server);
+  const first = firstSightSentence(server) + credentialsSentence(server);
   const asks = clientRequestsOf(server);
   const may = asks
     ? ` It may ask the client for ${asks} while it answers a call, if the organisation policy allows it too.`

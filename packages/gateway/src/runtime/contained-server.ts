@@ -34,6 +34,11 @@ export interface ContainerDeps {
   /** Checked again at every start: allowed images and the egress ceiling. */
   readonly policy?: PolicyView;
   readonly hooks?: StartHooks;
+  /**
+   * The config with each `@secret:` env value replaced by the stored credential's value (read at
+   * every start, in memory only: it goes into the container's Env and nowhere else).
+   */
+  readonly resolveSecrets?: (config: ContainerServerConfig) => Promise<ContainerServerConfig>;
 }
 
 /**
@@ -57,7 +62,7 @@ export class DockerContainedServer implements ContainedServer {
   private container: Docker.Container | undefined;
   private sidecar: RunningSidecar | undefined;
   private networks: readonly string[] = [];
-  private readonly tail: StderrTail;
+  private tail: StderrTail;
   private stopping = false;
   private exitListener: ((reason: string) => void) | undefined;
 
@@ -108,8 +113,11 @@ export class DockerContainedServer implements ContainedServer {
       });
       await this.stopIfStopping();
     }
+    // Read last, just before the container is made: a value is held no longer than needed.
+    const config = this.deps.resolveSecrets ? await this.deps.resolveSecrets(this.config) : this.config;
+    this.tail = new StderrTail(Object.values(config.env ?? {}));
     this.container = await docker.createContainer(
-      serverContainerSpec(this.config, {
+      serverContainerSpec(config, {
         session,
         network: networks.serverNetwork,
         processLimits: this.deps.processLimits,

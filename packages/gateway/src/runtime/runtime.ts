@@ -1,4 +1,7 @@
 import type Docker from 'dockerode';
+import type { ContainerServerConfig } from '../config/servers.js';
+import { resolveSecretReferences } from '../credentials/references.js';
+import { CredentialStore } from '../credentials/store.js';
 import { findSidecarImage } from '../images/sidecar.js';
 import type { AuditSink } from '../ports/audit.js';
 import type { PolicyView } from '../ports/policy.js';
@@ -40,7 +43,13 @@ export async function createContainerRuntime(options: {
   env?: NodeJS.ProcessEnv;
   /** Tests only: run between the steps of a server's start, to change the world at that moment. */
   testHooks?: StartHooks;
+  /** `@secret:` env values → the stored values, at each start (absent: the home's credential store). */
+  resolveSecrets?: (config: ContainerServerConfig) => Promise<ContainerServerConfig>;
 }): Promise<ContainerRuntime> {
+  const credentials = new CredentialStore(options.home);
+  const resolveSecrets =
+    options.resolveSecrets ??
+    ((config: ContainerServerConfig) => resolveSecretReferences(config, credentials));
   // The reaper (a process of its own, which must watch before any container exists) starts at
   // once, beside the engine probe, rather than after it: its start is the longest step before a
   // container can be created. Its outcome is reported only once the engine answered: without an
@@ -130,6 +139,7 @@ export async function createContainerRuntime(options: {
         engine,
         processLimits,
         onEgressLine,
+        resolveSecrets,
         ...(options.policy ? { policy: options.policy } : {}),
         ...(options.testHooks ? { hooks: options.testHooks } : {}),
       }),

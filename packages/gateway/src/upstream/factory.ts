@@ -21,11 +21,13 @@ export function upstreamFactory(options: {
   eras?: EraMemory;
   /** An OAuth registration's token holder (remote-auth `TokenHolder`); undefined for others. */
   authorizer?: (config: HttpServerConfig) => RequestAuthorizer | undefined;
+  /** A remote server's `@secret:` header values → the stored values, at each connection. */
+  resolveSecrets?: (config: HttpServerConfig) => Promise<HttpServerConfig>;
 }): (config: ServerConfig) => Upstream {
   return (config) => {
     const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS;
     if (config.transport === 'http')
-      return new RemoteUpstream(config, timeouts, options.eras, options.authorizer?.(config));
+      return new RemoteUpstream(config, timeouts, options.eras, options.authorizer?.(config), options.resolveSecrets);
     if (!options.container) {
       throw new UpstreamError(
         'CONTAINERS_UNAVAILABLE',

@@ -59,6 +59,8 @@ export class RemoteUpstream implements Upstream {
     private readonly eras?: EraMemory,
     /** An OAuth registration's token holder (remote-auth/): each request's Authorization. */
     private readonly authorizer?: RequestAuthorizer,
+    /** `@secret:` header values → the stored values, at each connection (in memory only). */
+    private readonly resolveSecrets?: (config: HttpServerConfig) => Promise<HttpServerConfig>,
   ) {
     this.name = config.name;
     this.destination = `remote ${new URL(config.url).host}`;
@@ -99,9 +101,10 @@ export class RemoteUpstream implements Upstream {
       grants: grantsOf(this.config),
       roots: () => [],
     });
+    const headers = (this.resolveSecrets ? await this.resolveSecrets(this.config) : this.config).headers;
     const transport = new HttpClientTransport(new URL(this.config.url), {
       server: this.config.name,
-      ...(this.config.headers ? { headers: this.config.headers } : {}),
+      ...(headers ? { headers } : {}),
       maxAnswerBytes: answerCapBytes(this.limits.maxResultBytes),
       onCallBroken: (token, error) => client.failCall(token, error),
       ...(this.authorizer ? { authorizer: this.authorizer } : {}),

@@ -40,6 +40,8 @@ beforeEach(async () => {
   process.env.RINGFENCE_POLICY_DIR = join(dir, 'policy');
   // No engine answers here: the npx entry is refused with the engine's reason and kept as it was.
   process.env.DOCKER_HOST = `unix://${join(dir, 'no-engine.sock')}`;
+  // Imported values go to the credential store: its encrypted file here, whatever keyring runs.
+  process.env.RINGFENCE_CREDENTIALS = 'file';
   process.exitCode = undefined;
 });
 afterEach(async () => {
@@ -49,14 +51,20 @@ afterEach(async () => {
 });
 
 describe('ringfence client import', () => {
-  it('registers the url entry with its header stored 0600, prints the table and the change, never a secret value', async () => {
+  it('registers the url entry with its header moved to the credential store, prints the table and the change, never a secret value', async () => {
     const config = join(dir, 'mcp.json');
     await writeFile(config, JSON.stringify(CURSOR), { mode: 0o600 });
     const first = await runCommand(['client', 'import', 'cursor', '--config', config], { root });
     expect(first.error).toBeUndefined();
     const output = first.stdout + first.stderr;
     expect(output).toMatch(/docs\s+imported as docs/);
-    expect(output).toMatch(/memory\s+skipped: .*engine/i);
+    // Its env value has nowhere to go in a server with no network: kept in the store, not registered.
+    expect(output).toMatch(
+      /memory\s+skipped: .*no network.*kept in the credential store as memory-API_TOKEN/,
+    );
+    expect(output).toContain(
+      'header Authorization moved to the credential store (class bearer, bound to docs, in encrypted file) as docs-Authorization',
+    );
     expect(output).toMatch(/fetch\s+skipped: it runs a Python program/);
     expect(output).toContain('+ docs: ');
     expect(output).toContain('headers Authorization (values not shown)');
@@ -66,9 +74,13 @@ describe('ringfence client import', () => {
     expect(JSON.parse(await readFile(servers, 'utf8')).servers[0]).toMatchObject({
       name: 'docs',
       url: 'https://docs.example.com/mcp',
-      headers: { Authorization: 'Bearer cliHeaderSecret' },
+      headers: { Authorization: '@secret:docs-Authorization' },
     });
     expect((await stat(servers)).mode & 0o777).toBe(0o600);
+    for (const file of await readdir(home, { withFileTypes: true }))
+      if (file.isFile())
+        for (const secret of ['cliHeaderSecret', 'cliEnvSecret'])
+          expect(await readFile(join(home, file.name), 'utf8')).not.toContain(secret);
     const written = JSON.parse(await readFile(config, 'utf8'));
     expect(written.mcpServers.docs.args.slice(-4)).toEqual(['mcp', 'serve', '--only', 'docs']);
     expect(written.mcpServers.docs.env).toEqual({

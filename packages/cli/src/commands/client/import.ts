@@ -1,6 +1,7 @@
 import { Flags } from '@oclif/core';
-import { type ImportResult, importClient } from '@ringfence/gateway/clients';
+import { type ImportResult, importClient, moveSecretsToStore } from '@ringfence/gateway/clients';
 import { ServerStore } from '@ringfence/gateway/config';
+import { CredentialStore } from '@ringfence/gateway/credentials';
 import { resolveHome } from '@ringfence/gateway/home';
 import { registerServer } from '@ringfence/gateway/registration';
 import { RingfenceCommand } from '../../lib/base-command.js';
@@ -21,7 +22,7 @@ export default class ClientImport extends RingfenceCommand {
   static override description =
     'Each entry of the client’s config becomes a registration: `npx [-y] PKG[@VERSION] ARGS…` → --npm PKG@EXACT-VERSION (fetched and locked), `docker run … IMAGE ARGS…` → --image with its env (and workspace mounts), a url entry → --url with its headers. ' +
     '`npx mcp-remote URL` (and a url entry with its client’s own OAuth fields) → --url URL --oauth: ringfence logs in itself (ringfence mcp auth login NAME, once, in the browser); a fixed Authorization header instead keeps it a plain --url registration. ' +
-    'Values of env and headers are stored in RINGFENCE_HOME (0600) and never printed. Entries ringfence cannot contain (uvx, a local program, values with placeholders the client fills in) stay as they are, with the reason. ' +
+    'Values of env and headers that are credentials (by name or format) move into the credential store (ringfence secret ls: the OS keyring when one answers, else an encrypted file), bound to their server, and are never printed; the registration refers to them as @secret:SERVER-KEY. Entries ringfence cannot contain (uvx, a local program, values with placeholders the client fills in) stay as they are, with the reason. ' +
     'Then each imported entry is pointed at `ringfence mcp serve --only NAME`, under its old name, after a copy of the file is kept beside it. A second run changes nothing.';
 
   static override examples = [
@@ -71,6 +72,7 @@ export default class ClientImport extends RingfenceCommand {
         this.log(`  + ${change.entry}: ${change.after}`);
       }
     };
+    const credentials = new CredentialStore(home);
     const result = await importClient({
       kind,
       path: clientConfigPath(kind, flags.config),
@@ -86,6 +88,8 @@ export default class ClientImport extends RingfenceCommand {
           from: process.cwd(),
           notify: (line) => this.logToStderr(`  ${line}`),
         }),
+      // Env and header values go to the credential store; the registration names them.
+      storeSecrets: (server, input) => moveSecretsToStore(server, input, credentials),
       progress: (line) => this.logToStderr(line),
       beforeWrite: show,
     });

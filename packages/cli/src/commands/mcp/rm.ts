@@ -1,5 +1,6 @@
 import { Args } from '@oclif/core';
 import { ServerStore } from '@ringfence/gateway/config';
+import { CredentialStore } from '@ringfence/gateway/credentials';
 import { resolveHome } from '@ringfence/gateway/home';
 import { PinStore, resetPins } from '@ringfence/gateway/pins';
 import { OAuthTokenStore } from '@ringfence/gateway/remote-auth';
@@ -17,8 +18,10 @@ export default class McpRm extends RingfenceCommand {
     await resetPins(new PinStore(home), args.name);
     // Its tokens belong to this registration only: a later one of the same name starts logged out.
     const hadTokens = await new OAuthTokenStore(home).forget(args.name);
+    // A server of the same name registered later must be bound again, deliberately.
+    const unbound = await new CredentialStore(home, 'auto').unbindServer(args.name);
     this.log(
-      `Removed ${args.name} and its pins${hadTokens ? ' and forgot its OAuth tokens (not revoked: ringfence mcp auth logout revokes)' : ''}.`,
+      `Removed ${args.name} and its pins${hadTokens ? ' and forgot its OAuth tokens (not revoked: ringfence mcp auth logout revokes)' : ''}.${unbound.length > 0 ? ` Credentials no longer bound to it: ${unbound.join(', ')}.` : ''}`,
     );
   }
 }

@@ -1,0 +1,26 @@
+import { Args, Flags } from '@oclif/core';
+import { CredentialStore } from '@ringfence/gateway/credentials';
+import { resolveHome } from '@ringfence/gateway/home';
+import { RingfenceCommand } from '../../lib/base-command.js';
+import { bindList } from './set.js';
+
+export default class SecretBind extends RingfenceCommand {
+  static override description =
+    "Let a stored credential be given to more servers (checked again against each server's egress when it is registered and started).";
+  static override examples = ['<%= config.bin %> secret bind github-token --server github,github-ci'];
+  static override args = {
+    name: Args.string({ required: true, description: 'credential name' }),
+  };
+
+  static override flags = {
+    server: Flags.string({ required: true, description: 'SERVER[,SERVER]: registered server names' }),
+  };
+
+  async run(): Promise<void> {
+    const { args, flags } = await this.parse(SecretBind);
+    const record = await new CredentialStore(resolveHome()).bind(args.name, bindList(flags.server), false);
+    this.log(
+      `${args.name} is bound to: ${record.bound_to.length > 0 ? record.bound_to.join(', ') : 'no server'}.`,
+    );
+  }
+}

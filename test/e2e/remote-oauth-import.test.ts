@@ -63,7 +63,11 @@ describe('client import of an npx mcp-remote entry, through to a working call', 
     const entry = JSON.parse(await readFile(config, 'utf8')).mcpServers['Team Notes'];
     expect(entry.args.slice(-4)).toEqual(['mcp', 'serve', '--only', 'team-notes']);
     const before = await connectStdio(home, {}, {}, { args: ['--only', 'team-notes'] });
-    expect((await before.client.listTools()).tools).toEqual([]);
+    // Nothing of it is pinned yet: the client is shown ringfence's login_needed tool, which names the command.
+    expect((await before.client.listTools()).tools.map((t) => t.name)).toEqual(['login_needed']);
+    const told = await before.client.callTool({ name: 'login_needed', arguments: {} });
+    expect(told.isError).toBe(true);
+    expect(firstText(told)).toContain('ringfence mcp auth login team-notes');
     transcript.push(before.stderr());
     expect(before.stderr()).toContain('ringfence mcp auth login team-notes');
     await before.close();

@@ -84,9 +84,15 @@ describe('a remote server behind OAuth through ringfence (issue 23)', () => {
     try {
       const { tools } = await served.client.listTools();
       seenByClient.push(JSON.stringify(tools));
-      // Nothing of it was ever pinned, so nothing of it is listed yet (a pinned tool would answer
-      // with the login words: the revocation and logout cases below).
-      expect(tools.filter((t) => t.name.startsWith('notes_'))).toEqual([]);
+      // Nothing of it was ever pinned: the client is shown ringfence's one login_needed tool,
+      // whose answer names the command (a pinned tool answers the same: revocation, logout below).
+      expect(tools.filter((t) => t.name.startsWith('notes_')).map((t) => t.name)).toEqual([
+        'notes_login_needed',
+      ]);
+      const told = await served.client.callTool({ name: 'notes_login_needed', arguments: {} });
+      seenByClient.push(JSON.stringify(told));
+      expect(told.isError).toBe(true);
+      expect(JSON.stringify(told)).toContain('ringfence mcp auth login notes');
       expect(unwrap(served.stderr())).toContain(LOGIN);
     } finally {
       transcript.push(served.stderr());

@@ -8,6 +8,7 @@ import {
   ServerStore,
   selectServers,
 } from '@ringfence/gateway/config';
+import type { KnownCredentials } from '@ringfence/gateway/credentials';
 import { resolveHome } from '@ringfence/gateway/home';
 import { policyView } from '@ringfence/gateway/policy-view';
 import {
@@ -70,6 +71,7 @@ export interface ServingDeps {
      * these very registrations, so what is started and what is served cannot differ.
      */
     servers: readonly ServerConfig[];
+    credentials: KnownCredentials;
   };
   close(): Promise<void>;
 }
@@ -142,7 +144,10 @@ export async function servingDeps(
   // schema workers get on while this thread loads the upstream clients and the served endpoint.
   const { upstreamFactory } = await import('@ringfence/gateway/upstream');
   const { oauthAuthorizers } = await import('./oauth-holders.js');
-  const { CredentialStore, resolveSecretReferences } = await import('@ringfence/gateway/credentials');
+  const { CredentialStore, resolveSecretReferences, StoredCredentials } = await import(
+    '@ringfence/gateway/credentials'
+  );
+  const { OAuthTokenStore } = await import('@ringfence/gateway/remote-auth');
   const credentials = new CredentialStore(home);
   const createUpstream = upstreamFactory({
     // A remote server's `@secret:` headers are read from the store at each connection.
@@ -156,7 +161,19 @@ export async function servingDeps(
     authorizer: oauthAuthorizers(home, audit, verifiedPolicy),
   });
   return {
-    gatewayOptions: { home, guard, audit, createUpstream, policy, log: reportLine, session, servers },
+    gatewayOptions: {
+      home,
+      guard,
+      audit,
+      createUpstream,
+      policy,
+      log: reportLine,
+      session,
+      servers,
+      // What the egress scan refuses to send anywhere it is not bound, and the ingress scan
+      // removes from results: the stored credentials and the OAuth tokens ringfence holds.
+      credentials: new StoredCredentials(credentials, new OAuthTokenStore(home)),
+    },
     close: async () => {
       await early.stop();
       const built = runtime ? await runtime.catch(() => undefined) : undefined;

@@ -10,12 +10,41 @@ import type { ServerListings } from './listings.js';
 // tries the server again (a login made meanwhile is picked up without restarting `mcp serve`),
 // else answers with the login-needed words that name the command.
 
-/** What the server was last pinned with, as if it had listed exactly that (tools and prompts). */
-export async function pinnedListings(pins: PinStore, server: string): Promise<ServerListings> {
+/**
+ * The tool the gateway lists for a server awaiting a login that has nothing pinned yet (its
+ * first login was never made): without it the client would see nothing of the server, and could
+ * not be told what to do. A call answers the login-needed words; after a login, the server's own
+ * tools replace it. Its words are the gateway's (no server text), rendered like any definition.
+ */
+export const LOGIN_TOOL = 'login_needed';
+
+const loginTool = (server: string) => ({
+  name: LOGIN_TOOL,
+  title: `Log in to ${server}`,
+  description: `ringfence: ${server} needs an OAuth login before its own tools can be listed. Call this tool to be told why and the command the person runs (ringfence mcp auth login ${server}). Once logged in, ${server}'s own tools replace this one.`,
+  inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+  annotations: { readOnlyHint: true, openWorldHint: false },
+});
+
+/**
+ * What the server was last pinned with, as if it had listed exactly that (tools and prompts);
+ * with nothing pinned, the gateway's {@link LOGIN_TOOL} (`placeholder`).
+ */
+export async function pinnedListings(
+  pins: PinStore,
+  server: string,
+): Promise<ServerListings & { placeholder: boolean }> {
   const record = await pins.server(server);
   const definitions = (kind: 'tool' | 'prompt') =>
     record ? Object.values(pinnedOf(record, kind)).map((pin) => pin.definition) : [];
-  return { rawTools: definitions('tool'), rawPrompts: definitions('prompt'), problems: [] };
+  const [tools, prompts] = [definitions('tool'), definitions('prompt')];
+  const placeholder = tools.length === 0 && prompts.length === 0;
+  return {
+    rawTools: placeholder ? [loginTool(server)] : tools,
+    rawPrompts: prompts,
+    problems: [],
+    placeholder,
+  };
 }
 
 /**
@@ -44,6 +73,8 @@ export function awaitingLoginSide(
   config: ServerConfig,
   revive: () => Promise<UpstreamRequests>,
   stillExposed: StillExposed,
+  /** The gateway listed its {@link LOGIN_TOOL} for this server (nothing of its own is pinned). */
+  placeholder = false,
 ): UpstreamRequests {
   const host = config.transport === 'http' ? new URL(config.url).host : config.name;
   const checked = async (kind: 'tool' | 'prompt', name: string) => {
@@ -66,8 +97,22 @@ export function awaitingLoginSide(
       resources: false,
       subscribe: false,
     }),
-    callTool: async (name: string, args: Record<string, unknown>, options?: CallOptions) =>
-      (await checked('tool', name)).callTool(name, args, options),
+    callTool: async (name: string, args: Record<string, unknown>, options?: CallOptions) => {
+      if (placeholder && name === LOGIN_TOOL) {
+        // Still no login: revive rejects with the login-needed words (a tool result naming the
+        // command). Logged in meanwhile: the server is up, its own tools are listed instead.
+        await revive();
+        return {
+          content: [
+            {
+              type: 'text',
+              text: `ringfence: ${config.name} is logged in now; its own tools are listed in place of this one (list the tools again if your client has not).`,
+            },
+          ],
+        };
+      }
+      return (await checked('tool', name)).callTool(name, args, options);
+    },
     getPrompt: async (name: string, args: Record<string, string>, options?: CallOptions) =>
       (await checked('prompt', name)).getPrompt(name, args, options),
     readResource: async (uri: string, options?: CallOptions) => (await revive()).readResource(uri, options),

@@ -123,11 +123,29 @@ describe('a remote server whose login is needed', () => {
     }
   });
 
-  it('a server never logged in and never pinned lists nothing and says so on stderr', async () => {
+  it("a server never logged in and never pinned is shown as ringfence's login_needed tool, which names the command, until a login", async () => {
     const g = await start();
-    expect(g.listTools()).toEqual([]);
-    expect(lines.some((l) => l.startsWith('ringfence: files: files needs an OAuth login'))).toBe(true);
     expect(g.serverStates().get('files')?.status).toBe('login-needed');
+    expect(lines.some((l) => l.startsWith('ringfence: files: files needs an OAuth login'))).toBe(true);
+    expect(lines.join('\n')).toContain('login_needed');
+    const listed = g.listTools();
+    expect(listed.map((t) => t.name)).toEqual(['files_login_needed']);
+    expect(listed[0]!.description).toContain('ringfence mcp auth login files');
+    const refused = (await g.callTool('files_login_needed', {}, {}, undefined)) as { isError?: boolean };
+    expect(refused.isError).toBe(true);
+    expect(text(refused)).toContain('files needs an OAuth login and none was made yet');
+    expect(text(refused)).toContain('ringfence mcp auth login files');
+    // Nothing of the placeholder was pinned: it is the gateway's, not the server's.
+    expect(await new PinStore(home).server('files')).toBeUndefined();
+    // Logged in meanwhile: calling it starts the server, whose own tools replace it.
+    mcp.tokens.set('AT-secret-first', ['read']);
+    await tokens.put('files', login('AT-secret-first'));
+    expect(text(await g.callTool('files_login_needed', {}, {}, undefined))).toContain(
+      'files is logged in now',
+    );
+    expect(g.serverStates().get('files')?.status).toBe('running');
+    expect(g.listTools().map((t) => t.name)).toEqual(['files_read', 'files_write']);
+    expect(text(await g.callTool('files_read', {}, {}, undefined))).toBe('read done');
   });
 
   it("no token passthrough: the client's bearer never reaches the server, the server's token never the client", async () => {

@@ -16,7 +16,7 @@ import { redactedLine } from '../text/redact.js';
 import { rendered } from '../text/render.js';
 import { startupMark } from '../util/startup.js';
 import { withTimeout } from '../util/timeout.js';
-import { awaitingLoginSide, pinnedListings, readOnlyPins } from './awaiting-login.js';
+import { awaitingLoginSide, LOGIN_TOOL, pinnedListings, readOnlyPins } from './awaiting-login.js';
 import {
   buildServerCatalog,
   type CatalogEntry,
@@ -187,7 +187,8 @@ export class ServerRegistry {
    * server again first (`revive`), so a login made meanwhile needs no restart.
    */
   private async awaitLogin(config: ServerConfig, reason: string): Promise<void> {
-    const catalog = await this.pinnedCatalog(config, await pinnedListings(this.options.pins, config.name));
+    const { placeholder, ...listed } = await pinnedListings(this.options.pins, config.name);
+    const catalog = await this.pinnedCatalog(config, listed);
     this.states.set(config.name, { status: 'login-needed', reason, catalog });
     this.awaiting.set(
       config.name,
@@ -195,11 +196,18 @@ export class ServerRegistry {
         config,
         () => this.revive(config),
         (kind, name) => this.stillExposed(catalog, config.name, kind, name),
+        placeholder,
       ),
     );
-    const listed = catalog.entries.length + catalog.prompts.length;
+    const count = catalog.entries.length + catalog.prompts.length;
     this.options.log(
-      `ringfence: ${config.name}: ${redactedLine(reason)}${listed > 0 ? ` Its ${listed} pinned tools and prompts stay listed; a call to one says the same until then.` : ''}`,
+      `ringfence: ${config.name}: ${redactedLine(reason)}${
+        placeholder
+          ? ` Until then the client is shown one tool of ringfence's, ${LOGIN_TOOL}, which says so.`
+          : count > 0
+            ? ` Its ${count} pinned tools and prompts stay listed; a call to one says the same until then.`
+            : ''
+      }`,
     );
   }
 

@@ -27,7 +27,13 @@ export function upstreamFactory(options: {
   return (config) => {
     const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS;
     if (config.transport === 'http')
-      return new RemoteUpstream(config, timeouts, options.eras, options.authorizer?.(config), options.resolveSecrets);
+      return new RemoteUpstream(
+        config,
+        timeouts,
+        options.eras,
+        options.authorizer?.(config),
+        options.resolveSecrets,
+      );
     if (!options.container) {
       throw new UpstreamError(
         'CONTAINERS_UNAVAILABLE',

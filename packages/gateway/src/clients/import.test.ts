@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { copyFile, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -243,4 +243,33 @@ describe('client import --dry-run', () => {
     expect(await readFile(path, 'utf8')).toBe(await readFile(join(FIXTURES, 'cursor.mcp.json'), 'utf8'));
     expect(await readdir(dir)).toEqual(['c.json']);
   });
+});
+
+it("a token in a client's args is never registered: the entry is skipped with how to register it by hand", async () => {
+  const TOKEN = ['ghp_', 'Pos1tionalSecret0123456789abcdefAB'].join('');
+  const path = join(dir, 'claude_desktop_config.json');
+  const config = { mcpServers: { gh: { command: 'npx', args: ['-y', 'gh-mcp@1.0.0', '--token', TOKEN] } } };
+  await writeFile(path, JSON.stringify(config));
+  const inputs: RegistrationInput[] = [];
+  const result = await importClient({
+    kind: 'claude-desktop',
+    path,
+    home: dir,
+    launch: LAUNCH,
+    dryRun: false,
+    registered: [],
+    register: async (input) => {
+      inputs.push(input);
+      return { name: input.name } as ServerConfig;
+    },
+  });
+  expect(inputs).toEqual([]);
+  expect(result.rows).toMatchObject([{ entry: 'gh', outcome: 'skipped' }]);
+  expect(result.rows[0]!.reason).toMatch(
+    /argument 2 after the package or image carries a credential \(it has the format of a github key/,
+  );
+  expect(result.rows[0]!.reason).toMatch(/-e VAR=@secret:NAME/);
+  expect(JSON.stringify(result)).not.toContain(TOKEN);
+  // The client's entry is left as it was (nothing to point at ringfence).
+  expect(JSON.parse(await readFile(path, 'utf8'))).toEqual(config);
 });

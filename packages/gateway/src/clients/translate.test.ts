@@ -121,3 +121,49 @@ describe('serverNameFor', () => {
     expect(serverNameFor('日本', new Set())).toBe('server');
   });
 });
+
+describe('translateEntry: a credential in the arguments is refused, never carried into the command', () => {
+  const GH = ['ghp_', 'Pos1tionalSecret0123456789abcdefAB'].join('');
+  const JWT = [
+    'eyJhbGciOiJIUzI1NiJ9',
+    'eyJzdWIiOiIxMjM0In0',
+    'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk',
+  ].join('.');
+  const PEM = [
+    '-----BEGIN OPENSSH PRIVATE KEY-----',
+    'b3BlbnNzaC1rZXktdjE=',
+    '-----END OPENSSH PRIVATE KEY-----',
+  ].join('\n');
+  const npx = (...rest: string[]) =>
+    translateEntry({ command: 'npx', args: ['-y', 'gh-mcp@1.0.0', ...rest] });
+
+  it('npx and docker run: --token VALUE, --token=VALUE, a JWT, a PEM block, a plain password after --password', () => {
+    for (const [rest, value] of [
+      [['--token', GH], GH],
+      [[`--token=${GH}`], GH],
+      [['--jwt-input', JWT], JWT],
+      [['--key-pem', PEM], PEM],
+      [['--password', 'hunter2hunter2'], 'hunter2hunter2'],
+      [['--port', '8080', `--api-key=notaformat42`], 'notaformat42'],
+    ] as const) {
+      for (const translation of [npx(...rest), docker('img:1', ...rest)]) {
+        expect(translation, rest[0]).toMatchObject({ kind: 'skip' });
+        const reason = translation.kind === 'skip' ? translation.reason : '';
+        expect(reason).toMatch(/^argument \d+ after the package or image carries a credential/);
+        expect(reason).toMatch(/ringfence secret set NAME .*-e VAR=@secret:NAME/);
+        expect(reason).not.toContain(value.slice(-8));
+      }
+    }
+  });
+
+  it('ordinary arguments still import', () => {
+    expect(npx('--port', '8080', '--log-level', 'debug')).toMatchObject({
+      kind: 'register',
+      input: { npm: 'gh-mcp@1.0.0', command: ['--port', '8080', '--log-level', 'debug'] },
+    });
+    expect(docker('img:1', '--token-file', '/run/secrets/t')).toMatchObject({
+      kind: 'register',
+      input: { command: ['--token-file', '/run/secrets/t'] },
+    });
+  });
+});

@@ -1,5 +1,6 @@
 import { basename } from 'node:path';
 import { RESERVED_SERVER_NAMES, SERVER_NAME } from '../config/servers.js';
+import { ARGUMENT_SECRET_ADVICE, findSecretArgument } from '../credentials/arguments.js';
 import { parseNpmRequest } from '../images/npm-fetch.js';
 import { redactArgs, redactValue } from '../text/redact.js';
 import { ringfenceEntryOf } from './entries.js';
@@ -11,6 +12,18 @@ import type { Translation } from './translation.js';
 export type { Translation } from './translation.js';
 
 const skip = (reason: string): Translation => ({ kind: 'skip', reason });
+
+/**
+ * The command a contained server would run, refused when an argument carries a credential: the
+ * client passed it on the command line, and ringfence passes credentials only as variables.
+ */
+function secretInCommand(rest: readonly string[]): Translation | undefined {
+  const found = findSecretArgument(rest, 'full');
+  if (!found) return undefined;
+  return skip(
+    `argument ${found.index + 1} after the package or image carries a credential (${found.why}; the value is not shown). ${ARGUMENT_SECRET_ADVICE}.`,
+  );
+}
 
 const strings = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : []);
 const record = (value: unknown): Record<string, string> =>
@@ -90,6 +103,8 @@ function translateNpx(args: string[], env: Record<string, string>): Translation 
   }
   const rest = args.slice(i + 1);
   if (parseNpmRequest(spec).name === 'mcp-remote') return translateMcpRemote(rest);
+  const refused = secretInCommand(rest);
+  if (refused) return refused;
   return {
     kind: 'register',
     input: {
@@ -184,6 +199,8 @@ function translateDockerRun(args: string[], clientEnv: Record<string, string>): 
   const image = args[i];
   if (!image) return skip('docker run without an image');
   const rest = args.slice(i + 1);
+  const refused = secretInCommand(rest);
+  if (refused) return refused;
   return {
     kind: 'register',
     input: {

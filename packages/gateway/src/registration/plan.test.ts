@@ -136,6 +136,36 @@ describe('planRegistration', () => {
     },
   );
 
+  it('refuses a known token format in the command after --, on npm and image alike, never repeating it', () => {
+    const GH = ['ghp_', 'Pos1tionalSecret0123456789abcdefAB'].join('');
+    const JWT = [
+      'eyJhbGciOiJIUzI1NiJ9',
+      'eyJzdWIiOiIxMjM0In0',
+      'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk',
+    ].join('.');
+    const PEM = ['-----BEGIN EC PRIVATE KEY-----', 'MHcCAQEEIBkg', '-----END EC PRIVATE KEY-----'].join('\n');
+    for (const [command, value] of [
+      [['--token', GH], GH],
+      [[`--token=${GH}`], GH],
+      [['--stdio', JWT], JWT],
+      [['--key', PEM], 'MHcCAQEEIBkg'],
+    ] as const) {
+      for (const source of [{ image: 'i' }, { npm: 'gh-mcp@1.0.0' }]) {
+        const error = refusal(() => plan({ ...source, command }));
+        expect(error.code).toBe('REGISTRATION_USAGE');
+        expect(error.message).toMatch(
+          /^Argument \d of the command after -- carries a credential \(it has the format of a/,
+        );
+        expect(error.message).toMatch(/ringfence secret set NAME .*-e VAR=@secret:NAME/);
+        expect(error.message).not.toContain(value.slice(-10));
+      }
+    }
+    // Ordinary arguments (and a person's own choices) are registered as given.
+    expect(plan({ image: 'i', command: ['--port', '8080', '--token-file', '/run/t'] })).toMatchObject({
+      draft: { command: ['--port', '8080', '--token-file', '/run/t'] },
+    });
+  });
+
   it("refuses a host or range the egress proxy would refuse, with the proxy's message and the flag", () => {
     const ip = refusal(() => plan({ image: 'i', egressAllow: ['10.0.0.1'] }));
     expect(ip.code).toBe('SERVER_EGRESS');

@@ -15,6 +15,7 @@ import {
   validateRemoteUrl,
   validateServerName,
 } from '../config/servers.js';
+import { ARGUMENT_SECRET_ADVICE, findSecretArgument } from '../credentials/arguments.js';
 import { type NpmRequest, parseNpmRequest } from '../images/npm-fetch.js';
 import { REDACTED } from '../text/redact.js';
 import { RegistrationError } from './errors.js';
@@ -209,6 +210,13 @@ function planContained(
   const env = parseKeyValues(input.env, '--env');
   const source: ImageSource = input.npm ? { npm: parseNpmRequest(input.npm) } : { image: input.image! };
   const command = input.command ?? [];
+  // Known formats only: a person's own command (`-- --port 8080`) is not second-guessed further,
+  // but a token there would sit in the container spec, mcp-servers.json and `ps` (import checks more).
+  const secret = findSecretArgument(command, 'formats');
+  if (secret)
+    throw usage(
+      `Argument ${secret.index + 1} of the command after -- carries a credential (${secret.why}; the value is not shown). ${ARGUMENT_SECRET_ADVICE}.`,
+    );
   return {
     source,
     draft: {

@@ -147,6 +147,21 @@ describe('ringfence mcp add', () => {
     await expect(readFile(servers)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
+  it('a token in the command after -- is refused before the engine is asked, never repeated, nothing written', async () => {
+    const token = ['ghp_', 'Pos1tionalSecret0123456789abcdefAB'].join('');
+    for (const tail of [['--token', token], [`--token=${token}`]]) {
+      const { error, stdout, stderr } = await runCommand(
+        ['mcp', 'add', 'x', '--image', 'example/img:1', '--', ...tail],
+        { root },
+      );
+      expect(exitOf(error)).toBe(2);
+      expect((error as { code?: string }).code).toBe('REGISTRATION_USAGE');
+      expect((error as Error).message).toMatch(/carries a credential .*-e VAR=@secret:NAME/);
+      expect((error as Error).message + stdout + stderr).not.toContain(token);
+    }
+    await expect(readFile(servers)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
   it('a valid contained server reaches the engine, and its absence is the refusal', async () => {
     const { error } = await runCommand(['mcp', 'add', 'x', '--image', 'example/img:1'], { root });
     expect(exitOf(error)).toBe(1);

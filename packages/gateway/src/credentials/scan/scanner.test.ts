@@ -157,6 +157,22 @@ describe('egress: arguments', () => {
     ]);
     expect(JSON.stringify(hits)).not.toContain('AKIA');
   });
+  it('a secret key whose own value holds a secret: the value hit is placed at ~secret, not at the key', async () => {
+    for (const [args, key] of [
+      [{ note: { [STORED]: FORMATS.github } }, STORED],
+      [{ [FORMATS.github!]: AWS_ID }, FORMATS.github!],
+      [{ [`${STORED.slice(0, 6)}`]: 'x', [`${STORED.slice(6)}`]: FORMATS.jwt }, STORED.slice(6)],
+      [{ a: { [FORMATS['private-key']!]: `token ${STORED}` } }, 'PRIVATE KEY'],
+    ] as const) {
+      const hits = await egress(args);
+      expect(hits.length, JSON.stringify(hits)).toBeGreaterThan(1);
+      expect(JSON.stringify(hits.map((h) => h.path))).not.toContain(key);
+      expect(
+        hits.some((h) => h.path.endsWith('/~secret')),
+        JSON.stringify(hits),
+      ).toBe(true);
+    }
+  });
   it('hostile inputs: deep nesting, many keys, a huge string, prefix floods', async () => {
     let deep: unknown = { k: AWS_ID };
     for (let i = 0; i < 5000; i++) deep = [deep];

@@ -39,7 +39,13 @@ const segment = (key: string | number): string =>
   typeof key === 'number' ? String(key) : key.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /** The detections of a group of sibling strings, split hits included (each piece gets its part). */
-function detectGroup(detectors: Detectors, pieces: Piece[], path: string, found: Located[]): void {
+function detectGroup(
+  detectors: Detectors,
+  pieces: Piece[],
+  path: string,
+  found: Located[],
+  name: (key: string | number) => string,
+): void {
   for (const piece of pieces) piece.hits.push(...detectors.detect(piece.text, false));
   const joined = pieces.length > 1 ? detectSplit(detectors, pieces) : [];
   // AWS secret keys are looked for only beside an access key id: in a sibling, or the same string.
@@ -48,7 +54,7 @@ function detectGroup(detectors: Detectors, pieces: Piece[], path: string, found:
       for (const hit of findAwsSecrets(piece.text)) piece.hits.push({ ...hit, source: 'format' });
   }
   for (const piece of pieces) {
-    const at = piece.isKey ? path : `${path}/${segment(piece.key)}`;
+    const at = piece.isKey ? path : `${path}/${name(piece.key)}`;
     for (const hit of piece.hits) found.push({ ...hit, path: at, split: false, inKey: piece.isKey });
   }
   for (const { hit, parts } of joined) {
@@ -165,25 +171,28 @@ export function walk(
         } else values.push({ text: child, key, isKey: false, hits: [] });
       }
     }
+    // Keys first: a value's path names its key, so whether that key holds (part of) a secret must
+    // be known before the value's hits are placed, or the secret would be written into their path.
+    if (keys.length > 0) detectGroup(detectors, keys, path, found, segment);
+    const secretKeys = new Set(keys.filter((k) => k.hits.length > 0).map((k) => k.key));
+    const name = (key: string | number): string => (secretKeys.has(key) ? SECRET_SEGMENT : segment(key));
     detectGroup(
       detectors,
       values.filter((p) => p.text !== '' || p.hits.length === 0),
       path,
       found,
+      name,
     );
-    if (keys.length > 0) detectGroup(detectors, keys, path, found);
     options.visit?.(
       node as Record<string, unknown> | unknown[],
       [...keys, ...values],
       (key) => key === blobKey,
     );
-    const secretKeys = new Set(keys.filter((k) => k.hits.length > 0).map((k) => k.key));
     // Children are pushed in reverse so they are visited in order (paths come out in document order).
     for (let i = entries.length - 1; i >= 0; i--) {
       const [key, child] = entries[i]!;
       if (typeof child !== 'object' || child === null) continue;
-      const name = secretKeys.has(key) ? SECRET_SEGMENT : segment(key);
-      stack.push({ node: child, path: `${path}/${name}` });
+      stack.push({ node: child, path: `${path}/${name(key)}` });
     }
   }
   return found;

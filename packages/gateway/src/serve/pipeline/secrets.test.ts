@@ -201,6 +201,44 @@ describe('arguments are egress', () => {
     expect(none.calls).toEqual([]);
   });
 
+  it('a secret used as an object key never reaches a path: not in the reply, the question or any audit entry', async () => {
+    const GH = ['ghp_', 'a1B2'.repeat(9)].join('');
+    const JWT = [
+      'eyJhbGciOiJIUzI1NiJ9',
+      'eyJzdWIiOiIxMjM0In0',
+      'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk',
+    ].join('.');
+    for (const [args, key] of [
+      [{ note: { [STORED]: GH } }, STORED],
+      [{ [GH]: KEY_ID }, GH],
+      [{ outer: { [KEY_ID]: { deeper: JWT } } }, KEY_ID],
+    ] as const) {
+      const refused = harness();
+      const reply = await refused.call(args as Record<string, unknown>);
+      expect(reply.isError).toBe(true);
+      expect(text(reply)).toMatch(/~secret/);
+      expect(refused.calls).toEqual([]);
+      expect(JSON.stringify(refused.written) + text(reply), key).not.toContain(key);
+      // Asked, and let go by policy: the question and the decision entry hold no key either.
+      const asked: string[] = [];
+      const decide = (action: 'ask' | 'allow') =>
+        ({ action: 'allow', rule: 'r', reason: 'r', egressSecrets: { action, from: 'policy' } }) as const;
+      const ask = harness({ decide: decide('ask') });
+      await ask.call(args as Record<string, unknown>, {
+        ask: async (question) => {
+          asked.push(question);
+          return 'accept';
+        },
+      });
+      const allow = harness({ decide: decide('allow') });
+      await allow.call(args as Record<string, unknown>);
+      expect(asked).toHaveLength(1);
+      expect(asked[0] + JSON.stringify(ask.decision()) + JSON.stringify(allow.decision()), key).not.toContain(
+        key,
+      );
+    }
+  });
+
   it("the organisation's own patterns (RE2) are found; one RE2 refuses makes every call refused", async () => {
     const h = harness({ patterns: [{ class: 'acme', pattern: 'acme_[a-z0-9]{12}' }] });
     expect(text(await h.call({ q: 'use acme_0123456789ab now' }))).toMatch(/carry a secret \(acme, at \/q\)/);

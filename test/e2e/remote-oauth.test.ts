@@ -159,7 +159,7 @@ describe('a remote server behind OAuth through ringfence (issue 23)', () => {
     expect(world.notes.calls.some((c) => c.name === 'write_note')).toBe(false);
 
     // The person runs the command the result names, as it is written.
-    const named = /ringfence mcp auth login notes(?: --scope "([^"]+)")?/.exec(refused.text);
+    const named = /ringfence mcp auth login notes(?: --scope '([^']+)')?/.exec(refused.text);
     const done = await login(named?.[1] ? ['--scope', named[1]] : []);
     expect(done.code, done.stderr).toBe(0);
     expect((await heldRecord(home, 'notes'))?.tokens?.scope?.split(' ')).toEqual(

@@ -54,6 +54,21 @@ describe('mcp serve: the token holders it builds', () => {
     expect(JSON.stringify(appended)).not.toContain('AT-held-secret');
   });
 
+  it('a token endpoint off the issuer origin: the token goes only while the policy lists the issuer', async () => {
+    const store = new OAuthTokenStore(home);
+    const entry = (await store.get('files'))!;
+    await store.put('files', {
+      ...entry,
+      authorization_server: { ...entry.authorization_server, token_endpoint: 'http://127.0.0.1:7/token' },
+    });
+    // No policy installed: no issuer is listed, so the off-origin endpoint is refused.
+    await expect(oauthAuthorizers(home, audit)(config)?.authorization(new URL(MCP))).rejects.toThrow(
+      /not on the origin of its authorization server .*ringfence mcp auth login files/,
+    );
+    const listed = oauthAuthorizers(home, audit, policyListing(['http://127.0.0.1:8/issuer']));
+    expect(await listed(config)?.authorization(new URL(MCP))).toBe('Bearer AT-held-secret');
+  });
+
   it('gives no holder to a registration without OAuth', () => {
     expect(oauthAuthorizers(home, audit)({ name: 'plain', transport: 'http', url: MCP })).toBeUndefined();
   });

@@ -1,6 +1,6 @@
 import type { AuditLog } from '@ringfence/gateway/audit';
 import type { HttpServerConfig } from '@ringfence/gateway/config';
-import { issuerAllowed, OAuthTokenStore, TokenHolder } from '@ringfence/gateway/remote-auth';
+import { issuerAllowed, issuerListed, OAuthTokenStore, TokenHolder } from '@ringfence/gateway/remote-auth';
 import type { Policy } from '@ringfence/policy';
 
 /**
@@ -9,7 +9,8 @@ import type { Policy } from '@ringfence/policy';
  * refused for good) outlives a restart of the server's connection. Its uses, refreshes and
  * refusals go to the audit log by digest. The verified organisation `policy` (absent: none
  * installed) lists the authorization servers its tokens may come from
- * (`oauth.authorization_servers`), checked at each use and refresh, not only at login.
+ * (`oauth.authorization_servers`), checked at each use and refresh, not only at login; only a
+ * listed issuer's token endpoint may be on another origin than the issuer's.
  */
 export function oauthAuthorizers(
   home: string,
@@ -25,6 +26,8 @@ export function oauthAuthorizers(
       holder = new TokenHolder(config, {
         store,
         issuerAllowed: (issuer: string) => issuerAllowed(policy, config.name, issuer),
+        // A token endpoint off the issuer's origin: only while the policy lists the issuer.
+        issuerListed: (issuer: string) => issuerListed(policy, config.name, issuer),
         // The entry is written in the background: a full disk is reported by the log itself.
         onEvent: (event) =>
           void audit.append({ type: 'mcp.oauth', refs: { server: config.name, ...event } }).catch(() => {}),

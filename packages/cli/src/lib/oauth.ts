@@ -39,6 +39,17 @@ export async function issuerChecks(
   };
 }
 
+/**
+ * Whether the organisation policy lists an issuer for `name`, for logout's revocation: a refused
+ * (unverifiable) policy lists nothing, so an off-origin revocation endpoint is not sent the
+ * tokens, while logout still forgets them locally.
+ */
+export async function issuerListedCheck(home: string, name: string): Promise<(issuer: string) => boolean> {
+  const installed = await loadInstalledPolicy({ home });
+  const policy: Policy | undefined = installed.ok && installed.present ? installed.policy : undefined;
+  return (issuer) => issuerListed(policy, name, issuer);
+}
+
 /** Opens the URL with $BROWSER, else xdg-open; resolves once started, rejects when it cannot be. */
 export function openBrowser(url: string): Promise<void> {
   const command = process.env.BROWSER?.trim() || 'xdg-open';

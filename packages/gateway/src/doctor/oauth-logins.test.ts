@@ -56,12 +56,12 @@ describe('doctor: OAuth logins', () => {
     expect(check.summary).toContain('missing needs an OAuth login and none was made yet');
     expect(check.summary).toContain("expired's OAuth login has expired and cannot be renewed");
     expect(check.summary).toContain(
-      'stepup needs a wider permission than the login granted (scope "read write")',
+      "stepup needs a wider permission than the login granted (scope 'read write')",
     );
     expect(check.summary).not.toContain('plain');
     expect(check.summary).toContain('mode 0600');
     expect(check.fix).toBe(
-      'ringfence mcp auth login missing; ringfence mcp auth login expired; ringfence mcp auth login stepup --scope "read write"',
+      "ringfence mcp auth login missing; ringfence mcp auth login expired; ringfence mcp auth login stepup --scope 'read write'",
     );
     expect(`${check.summary}${check.fix}`).not.toMatch(/AT-secret|RT-secret/);
   });

@@ -48,9 +48,10 @@ const entryFor = (
 ): OAuthEntry => ({
   resource: MCP,
   resource_origin: 'http://127.0.0.1:7001',
+  // The token endpoint on the issuer's own origin (the only place it may be unless the policy lists the issuer).
   authorization_server: {
-    issuer: 'http://127.0.0.1:7002',
-    authorization_endpoint: 'http://127.0.0.1:7002/authorize',
+    issuer: new URL(tokenUrl).origin,
+    authorization_endpoint: `${new URL(tokenUrl).origin}/authorize`,
     token_endpoint: tokenUrl,
   },
   client: { client_id: 'client-1', via: 'dynamic' },
@@ -71,8 +72,12 @@ describe('TokenHolder', () => {
   let store: OAuthTokenStore;
   let servers: Server[];
   let events: TokenEvent[];
-  const holder = (options: { issuerAllowed?: (issuer: string) => string | undefined } = {}) =>
-    new TokenHolder({ name: 'files', url: MCP }, { store, onEvent: (e) => events.push(e), ...options });
+  const holder = (
+    options: {
+      issuerAllowed?: (issuer: string) => string | undefined;
+      issuerListed?: (issuer: string) => boolean;
+    } = {},
+  ) => new TokenHolder({ name: 'files', url: MCP }, { store, onEvent: (e) => events.push(e), ...options });
 
   beforeEach(async () => {
     home = await mkdtemp(join(tmpdir(), 'rf-holder-'));
@@ -229,7 +234,8 @@ describe('TokenHolder', () => {
     const as = await endpoint((_, res) => json(res, 200, { access_token: 'AT-x', token_type: 'Bearer' }));
     await store.put('files', entryFor(as.url, { expires_at: Date.now() - 1 }));
     const h = holder({
-      issuerAllowed: (issuer) => (issuer.includes('7002') ? 'not on the organisation list' : undefined),
+      issuerAllowed: (issuer) =>
+        issuer === new URL(as.url).origin ? 'not on the organisation list' : undefined,
     });
     await expect(h.authorization(new URL(MCP))).rejects.toThrow(
       /not allowed \(not on the organisation list\)/,
@@ -292,8 +298,8 @@ describe('TokenHolder', () => {
       })
       .catch((e: Error) => e);
     expect(isLoginNeeded(error)).toBe(true);
-    expect((error as Error).message).toContain('scope "read write"');
-    expect((error as Error).message).toContain('ringfence mcp auth login files --scope "read write"');
+    expect((error as Error).message).toContain("scope 'read write'");
+    expect((error as Error).message).toContain("ringfence mcp auth login files --scope 'read write'");
     expect((await store.get('files'))!.pending_scope).toBe('read write');
     // A 403 for another reason is not OAuth's: the request fails as it would.
     expect(await h.refused({ status: 403, wwwAuthenticate: undefined, sent, retried: false })).toBe(false);

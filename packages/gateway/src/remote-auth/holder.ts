@@ -3,7 +3,8 @@ import type { HttpServerConfig } from '../config/servers.js';
 import { UpstreamError } from '../ports/errors.js';
 import { clip, rendered } from '../text/render.js';
 import { LoginNeededError, type LoginNeededReason } from './login-needed.js';
-import { endpointRefusal, RefreshRefused, refreshTokens } from './refresh.js';
+import { endpointRefusal, offOriginRefusal, RefreshRefused, refreshTokens } from './refresh.js';
+import { safeScopes } from './scope-tokens.js';
 import { type OAuthEntry, type OAuthTokenStore, type TokenRecord, tokenDigest } from './store.js';
 import { parseWwwAuthenticate } from './www-authenticate.js';
 
@@ -20,6 +21,12 @@ export interface TokenHolderOptions {
   readonly store: OAuthTokenStore;
   /** The organisation's check of the stored issuer: undefined when allowed, else why not. */
   readonly issuerAllowed?: (issuer: string) => string | undefined;
+  /**
+   * Whether the organisation's policy lists the issuer (`oauth.authorization_servers`): only then
+   * may its token endpoint be on another origin than the issuer's, as at login (discovery.ts).
+   * Absent: no issuer is listed.
+   */
+  readonly issuerListed?: (issuer: string) => boolean;
   /** Told of each use, refresh and refusal (the audit log). */
   readonly onEvent?: (event: TokenEvent) => void;
   readonly now?: () => number;
@@ -48,14 +55,15 @@ export function refreshMarginMs(tokens: TokenRecord): number {
  */
 export function loginStateOf(entry: OAuthEntry | undefined, now: number): LoginNeededReason | undefined {
   if (!entry?.tokens) return { kind: 'missing' };
-  if (entry.pending_scope) return { kind: 'insufficient-scope', scope: entry.pending_scope };
+  if (entry.pending_scope) {
+    // Filtered again: the file may predate the filter, or have been edited.
+    const { kept, dropped } = safeScopes(entry.pending_scope);
+    return { kind: 'insufficient-scope', scope: kept.join(' '), ...(dropped.length ? { dropped } : {}) };
+  }
   const { expires_at, refresh_token } = entry.tokens;
   if (expires_at !== undefined && expires_at <= now && !refresh_token) return { kind: 'expired' };
   return undefined;
 }
-
-const scopes = (...lists: (string | undefined)[]): string =>
-  [...new Set(lists.flatMap((list) => (list ?? '').split(' ').filter(Boolean)))].join(' ');
 
 const bearerOf = (header: string | undefined): string | undefined =>
   header?.startsWith('Bearer ') ? header.slice(7) : undefined;
@@ -68,8 +76,9 @@ const bearerOf = (header: string | undefined): string | undefined =>
  * processes never spend a rotated refresh token twice); a refresh that fails, a second 401 and
  * an `insufficient_scope` 403 end in a {@link LoginNeededError} naming the command. The store is
  * read again whenever the file changed, so a login made while `mcp serve` runs is picked up at
- * the next request. The issuer is re-checked at each use (`issuerAllowed`), and so is the token
- * endpoint's scheme (https, or http on loopback only).
+ * the next request. The issuer is re-checked at each use (`issuerAllowed`), and so are the token
+ * endpoint's scheme (https, or http on loopback only) and its origin (the issuer's, unless the
+ * policy still lists the issuer: `issuerListed`).
  */
 export class TokenHolder {
   readonly server: string;
@@ -131,6 +140,17 @@ export class TokenHolder {
       throw new UpstreamError(
         'AUTH_REFUSED',
         `${this.server}'s token was not used: ${plain}. Log in again: ringfence mcp auth login ${this.server}`,
+      );
+    const offOrigin = offOriginRefusal(
+      entry.authorization_server.token_endpoint,
+      issuer,
+      'token endpoint',
+      this.options.issuerListed,
+    );
+    if (offOrigin)
+      throw new UpstreamError(
+        'AUTH_REFUSED',
+        `${this.server}'s token was not used and not renewed: ${offOrigin}. Log in again (its metadata is checked anew): ringfence mcp auth login ${this.server}`,
       );
     if (entry.tokens && entry.tokens.token_type.toLowerCase() !== 'bearer')
       throw new UpstreamError(
@@ -281,16 +301,22 @@ export class TokenHolder {
     return true;
   }
 
+  /**
+   * Records what the step-up login asks for: only shell-safe scope tokens (scope-tokens.ts), as
+   * the scope is the server's choice and goes into the command people are told to run.
+   */
   private async stepUp(required: string | undefined): Promise<never> {
-    const scope = await this.store.update(this.server, (current) => {
-      const wanted = scopes(current?.tokens?.scope, current?.pending_scope, required);
-      if (!current || !wanted) return { result: wanted };
-      return { entry: { ...current, pending_scope: wanted }, result: wanted };
+    const { kept, dropped } = await this.store.update(this.server, (current) => {
+      const wanted = safeScopes(current?.tokens?.scope, current?.pending_scope, required);
+      const pending = wanted.kept.join(' ');
+      if (!current || !pending) return { result: wanted };
+      return { entry: { ...current, pending_scope: pending }, result: wanted };
     });
     this.cache = undefined;
     throw new LoginNeededError(this.server, {
       kind: 'insufficient-scope',
-      scope: scope || (required ?? 'a wider scope'),
+      scope: kept.join(' '),
+      ...(dropped.length ? { dropped } : {}),
     });
   }
 }

@@ -31,10 +31,17 @@ export {
   loginNeededText,
 } from './login-needed.js';
 export { createPkcePair, type PkcePair, randomState } from './pkce.js';
-export { endpointRefusal, parseTokenResponse, RefreshRefused, refreshTokens } from './refresh.js';
+export {
+  endpointRefusal,
+  offOriginRefusal,
+  parseTokenResponse,
+  RefreshRefused,
+  refreshTokens,
+} from './refresh.js';
 export { CALLBACK_PATH, type ClientChoice, obtainClient } from './registration.js';
 export { type RevocationOutcome, revokeTokens } from './revoke.js';
 export { guardedFetch, isLoopbackHost, requireSecureUrl } from './safe-fetch.js';
+export { droppedNote, type SafeScopes, SCOPE_TOKEN, safeScopes, shellQuoted } from './scope-tokens.js';
 export {
   type AuthorizationServerRecord,
   type ClientRecord,

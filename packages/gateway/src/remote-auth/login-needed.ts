@@ -1,5 +1,6 @@
 import { UpstreamError } from '../ports/errors.js';
 import { clip, rendered } from '../text/render.js';
+import { droppedNote, safeScopes, shellQuoted } from './scope-tokens.js';
 
 /** Why a remote server's requests need a (new) login before they can be sent. */
 export type LoginNeededReason =
@@ -9,19 +10,28 @@ export type LoginNeededReason =
   | { readonly kind: 'expired' }
   /** The authorization server refused to renew it, or the server refused it: revoked or expired. */
   | { readonly kind: 'revoked'; readonly detail?: string }
-  /** The server needs a scope the token does not carry (`insufficient_scope`): a step-up. */
-  | { readonly kind: 'insufficient-scope'; readonly scope: string }
+  /**
+   * The server needs a scope the token does not carry (`insufficient_scope`): a step-up. `scope`
+   * is filtered again where it is shown (scope-tokens.ts); `dropped`: the server's tokens left out.
+   */
+  | { readonly kind: 'insufficient-scope'; readonly scope: string; readonly dropped?: readonly string[] }
   /** The login was made for another origin than the one the server is registered at now. */
   | { readonly kind: 'other-origin'; readonly loggedInAt: string; readonly registeredAt: string };
 
 /** The server's words (a scope, an error code) inside ours: one line, capped, printable. */
 const quoted = (text: string): string => rendered(clip(text, 200), 'line');
 
-/** The command that makes the login, with the wider scope for a step-up. */
+/** The shell-safe scope tokens of a step-up (the server chose them), space-separated; '' when none. */
+const stepUpScope = (reason: LoginNeededReason | undefined): string =>
+  reason?.kind === 'insufficient-scope' ? safeScopes(reason.scope).kept.join(' ') : '';
+
+/**
+ * The command that makes the login, with the wider scope for a step-up: only shell-safe scope
+ * tokens, single-quoted (a server's scope must never become shell syntax in a command people run).
+ */
 export function loginCommand(server: string, reason?: LoginNeededReason): string {
-  const scope =
-    reason?.kind === 'insufficient-scope' ? ` --scope ${JSON.stringify(quoted(reason.scope))}` : '';
-  return `ringfence mcp auth login ${server}${scope}`;
+  const scope = stepUpScope(reason);
+  return `ringfence mcp auth login ${server}${scope ? ` --scope ${shellQuoted(scope)}` : ''}`;
 }
 
 /**
@@ -42,7 +52,9 @@ export function loginNeededText(server: string, reason: LoginNeededReason): stri
     case 'other-origin':
       return `${server}'s OAuth login was made for ${quoted(reason.loggedInAt)}, but the server is registered at ${quoted(reason.registeredAt)} now; its token is not sent there. Log in again with: ${command}`;
     case 'insufficient-scope':
-      return `${server} needs a wider permission than the login granted (scope ${JSON.stringify(quoted(reason.scope))}). Log in again asking for it with: ${command}`;
+      return `${server} needs a wider permission than the login granted (${
+        stepUpScope(reason) ? `scope ${shellQuoted(stepUpScope(reason))}` : 'a wider scope'
+      }).${droppedNote([...new Set([...(reason.dropped ?? []), ...safeScopes(reason.scope).dropped])])} Log in again asking for it with: ${command}`;
   }
 }
 

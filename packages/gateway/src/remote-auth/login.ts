@@ -1,10 +1,12 @@
 import type { HttpServerConfig } from '../config/servers.js';
+import { clip, rendered } from '../text/render.js';
 import { checkAuthorizationResponse, listenPreferring } from './callback.js';
 import { type Discovery, discover } from './discovery.js';
 import { RemoteAuthError } from './errors.js';
 import { createPkcePair, randomState } from './pkce.js';
 import { obtainClient } from './registration.js';
 import type { FetchLike } from './safe-fetch.js';
+import { safeScopes } from './scope-tokens.js';
 import { type OAuthEntry, type OAuthTokenStore, tokenDigest } from './store.js';
 import { requestToken } from './token-request.js';
 
@@ -52,6 +54,9 @@ const scopes = (...lists: (string | undefined)[]): string[] => [
   ...new Set(lists.flatMap((list) => (list ?? '').split(/\s+/)).filter(Boolean)),
 ];
 
+/** Scopes (partly the servers' words) on one printable line. */
+const shown = (list: readonly string[]): string => rendered(clip(list.join(' '), 300), 'line');
+
 /**
  * The scope to ask for (MCP spec "Scope Selection Strategy" and "Step-Up"): the union of what is
  * already granted, what a step-up is waiting for (`pending_scope`) and `--scope`; with none of
@@ -65,14 +70,15 @@ export function chooseScope(
   asked: string | undefined,
 ): { scope?: string; why?: string } {
   const granted = scopes(previous?.tokens?.scope);
-  const needed = scopes(previous?.pending_scope, asked, discovery.challenge_scope);
+  // The stored step-up scope is filtered again (the file may predate the filter, or be edited).
+  const needed = scopes(safeScopes(previous?.pending_scope).kept.join(' '), asked, discovery.challenge_scope);
   if (needed.length > 0) {
     const missing = needed.filter((scope) => !granted.includes(scope));
     const why =
       missing.length > 0 && granted.length > 0
-        ? `Asking for more access: ${missing.join(' ')} (${
+        ? `Asking for more access: ${shown(missing)} (${
             previous?.pending_scope ? 'the server said a call needs it' : 'asked for with --scope'
-          }), besides what you granted before (${granted.join(' ')}).`
+          }), besides what you granted before (${shown(granted)}).`
         : undefined;
     return { scope: scopes(configured, ...granted, ...needed).join(' '), ...(why ? { why } : {}) };
   }
@@ -177,7 +183,10 @@ export async function login(
     });
     // RFC 6749 §5.1: no scope in the answer means the scope asked for was granted.
     const granted = tokens.scope ?? scope;
-    const stillPending = scopes(sameIssuer?.pending_scope).filter((s) => !scopes(granted).includes(s));
+    // Kept for the next step-up command: shell-safe scope tokens only (scope-tokens.ts).
+    const stillPending = safeScopes(sameIssuer?.pending_scope).kept.filter(
+      (s) => !scopes(granted).includes(s),
+    );
     const entry: OAuthEntry = {
       resource: discovery.resource,
       resource_origin: discovery.resource_origin,
@@ -189,7 +198,7 @@ export async function login(
     await options.store.put(name, entry);
     if (stillPending.length)
       options.print(
-        `The authorization server did not grant ${stillPending.join(' ')}; calls that need it will still be refused.`,
+        `The authorization server did not grant ${shown(stillPending)}; calls that need it will still be refused.`,
       );
     return {
       issuer,

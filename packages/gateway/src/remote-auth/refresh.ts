@@ -36,6 +36,29 @@ export function endpointRefusal(url: string, what: string): string | undefined {
   return `its ${what} ${parsed.origin} is not https (plain http is allowed only on a loopback host)`;
 }
 
+/**
+ * Why an endpoint that receives tokens (token, revocation) may not be used: it is on another
+ * origin than the issuer's and the organisation's policy does not (or no longer) list the issuer
+ * (`oauth.authorization_servers`), the rule discovery applies at login. Undefined: usable.
+ */
+export function offOriginRefusal(
+  url: string,
+  issuer: string,
+  what: string,
+  issuerListed: ((issuer: string) => boolean) | undefined,
+): string | undefined {
+  let endpoint: string;
+  let issuerOrigin: string;
+  try {
+    endpoint = new URL(url).origin;
+    issuerOrigin = new URL(issuer).origin;
+  } catch {
+    return `its ${what} or its issuer is not a URL`;
+  }
+  if (endpoint === issuerOrigin || issuerListed?.(issuer)) return undefined;
+  return `its ${what} ${rendered(clip(endpoint, 200), 'line')} is not on the origin of its authorization server ${rendered(clip(issuerOrigin, 200), 'line')}, which is allowed only while the organisation's policy lists that issuer (oauth.authorization_servers), and it does not`;
+}
+
 /** The client's authentication at the token endpoint, as it was registered (RFC 6749 §2.3). */
 function clientAuth(entry: OAuthEntry, form: URLSearchParams): Record<string, string> {
   const { client_id, client_secret, token_endpoint_auth_method } = entry.client;

@@ -1,4 +1,5 @@
 import { RemoteAuthError } from './errors.js';
+import { offOriginRefusal } from './refresh.js';
 import { type FetchLike, guardedFetch, requireSecureUrl } from './safe-fetch.js';
 import type { OAuthEntry } from './store.js';
 import { redact } from './token-request.js';
@@ -6,7 +7,7 @@ import { redact } from './token-request.js';
 /**
  * Logout's revocation (RFC 7009): the refresh token first (revoking it ends the grant at most
  * servers), then the access token, at the revocation endpoint the login checked and stored (same
- * origin as the issuer unless the policy listed it). A failure is reported, never thrown: the
+ * origin as the issuer unless the policy lists it, checked again here: `issuerListed`). A failure is reported, never thrown: the
  * tokens are forgotten locally either way, and the person is told which were not revoked.
  */
 export interface RevocationOutcome {
@@ -23,7 +24,12 @@ export interface RevocationOutcome {
 
 export async function revokeTokens(
   entry: OAuthEntry,
-  options: { fetch?: FetchLike; timeoutMs?: number } = {},
+  options: {
+    fetch?: FetchLike;
+    timeoutMs?: number;
+    /** Whether the policy lists the issuer (its revocation endpoint may then be off its origin). Absent: none is. */
+    issuerListed?: (issuer: string) => boolean;
+  } = {},
 ): Promise<RevocationOutcome> {
   const endpoint = entry.authorization_server.revocation_endpoint;
   const tokens = entry.tokens;
@@ -32,6 +38,17 @@ export async function revokeTokens(
     return {
       revoked: [],
       problem: `${entry.authorization_server.issuer} offers no revocation endpoint; the tokens are forgotten here but stay valid there until they expire (revoke the grant in its account settings if you need to).`,
+    };
+  const offOrigin = offOriginRefusal(
+    endpoint,
+    entry.authorization_server.issuer,
+    'revocation endpoint',
+    options.issuerListed,
+  );
+  if (offOrigin)
+    return {
+      revoked: [],
+      problem: `The tokens were not sent for revocation: ${offOrigin}. They are forgotten here but stay valid at ${entry.authorization_server.issuer} until they expire (revoke the grant in its account settings if you need to).`,
     };
   const fetchFn = guardedFetch({ fetch: options.fetch, timeoutMs: options.timeoutMs });
   const { client } = entry;

@@ -61,8 +61,9 @@ const login = (tokenUrl: string, access: string, refresh?: string, scope = 'read
   resource: mcp.url,
   resource_origin: mcp.origin,
   authorization_server: {
-    issuer: 'http://127.0.0.1:1',
-    authorization_endpoint: 'http://127.0.0.1:1/authorize',
+    // On the token endpoint's origin: the only place it may be unless the policy lists the issuer.
+    issuer: new URL(tokenUrl).origin,
+    authorization_endpoint: `${new URL(tokenUrl).origin}/authorize`,
     token_endpoint: tokenUrl,
   },
   client: { client_id: 'ringfence-test', via: 'dynamic' },
@@ -164,7 +165,7 @@ describe('a remote upstream behind OAuth', () => {
     await remote.start();
     const error = await failure(remote.callTool('write', {}));
     expect(isLoginNeeded(error)).toBe(true);
-    expect(error.message).toContain('ringfence mcp auth login files --scope "read write"');
+    expect(error.message).toContain("ringfence mcp auth login files --scope 'read write'");
     expect((await store.get('files'))!.pending_scope).toBe('read write');
     // The other tools keep working meanwhile.
     await remote.callTool('read', {});

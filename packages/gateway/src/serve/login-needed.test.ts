@@ -110,7 +110,7 @@ describe('a remote server whose login is needed', () => {
     await tokens.put('files', login('AT-secret-3'));
     expect(text(await g.callTool('files_read', {}, {}, undefined))).toBe('read done');
     expect(text(await g.callTool('files_write', {}, {}, undefined))).toContain(
-      'ringfence mcp auth login files --scope "read write"',
+      "ringfence mcp auth login files --scope 'read write'",
     );
     await g.close();
     gateway = undefined;

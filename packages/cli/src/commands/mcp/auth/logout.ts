@@ -2,6 +2,7 @@ import { Args } from '@oclif/core';
 import { resolveHome } from '@ringfence/gateway/home';
 import { OAuthTokenStore, type RevocationOutcome, revokeTokens } from '@ringfence/gateway/remote-auth';
 import { RingfenceCommand } from '../../../lib/base-command.js';
+import { issuerListedCheck } from '../../../lib/oauth.js';
 
 export default class McpAuthLogout extends RingfenceCommand {
   static override summary = "Revoke a remote server's tokens at its authorization server, then forget them.";
@@ -20,7 +21,10 @@ export default class McpAuthLogout extends RingfenceCommand {
       this.log(`${args.name} holds no OAuth tokens; nothing to do.`);
       return { forgotten: false };
     }
-    const outcome = await revokeTokens(entry);
+    // An off-origin revocation endpoint gets the tokens only while the policy lists the issuer.
+    const outcome = await revokeTokens(entry, {
+      issuerListed: await issuerListedCheck(resolveHome(), args.name),
+    });
     await store.forget(args.name);
     if (outcome.revoked.length)
       this.log(

@@ -1,7 +1,7 @@
 import { Args } from '@oclif/core';
 import { ServerStore } from '@ringfence/gateway/config';
 import { resolveHome } from '@ringfence/gateway/home';
-import { OAuthTokenStore, tokenDigest } from '@ringfence/gateway/remote-auth';
+import { loginCommand, OAuthTokenStore, safeScopes, tokenDigest } from '@ringfence/gateway/remote-auth';
 import { RingfenceCommand } from '../../../lib/base-command.js';
 import { inSeconds } from '../../../lib/oauth.js';
 
@@ -52,7 +52,8 @@ export default class McpAuthStatus extends RingfenceCommand {
         logged_in: tokens !== undefined,
         ...(entry ? { issuer: entry.authorization_server.issuer, client_via: entry.client.via } : {}),
         ...(tokens?.scope ? { scope: tokens.scope } : {}),
-        ...(entry?.pending_scope ? { pending_scope: entry.pending_scope } : {}),
+        // The server chose it: only its shell-safe scope tokens are shown (scope-tokens.ts).
+        ...(entry?.pending_scope ? { pending_scope: safeScopes(entry.pending_scope).kept.join(' ') } : {}),
         ...(tokens?.expires_at !== undefined
           ? { expires_at: tokens.expires_at, expired: tokens.expires_at <= now }
           : {}),
@@ -76,8 +77,10 @@ export default class McpAuthStatus extends RingfenceCommand {
       this.log(`  issuer         ${entry.issuer}`);
       this.log(`  client via     ${entry.client_via}`);
       this.log(`  scopes         ${entry.scope ?? '(none said)'}`);
-      if (entry.pending_scope)
-        this.log(`  needs more     ${entry.pending_scope}: ringfence mcp auth login ${entry.name}`);
+      if (all[entry.name]?.pending_scope)
+        this.log(
+          `  needs more     ${entry.pending_scope || '(a wider scope)'}: ${loginCommand(entry.name, { kind: 'insufficient-scope', scope: entry.pending_scope ?? '' })}`,
+        );
       this.log(`  expires in     ${inSeconds(tokens?.expires_at, now)}`);
       this.log(`  refresh token  ${entry.refresh_token ? 'yes' : 'no'}`);
       this.log(`  token          ${entry.token_digest}`);

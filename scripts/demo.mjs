@@ -40,6 +40,14 @@ const browser = step(
   [],
   { optional: true },
 );
+// The same for the keyring npm test's credential-store test talks to (a private D-Bus session
+// with Debian's gnome-keyring).
+const keyring = step(
+  'Make sure the keyring npm test talks to is installed (Debian dbus-daemon and gnome-keyring)',
+  join(repo, 'scripts/ensure-keyring'),
+  [],
+  { optional: true },
+);
 step('Build the offline images (no registry)', process.execPath, [cli, 'images', 'build']);
 step('Check this machine', process.execPath, [cli, 'doctor']);
 step('Run the scripted session: containers, pins, egress, audit', process.execPath, [
@@ -49,4 +57,8 @@ process.stderr.write('\ndemo: done. Next: npm test, and README.md and docs/ for 
 if (browser !== 0)
   process.stderr.write(
     'demo: npm test needs a browser this demo could not install (see "ensure-browser" above): run scripts/ensure-browser as root, or do what it said, first.\n',
+  );
+if (keyring !== 0)
+  process.stderr.write(
+    'demo: npm test needs dbus-daemon and gnome-keyring, which this demo could not install (see "ensure-keyring" above): run scripts/ensure-keyring as root, or do what it said, first.\n',
   );

@@ -61,7 +61,9 @@ export class EncryptedFileBackend implements ValueBackend {
       'to start over (every credential then needs ringfence secret set NAME again)',
     );
     this.keyPath = join(home, KEY_FILE);
-    this.where = `${this.store.path}, AES-256-GCM under the key in ${this.keyPath} (both mode 0600)`;
+    // Worded so no path is followed by a word: the shared redactor reads a word after a name like
+    // `….key` as its value and would hide it in every printed line.
+    this.where = `${this.store.path}, AES-256-GCM, its key in ${this.keyPath}; both files mode 0600`;
   }
 
   /** The key, or undefined when there is none yet; a key file anyone else can read is refused. */

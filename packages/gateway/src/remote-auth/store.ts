@@ -170,7 +170,8 @@ export class OAuthTokenStore {
 
   /** Where the tokens are kept, for people. */
   get where(): string {
-    return `${this.store.path} (mode 0600, readable by you only)`;
+    // The path last: the shared redactor reads a word after `…tokens.json` as its value.
+    return `a file readable by you only (mode 0600): ${this.store.path}`;
   }
 
   async get(name: string): Promise<OAuthEntry | undefined> {

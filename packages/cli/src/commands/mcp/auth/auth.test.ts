@@ -97,7 +97,7 @@ describe('ringfence mcp add --oauth, mcp auth login|status|logout, mcp rm', () =
     });
     const text = await runCommand(['mcp', 'auth', 'status'], { root });
     expect(text.stdout).toMatch(/token +sha256:[0-9a-f]{16}/);
-    expect(text.stdout).toContain('oauth-tokens.json (mode 0600');
+    expect(text.stdout).toMatch(/readable by you only \(mode 0600\): \S+\/oauth-tokens\.json/);
 
     const logout = await runCommand(['mcp', 'auth', 'logout', 'files'], { root });
     expect(logout.stdout).toContain('Revoked at');

@@ -123,7 +123,12 @@ describe('a contained server, seen from inside its container', () => {
 
   it("sees only its declared environment, never the gateway's", async () => {
     const { env } = await probe('jail');
-    expect(env.PROBE_SECRET).toBe(SECRET);
+    // The variable is there; its value, a credential the registration holds, is an ingress hit:
+    // the result reaches the client with a marker in its place (docs/credentials.md).
+    expect(env.PROBE_SECRET).toMatch(/^\[ringfence: [a-z-]+ (key )?removed\]$/);
+    expect(JSON.stringify(env)).not.toContain(SECRET);
+    const declared = (await docker.getContainer(`ringfence-mcp-jail-${session}`).inspect()).Config.Env ?? [];
+    expect(declared).toContain(`PROBE_SECRET=${SECRET}`);
     expect(env.HOME).toBe('/tmp');
     expect(env.GATEWAY_ONLY_VARIABLE).toBeUndefined();
     expect(env.RINGFENCE_HOME).toBeUndefined();

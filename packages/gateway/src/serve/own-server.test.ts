@@ -23,7 +23,6 @@ const tool = (name: string) => ({
   description: `third-party ${name}`,
   inputSchema: { type: 'object' },
 });
-const caller = { caller: {} };
 
 let home: string;
 let entries: { type: string; refs: Record<string, unknown> }[];

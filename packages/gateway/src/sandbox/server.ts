@@ -32,7 +32,8 @@ const NOTHING: UpstreamCapabilities = { prompts: false, completions: false, logg
  */
 export class OwnServer implements Upstream {
   readonly name = OWN_SERVER;
-  readonly destination = 'the container engine on this machine';
+  /** Shown in each description's prefix: `[ringfence via ringfence itself]`. */
+  readonly destination = 'itself';
   /** A run may take its whole timeout; the pipeline's idle budget must not end it first. */
   readonly limits = {
     ...DEFAULT_CALL_LIMITS,

@@ -105,7 +105,7 @@ export const OWN_TOOLS: readonly Record<string, unknown>[] = [
   {
     name: 'sandbox_delete',
     description:
-      'Deletes a sandbox: its container, its egress sidecar and its networks (all labelled ringfence.sandbox=NAME and made by this gateway). Nothing else is touched.',
+      'Deletes a sandbox. Touches the container engine: removes its container, its egress sidecar and its networks, only objects labelled ringfence.sandbox=NAME and made by this gateway; nothing else.',
     inputSchema: {
       type: 'object',
       properties: { name: NAME },

@@ -7,6 +7,7 @@ import {
   expectAllCapabilitiesDropped,
   managedObjects,
   nodeBase,
+  refusalFor,
   removeTestContainers,
   testLabels,
   testUlimits,
@@ -17,6 +18,8 @@ import { install, makeOrg, policyDocument, signPolicy } from '../helpers/policy.
 
 // node-base has node and nothing else (no shell, no sleep): its main process is node itself.
 const KEEP_ALIVE = ['node', '-e', 'setInterval(() => {}, 1 << 30)'];
+// Where the engine cannot contain an egress allowlist (docs/runtimes.md), named hosts are refused.
+const ALLOW_REFUSED = (await refusalFor('allow')) !== undefined;
 const TOOLS = ['ringfence_status', 'sandbox_create', 'sandbox_list', 'sandbox_run', 'sandbox_delete'];
 
 interface AuditLine {
@@ -54,6 +57,8 @@ describe("ringfence's own tools: sandboxes through a real client", () => {
       org,
       policyDocument({
         default_egress: 'deny',
+        // Sandboxes may name this host (never contacted), and nothing else.
+        mcp: [{ server: 'ringfence', egress_allow: ['example.invalid'] }],
         rules: [
           {
             id: 'no-rm',
@@ -237,6 +242,48 @@ describe("ringfence's own tools: sandboxes through a real client", () => {
     for (const name of bystanders)
       expect((await docker.getContainer(name).inspect()).State.Running).toBe(true);
   });
+
+  it.skipIf(ALLOW_REFUSED)(
+    'named hosts: the egress sidecar and an internal network, all labelled with the sandbox, and delete removes them',
+    async () => {
+      // No traffic is sent: the objects are checked, nothing is fetched.
+      const beyond = await call('sandbox_create', {
+        name: 'far',
+        image: base,
+        hosts: ['other.invalid'],
+        command: KEEP_ALIVE,
+      });
+      expect(firstText(beyond)).toMatch(/ringfence refused sandbox_create: .*other\.invalid/);
+      const created = json(
+        await call('sandbox_create', {
+          name: 'net',
+          image: base,
+          hosts: ['example.invalid'],
+          command: KEEP_ALIVE,
+        }),
+      );
+      expect(created.created).toMatchObject({ name: 'net', network: 'hosts' });
+      const networks = await docker.listNetworks({ filters: { label: ['ringfence.sandbox=net'] } });
+      expect(networks).toHaveLength(2);
+      const inner = networks.find((n) => n.Internal);
+      expect(inner).toBeDefined();
+      const info = await docker.getContainer(`ringfence-sandbox-${session}-net`).inspect();
+      expect(info.HostConfig.NetworkMode).toBe(inner!.Name);
+      expect(info.Config.Env).toEqual(
+        expect.arrayContaining([expect.stringMatching(/^HTTPS_PROXY=http:\/\//)]),
+      );
+      const sidecars = await docker.listContainers({
+        all: true,
+        filters: { label: ['ringfence.sandbox=net', 'ringfence.role=sidecar'] },
+      });
+      expect(sidecars).toHaveLength(1);
+      json(await call('sandbox_delete', { name: 'net' }));
+      expect(await docker.listNetworks({ filters: { label: ['ringfence.sandbox=net'] } })).toEqual([]);
+      expect(
+        await docker.listContainers({ all: true, filters: { label: ['ringfence.sandbox=net'] } }),
+      ).toEqual([]);
+    },
+  );
 
   it('delete leaves no container and no network of the sandbox, and nothing else is touched', async () => {
     const deleted = json(await call('sandbox_delete', { name: 'work' }));

@@ -47,6 +47,8 @@ const IMAGE_LABEL = 'ringfence.sandbox_image';
  */
 export class Sandboxes {
   private readonly sidecars = new Map<string, RunningSidecar>();
+  /** Whether a tool asked for the engine: a gateway whose sandboxes were never used starts no runtime to close. */
+  private used = false;
 
   constructor(private readonly options: SandboxesOptions) {}
 
@@ -59,6 +61,7 @@ export class Sandboxes {
   }
 
   async engine(): Promise<SharedEngine> {
+    this.used = true;
     const engine = await this.options.engine();
     if ('unavailable' in engine)
       throw new SandboxError(
@@ -221,6 +224,7 @@ export class Sandboxes {
 
   /** Every sandbox of this gateway (at its close). */
   async removeAll(): Promise<void> {
+    if (!this.used) return;
     const engine = await this.options.engine();
     if ('unavailable' in engine) return;
     for (const sidecar of this.sidecars.values()) await sidecar.stop().catch(() => {});

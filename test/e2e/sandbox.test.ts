@@ -239,8 +239,23 @@ describe("ringfence's own tools: sandboxes through a real client", () => {
       );
       expect(firstText(refused)).toMatch(/there is no sandbox "victim" in this session/);
     }
+    // Creating one under the name the person's container already has fails, and cleans up only its own.
+    const clash = await call('sandbox_create', { name: 'victim', image: base, command: KEEP_ALIVE });
+    expect(clash.isError).toBe(true);
     for (const name of bystanders)
       expect((await docker.getContainer(name).inspect()).State.Running).toBe(true);
+  });
+
+  it('two creates of one name at once: one sandbox, and the refused one removes nothing of it', async () => {
+    const both = await Promise.all([
+      call('sandbox_create', { name: 'twin', image: base, command: KEEP_ALIVE }),
+      call('sandbox_create', { name: 'twin', image: base, command: KEEP_ALIVE }),
+    ]);
+    expect(both.filter((r) => r.isError)).toHaveLength(1);
+    expect(firstText(both.find((r) => r.isError))).toMatch(/"twin" (is being created|already exists)/);
+    const ran = json(await call('sandbox_run', { name: 'twin', command: ['node', '-e', 'console.log(1)'] }));
+    expect(ran.exit_code).toBe(0);
+    json(await call('sandbox_delete', { name: 'twin' }));
   });
 
   it.skipIf(ALLOW_REFUSED)(

@@ -49,6 +49,11 @@ export class Sandboxes {
   private readonly sidecars = new Map<string, RunningSidecar>();
   /** Whether a tool asked for the engine: a gateway whose sandboxes were never used starts no runtime to close. */
   private used = false;
+  /**
+   * Names being created now: a second create of the same name is refused at once, so its failure
+   * (a name taken in the engine) can never clean up the first one's objects, which carry the same labels.
+   */
+  private readonly creating = new Set<string>();
 
   constructor(private readonly options: SandboxesOptions) {}
 
@@ -127,6 +132,20 @@ export class Sandboxes {
   }
 
   async create(request: CreateRequest): Promise<SandboxSummary> {
+    if (this.creating.has(request.name))
+      throw new SandboxError(
+        'SANDBOX_EXISTS',
+        `a sandbox "${request.name}" is being created by another call; wait for it, or choose another name.`,
+      );
+    this.creating.add(request.name);
+    try {
+      return await this.createOnce(request);
+    } finally {
+      this.creating.delete(request.name);
+    }
+  }
+
+  private async createOnce(request: CreateRequest): Promise<SandboxSummary> {
     const engine = await this.engine();
     const rule = egressRuleOf(request);
     const cannot = engineRefusal(engine.engine, rule.mode);

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ringfence } from '../helpers/cli.js';
@@ -34,6 +34,10 @@ describe("ringfence's own tools: sandboxes through a real client", () => {
   let policyDir: string;
   let base: string;
   let served: ServedClient;
+  /** The one --allow-mount directory (read-only), with a file in a folder below it. */
+  let shared: string;
+  /** Where mcp serve runs: contained servers may mount it, sandboxes may not. */
+  let workdir: string;
   const session = uniqueName('sbx');
   const env = () => ({ RINGFENCE_HOME: home, RINGFENCE_POLICY_DIR: policyDir });
   const audit = async () =>
@@ -90,12 +94,19 @@ describe("ringfence's own tools: sandboxes through a real client", () => {
       await container.start();
       bystanders.push(name);
     }
+    shared = await mkdtemp(join(dir, 'shared-'));
+    await mkdir(join(shared, 'docs'), { mode: 0o755 });
+    await writeFile(join(shared, 'docs', 'readme.txt'), 'shared text', { mode: 0o644 });
+    await chmod(shared, 0o755);
+    workdir = await mkdtemp(join(dir, 'cwd-'));
+    await mkdir(join(workdir, 'src'));
     served = await connectStdio(
       home,
       env(),
       {},
       {
-        args: ['--session', session, '--sandbox-tools', '--sandbox-image', base],
+        cwd: workdir,
+        args: ['--session', session, '--sandbox-tools', '--sandbox-image', base, '--allow-mount', shared],
       },
     );
   });
@@ -244,6 +255,54 @@ describe("ringfence's own tools: sandboxes through a real client", () => {
     expect(clash.isError).toBe(true);
     for (const name of bystanders)
       expect((await docker.getContainer(name).inspect()).State.Running).toBe(true);
+  });
+
+  it('mounts only from --allow-mount, read-only as it says; the working directory is not offered', async () => {
+    for (const path of [join(workdir, 'src'), '/etc', join(home, '..')]) {
+      const refused = await call('sandbox_create', {
+        name: 'm',
+        image: base,
+        command: KEEP_ALIVE,
+        mounts: [{ path }],
+      });
+      expect(refused.isError).toBe(true);
+      expect(firstText(refused)).toMatch(/ringfence refused sandbox_create/);
+    }
+    const asked = json(
+      await call('sandbox_create', {
+        name: 'm',
+        image: base,
+        command: KEEP_ALIVE,
+        mounts: [{ path: join(shared, 'docs'), mode: 'rw' }],
+      }),
+    );
+    expect(asked.created).toMatchObject({ name: 'm' });
+    const read = json(
+      await call('sandbox_run', {
+        name: 'm',
+        command: [
+          'node',
+          '-e',
+          "process.stdout.write(require('fs').readFileSync('/workspace/docs/readme.txt'))",
+        ],
+      }),
+    );
+    expect(read.stdout).toBe('shared text');
+    // rw asked, but the root allows reading only: the write is refused from inside.
+    const write = json(
+      await call('sandbox_run', {
+        name: 'm',
+        command: ['node', '-e', "require('fs').writeFileSync('/workspace/docs/new.txt', 'x')"],
+      }),
+    );
+    expect(write.exit_code).not.toBe(0);
+    expect(write.stderr).toMatch(/EROFS|EACCES/);
+    // The person removes it from the terminal.
+    const removed = await ringfence(['sandbox', 'rm', 'm', '--session', session, '--json'], env());
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(JSON.parse(removed.stdout).containers).toEqual([`ringfence-sandbox-${session}-m`]);
+    const gone = await call('sandbox_run', { name: 'm', command: ['true'] });
+    expect(firstText(gone)).toMatch(/no sandbox "m"/);
   });
 
   it('two creates of one name at once: one sandbox, and the refused one removes nothing of it', async () => {

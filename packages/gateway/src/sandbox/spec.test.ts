@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { serverContainerSpec } from '../runtime/container-spec.js';
+import { currentOwner, ownedBy } from '../runtime/labels.js';
 import { containerProcessLimits } from '../runtime/process-limits.js';
 import { parseCreate } from './args.js';
 import { SANDBOX_USER, sandboxContainerSpec, unitConfig } from './spec.js';
@@ -70,6 +71,9 @@ describe('sandboxContainerSpec', () => {
       'ringfence.pid': String(process.pid),
     });
     expect(spec.name).toBe('ringfence-sandbox-sess-work');
+    // Exactly the owner labels the reaper (at the gateway's end) and the sweep (after its death) select by.
+    expect(ownedBy(spec.Labels, currentOwner('sess'))).toBe(true);
+    expect(ownedBy(spec.Labels, currentOwner('another'))).toBe(false);
   });
 
   it('with named hosts: no resolver, the proxy by address, on the internal network only', () => {

@@ -370,4 +370,16 @@ describe("ringfence's own tools: sandboxes through a real client", () => {
     for (const name of bystanders)
       expect((await docker.getContainer(name).inspect()).State.Running).toBe(true);
   });
+
+  it('a sandbox left when the client goes goes with its gateway (none outlives it)', async () => {
+    json(await call('sandbox_create', { name: 'left', image: base, command: KEEP_ALIVE }));
+    expect((await managedObjects(session)).containers).toEqual([`ringfence-sandbox-${session}-left`]);
+    await served.close();
+    const deadline = Date.now() + 30_000;
+    while ((await managedObjects(session)).containers.length > 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(await managedObjects(session)).toEqual({ containers: [], networks: [] });
+    for (const name of bystanders)
+      expect((await docker.getContainer(name).inspect()).State.Running).toBe(true);
+  });
 });

@@ -11,10 +11,12 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'packages', 
 
 /** folder → folders it must never import (relative to src/). */
 const FORBIDDEN = {
-  serve: ['runtime', 'upstream', 'images', 'registration'],
-  runtime: ['serve', 'upstream', 'registration'],
+  serve: ['runtime', 'upstream', 'images', 'registration', 'sandbox'],
+  runtime: ['serve', 'upstream', 'registration', 'sandbox'],
   upstream: ['serve', 'runtime', 'registration'],
-  ports: ['serve', 'runtime', 'upstream', 'registration', 'pins', 'schema', 'images'],
+  ports: ['serve', 'runtime', 'upstream', 'registration', 'pins', 'schema', 'images', 'sandbox'],
+  // ringfence's own tools: built on runtime/, reached by serve/ only through the upstream port.
+  sandbox: ['serve', 'upstream', 'registration'],
   'policy-view': ['serve', 'runtime', 'upstream'],
   config: ['serve', 'runtime', 'upstream', 'registration', 'pins'],
   audit: ['serve', 'runtime', 'upstream', 'registration'],

@@ -37,6 +37,16 @@ export const serveFlags = {
     description:
       'serve only this registered server, under its own tool and prompt names (no SERVER_ prefix): one client entry per server',
   }),
+  'sandbox-tools': Flags.boolean({
+    description:
+      "also serve ringfence's own tools (ringfence_status, sandbox_*): contained sandboxes the assistant creates and runs commands in, decided and audited as server ringfence (docs/sandboxes.md). Off unless given",
+  }),
+  'sandbox-image': Flags.string({
+    description:
+      '--sandbox-tools: an image sandboxes may be made from, exactly as named (repeatable; never pulled)',
+    multiple: true,
+    helpValue: 'IMAGE',
+  }),
   'allow-mount': Flags.string({
     description:
       'another directory mounts may come from, DIR or DIR:rw (the current directory always may, writable)',

@@ -12,6 +12,8 @@ export interface ServeFlags {
   session?: string | undefined;
   only?: string | undefined;
   'allow-mount'?: string[] | undefined;
+  'sandbox-tools'?: boolean | undefined;
+  'sandbox-image'?: string[] | undefined;
 }
 
 /**
@@ -28,6 +30,7 @@ export async function runServe(flags: ServeFlags): Promise<void> {
   const deps = await servingDeps(session, {
     allowMounts: flags['allow-mount'] ?? [],
     ...(flags.only !== undefined ? { only: flags.only } : {}),
+    ...(flags['sandbox-tools'] ? { sandboxImages: flags['sandbox-image'] ?? [] } : {}),
     // Before any container is begun: an unknown agent token serves, and starts, nothing.
     admit: async (home) => {
       agents = new AgentStore(home);

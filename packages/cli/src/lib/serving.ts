@@ -16,6 +16,7 @@ import {
   type ContainedStdio,
   LOCAL_ONLY,
   type PolicyView,
+  type Upstream,
   UpstreamError,
 } from '@ringfence/gateway/ports';
 import type { ContainerRuntime, WorkspaceRoot } from '@ringfence/gateway/runtime';
@@ -72,6 +73,8 @@ export interface ServingDeps {
      */
     servers: readonly ServerConfig[];
     credentials: KnownCredentials;
+    /** ringfence's own server, with `--sandbox-tools` only. */
+    ownServer?: Upstream;
   };
   close(): Promise<void>;
 }
@@ -94,6 +97,11 @@ export async function servingDeps(
   options: {
     allowMounts?: readonly string[];
     only?: string;
+    /**
+     * `--sandbox-tools`: serve ringfence's own tools, sandboxes made from these images
+     * (`--sandbox-image`); absent: they are not served.
+     */
+    sandboxImages?: readonly string[];
     /** Run after the policy check and before any server starts: what it refuses starts nothing. */
     admit?: (home: string) => Promise<void>;
   } = {},
@@ -136,6 +144,9 @@ export async function servingDeps(
     return runtime;
   };
   const selected = servers.filter((server): server is ContainerServerConfig => server.transport !== 'http');
+  const ownServer = options.sandboxImages
+    ? await ownServerOf(home, policy, options.sandboxImages, options.allowMounts ?? [], containerRuntime)
+    : undefined;
   const early = new EarlyContainers(selected, containerRuntime);
   // Its code alone first: once it is loaded, the engine probe, the reaper's start and then the
   // containers' are under way before this thread loads anything else.
@@ -173,6 +184,7 @@ export async function servingDeps(
       // What the egress scan refuses to send anywhere it is not bound, and the ingress scan
       // removes from results: the stored credentials and the OAuth tokens ringfence holds.
       credentials: new StoredCredentials(credentials, new OAuthTokenStore(home)),
+      ...(ownServer ? { ownServer } : {}),
     },
     close: async () => {
       await early.stop();
@@ -182,6 +194,34 @@ export async function servingDeps(
       await audit.close();
     },
   };
+}
+
+/**
+ * ringfence's own server (`mcp serve --sandbox-tools`): its sandboxes are made by the same
+ * container runtime as contained servers (started on first need), may be made from the images
+ * named, and may mount only what `--allow-mount` names: not the working directory, which servers
+ * may always mount, because a sandbox is made by the assistant, not registered by the person.
+ */
+async function ownServerOf(
+  home: string,
+  policy: PolicyView,
+  images: readonly string[],
+  allowMounts: readonly string[],
+  runtime: () => Promise<ContainerRuntime>,
+): Promise<Upstream> {
+  const { OwnServer, Sandboxes } = await import('@ringfence/gateway/sandbox');
+  return new OwnServer(
+    new Sandboxes({
+      home,
+      policy,
+      images,
+      mountRoots: workspaceRoots(allowMounts).slice(1),
+      engine: async () => {
+        const built = await runtime();
+        return built.available ? built.shared : { unavailable: built.reason };
+      },
+    }),
+  );
 }
 
 /**

@@ -2,6 +2,8 @@ export { DockerContainedServer, type StartHooks, stderrLogPath } from './contain
 export {
   DEFAULT_LIMITS,
   hardenedHostConfig,
+  PROXY_ALIAS,
+  type ResolvedMount,
   SERVER_DNS,
   serverContainerSpec,
   serverEnvironment,
@@ -29,6 +31,7 @@ export {
   sidecarName,
 } from './labels.js';
 export { MountError, resolveMounts, verifyMounts, type WorkspaceRoot } from './mounts.js';
+export { createServerNetworks, removeNetworks } from './networks.js';
 export { ownerIsAlive, processStartTime } from './process-identity.js';
 export {
   type ContainerProcessLimits,
@@ -42,6 +45,7 @@ export {
   ulimits,
 } from './process-limits.js';
 export { REAPER_MAIN, reaperLogPath } from './reaper.js';
-export { type ContainerRuntime, createContainerRuntime } from './runtime.js';
+export { type ContainerRuntime, createContainerRuntime, type SharedEngine } from './runtime.js';
+export { type RunningSidecar, startSidecar } from './sidecar.js';
 export { StderrTail } from './stderr-tail.js';
 export { type SweepReport, sweepDeadGateways } from './sweep.js';

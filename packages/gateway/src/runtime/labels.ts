@@ -8,6 +8,8 @@ export const LABEL = {
   pidStart: 'ringfence.pid_start',
   role: 'ringfence.role',
   host: 'ringfence.host',
+  /** On a sandbox the assistant made (`sandbox/`), its container, sidecar and networks: the sandbox's name. */
+  sandbox: 'ringfence.sandbox',
 } as const;
 
 const HOST = hostIdentity();
@@ -41,7 +43,7 @@ export function ownedBy(labels: Record<string, string> | undefined, owner: Owner
 export function ownerLabels(
   server: string,
   session: string,
-  role: 'server' | 'sidecar' | 'network' | 'probe',
+  role: 'server' | 'sidecar' | 'network' | 'probe' | 'sandbox',
 ): Record<string, string> {
   const owner = currentOwner(session);
   return {

@@ -20,8 +20,10 @@ export async function createServerNetworks(
   config: ContainerServerConfig,
   session: string,
   engine: 'docker' | 'podman' = 'docker',
+  /** More labels for each network (a sandbox's name: `LABEL.sandbox`). */
+  extraLabels: Readonly<Record<string, string>> = {},
 ): Promise<ServerNetworks> {
-  const labels = ownerLabels(config.name, session, 'network');
+  const labels = { ...ownerLabels(config.name, session, 'network'), ...extraLabels };
   const create = async (name: string, internal: boolean) => {
     if (internal && engine === 'podman') {
       await createPodmanInternalNetwork(docker, name, labels);

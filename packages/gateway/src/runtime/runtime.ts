@@ -17,12 +17,29 @@ import { type ContainerProcessLimits, containerProcessLimits, hostHardLimitsFor 
 import { reaperLogPath, startReaper } from './reaper.js';
 import { sweepDeadGateways } from './sweep.js';
 
+/** The parts of a started runtime that other containers of this gateway reuse (sandboxes). */
+export interface SharedEngine {
+  readonly docker: Docker;
+  readonly session: string;
+  readonly engine: EngineInfo;
+  readonly processLimits: ContainerProcessLimits;
+  /** The egress sidecar image; undefined when none is built. */
+  readonly sidecarImage: string | undefined;
+  /** One proxy stdout line of a sidecar, under the name its audit entries carry. */
+  readonly onEgressLine: (server: string, line: string) => void;
+}
+
 export type ContainerRuntime =
   | {
       readonly available: true;
       readonly docker: Docker;
       /** Runs one registered container server (its networks, sidecar and container). */
       readonly launch: ContainerLauncher;
+      /**
+       * What the assistant's sandboxes (`sandbox/`) are made with: the same engine, process
+       * limits, sidecar image and egress audit as contained servers, so they are contained alike.
+       */
+      readonly shared: SharedEngine;
       /** Write egress attempts still being folded (call before closing the audit log). */
       flushAudit(): void;
     }
@@ -129,6 +146,7 @@ export async function createContainerRuntime(options: {
     available: true,
     docker,
     flushAudit: () => egress.flush(),
+    shared: { docker, session: options.session, engine, processLimits, sidecarImage, onEgressLine },
     launch: (config) =>
       new DockerContainedServer(config, {
         docker,

@@ -81,6 +81,8 @@ export async function startSidecar(
     processLimits: ContainerProcessLimits;
     onLine: (line: string) => void;
     readyTimeoutMs?: number;
+    /** More labels for its container (a sandbox's name: `LABEL.sandbox`). */
+    extraLabels?: Readonly<Record<string, string>>;
   },
 ): Promise<RunningSidecar> {
   const { config, session } = options;
@@ -88,7 +90,7 @@ export async function startSidecar(
     name: sidecarName(config.name, session),
     Image: options.image,
     Cmd: sidecarCommand(config),
-    Labels: ownerLabels(config.name, session, 'sidecar'),
+    Labels: { ...ownerLabels(config.name, session, 'sidecar'), ...options.extraLabels },
     AttachStdin: true,
     AttachStdout: true,
     AttachStderr: true,

@@ -74,6 +74,8 @@ export interface GatewayOptions {
    * (`credentials/registered.ts`, always included): what the egress and ingress scans look for.
    */
   readonly credentials?: KnownCredentials;
+  /** ringfence's own server (`mcp serve --sandbox-tools`), served beside the registered ones. */
+  readonly ownServer?: Upstream;
 }
 
 /**

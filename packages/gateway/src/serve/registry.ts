@@ -34,6 +34,7 @@ import {
   withheldKey,
 } from './exposure.js';
 import { listServerDefinitions, type ServerListings } from './listings.js';
+import { builtInPins } from './own-pins.js';
 import type { PipelineDeps } from './pipeline/index.js';
 import { ResourceIndex } from './resources.js';
 import { declaredEntry } from './server-requests.js';
@@ -81,6 +82,11 @@ export interface RegistryOptions {
   readonly attach: (config: ServerConfig, upstream: Upstream) => void;
   /** Told once a server is listed at start, before anything else is said of it. */
   readonly listed?: (config: ServerConfig, catalog: ServerCatalog) => void;
+  /**
+   * ringfence's own server (`sandbox/`, `mcp serve --sandbox-tools`), already created: listed
+   * first and under its tools' own names, so no registered server's tool can take one of them.
+   */
+  readonly ownServer?: Upstream;
 }
 
 /**
@@ -112,9 +118,62 @@ export class ServerRegistry {
 
   /** Start all servers concurrently; a server that fails is reported and skipped. */
   async start(): Promise<void> {
-    await Promise.all(this.options.servers.map((config) => this.startServer(config)));
+    await Promise.all([
+      ...this.registered().map((config) => this.startServer(config)),
+      ...(this.options.ownServer ? [this.startOwn(this.options.ownServer)] : []),
+    ]);
     this.rebuildCatalog();
     startupMark('gateway: catalog built');
+  }
+
+  /**
+   * The registrations served: all of them, except one that claims the own server's name (the name
+   * is reserved at registration; a servers file edited by hand is refused here too).
+   */
+  private registered(): readonly ServerConfig[] {
+    const own = this.options.ownServer?.name;
+    return own === undefined ? this.options.servers : this.options.servers.filter((c) => c.name !== own);
+  }
+
+  /** Server names in the order they claim exposed names: the own server first, then config order. */
+  private order(): string[] {
+    const own = this.options.ownServer?.name;
+    return [...(own === undefined ? [] : [own]), ...this.registered().map((c) => c.name)];
+  }
+
+  /**
+   * ringfence's own server: listed like any (its `expose` decisions audited, the policy's tool
+   * allowlist and pins applied), pinned by this build (`own-pins.ts`), its tools under their own
+   * names. A failure is reported and skips it, as any server's.
+   */
+  private async startOwn(upstream: Upstream): Promise<void> {
+    for (const config of this.options.servers)
+      if (config.name === upstream.name)
+        this.options.log(
+          `ringfence: skipped the registered server ${rendered(config.name, 'name')}: that name is ringfence's own (its tools are served instead). Register it under another name.`,
+        );
+    try {
+      await upstream.start();
+      const listed = await listServerDefinitions(upstream);
+      const catalog = await buildServerCatalog({
+        server: upstream.name,
+        destination: upstream.destination,
+        ...listed,
+        localAllow: undefined,
+        pins: builtInPins(upstream.name, listed.rawTools),
+        guard: this.options.guard,
+        policy: this.options.policy,
+        naming: { prefixed: false },
+      });
+      await this.auditExposure(catalog);
+      this.upstreams.set(upstream.name, upstream);
+      this.states.set(upstream.name, { status: 'running', catalog });
+      for (const line of catalogReport(catalog)) this.options.log(line);
+    } catch (error) {
+      const reason = (error as Error).message;
+      this.states.set(upstream.name, { status: 'failed', reason });
+      this.options.log(`ringfence: its own tools failed to start and are skipped: ${redactedLine(reason)}`);
+    }
   }
 
   /** Create, start and list one server within the start budget; closed again if that fails. */
@@ -360,7 +419,7 @@ export class ServerRegistry {
     const prompts = this.rebuild(this.prompts, (c) => c.prompts);
     this.tools = tools.next;
     this.prompts = prompts.next;
-    const serving = this.options.servers
+    const serving = this.registered()
       .map((config) => this.states.get(config.name))
       .filter((state) => state?.catalog && state.status !== 'failed')
       .map((state) => state!.catalog!);
@@ -375,8 +434,8 @@ export class ServerRegistry {
     pick: (catalog: ServerCatalog) => readonly E[],
   ): { next: Map<string, E>; changed: boolean } {
     const next = new Map<string, E>();
-    for (const config of this.options.servers) {
-      const state = this.states.get(config.name);
+    for (const name of this.order()) {
+      const state = this.states.get(name);
       if (!state?.catalog || state.status === 'failed') continue;
       for (const entry of pick(state.catalog)) {
         const earlier = next.get(entry.exposedName);

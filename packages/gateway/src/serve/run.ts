@@ -51,6 +51,8 @@ export interface ServeOptions {
    * a client can keep one entry per server, each still contained, pinned, checked and audited.
    */
   readonly only?: string;
+  /** ringfence's own server (`mcp serve --sandbox-tools`): its tools, served through the same pipeline. */
+  readonly ownServer?: Upstream;
 }
 
 export interface RunningGateway {
@@ -74,7 +76,7 @@ export function emptyGatewayNotice(home: string): string {
 /** `ringfence mcp serve`: load the registered servers, start them, serve the catalog. */
 export async function runGateway(options: ServeOptions): Promise<RunningGateway> {
   const servers = options.servers;
-  const notice = servers.length === 0 ? emptyGatewayNotice(options.home) : undefined;
+  const notice = servers.length === 0 && !options.ownServer ? emptyGatewayNotice(options.home) : undefined;
   const session = options.session ?? newSessionId();
   const gateway = new Gateway({
     servers,
@@ -87,6 +89,7 @@ export async function runGateway(options: ServeOptions): Promise<RunningGateway>
     ...(options.policy ? { policy: options.policy } : {}),
     ...(options.startTimeoutMs ? { startTimeoutMs: options.startTimeoutMs } : {}),
     ...(options.only !== undefined ? { naming: { prefixed: false } } : {}),
+    ...(options.ownServer ? { ownServer: options.ownServer } : {}),
     ...(notice ? { notice } : {}),
   });
   // The notice names the home folder, rendered here like any other text the gateway did not write.

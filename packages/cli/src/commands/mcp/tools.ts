@@ -1,4 +1,5 @@
 import { PassThrough } from 'node:stream';
+import { Flags } from '@oclif/core';
 import { descriptionSummary } from '@ringfence/gateway/pins';
 import { newSessionId, runGateway, type WithheldEntry, withheldReason } from '@ringfence/gateway/serve';
 import { rendered } from '@ringfence/gateway/text';
@@ -18,8 +19,18 @@ export default class McpTools extends RingfenceCommand {
   static override description =
     'Start every registered server as `mcp serve` would, and list the tools and prompts a client would see and the ones withheld (with why).';
 
-  static override examples = ['<%= config.bin %> mcp tools', '<%= config.bin %> mcp tools --json'];
+  static override examples = [
+    '<%= config.bin %> mcp tools',
+    '<%= config.bin %> mcp tools --json',
+    '<%= config.bin %> mcp tools --sandbox-tools',
+  ];
   static override enableJsonFlag = true;
+  static override flags = {
+    'sandbox-tools': Flags.boolean({
+      description:
+        "also list ringfence's own tools, as `mcp serve --sandbox-tools` serves them (docs/sandboxes.md)",
+    }),
+  };
 
   async run(): Promise<{
     tools: ToolRow[];
@@ -28,9 +39,10 @@ export default class McpTools extends RingfenceCommand {
     templates: ToolRow[];
     withheld: WithheldEntry[];
   }> {
-    await this.parse(McpTools);
+    const { flags } = await this.parse(McpTools);
     const session = newSessionId();
-    const deps = await servingDeps(session);
+    // Listing them needs no image: none is made.
+    const deps = await servingDeps(session, flags['sandbox-tools'] ? { sandboxImages: [] } : {});
     // No client: the endpoint reads from a stream that ends at once.
     const stdin = new PassThrough();
     stdin.end();

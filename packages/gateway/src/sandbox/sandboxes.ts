@@ -1,0 +1,293 @@
+import type Docker from 'dockerode';
+import type { PolicyView } from '../ports/policy.js';
+import { engineRefusal } from '../runtime/engine.js';
+import { listContainers } from '../runtime/engine-races.js';
+import { imageIdentity } from '../runtime/image-check.js';
+import { currentOwner, LABEL, ownedBy } from '../runtime/labels.js';
+import { resolveMounts, verifyMounts, type WorkspaceRoot } from '../runtime/mounts.js';
+import { createServerNetworks } from '../runtime/networks.js';
+import type { SharedEngine } from '../runtime/runtime.js';
+import { type RunningSidecar, startSidecar } from '../runtime/sidecar.js';
+import { removeManaged } from '../runtime/sweep.js';
+import type { CreateRequest, RunRequest } from './args.js';
+import { SandboxError } from './errors.js';
+import { type RunOptions, type RunOutcome, runInSandbox } from './run.js';
+import { egressRuleOf, sandboxContainerSpec, sandboxMark, unitConfig } from './spec.js';
+import { OWN_SERVER } from './tools.js';
+
+export interface SandboxSummary {
+  readonly name: string;
+  readonly image: string;
+  readonly state: string;
+  readonly network: 'none' | 'hosts' | 'any';
+  readonly container: string;
+}
+
+export interface SandboxesOptions {
+  /** The runtime's shared engine, or why there is none (no engine answers). */
+  readonly engine: () => Promise<SharedEngine | { readonly unavailable: string }>;
+  readonly home: string;
+  readonly policy: PolicyView;
+  /** The images sandboxes may be made from (`mcp serve --sandbox-image`), exactly as named. */
+  readonly images: readonly string[];
+  /** Where mounts may come from: the `--allow-mount` directories only (not the working directory). */
+  readonly mountRoots: readonly WorkspaceRoot[];
+}
+
+/** What a sandbox's container says of itself, for listings (never used to decide anything). */
+const NETWORK_LABEL = 'ringfence.sandbox_network';
+const IMAGE_LABEL = 'ringfence.sandbox_image';
+
+/**
+ * The assistant's sandboxes: made, listed, run in and deleted only among the containers labelled
+ * `ringfence.sandbox` whose owner labels name this very gateway process. A container of anyone
+ * else's (the person's own, another gateway's, one merely named alike) is never found, so never
+ * touched. Each sandbox belongs to its gateway like a contained server's containers do: the
+ * reaper removes it when the gateway ends, and the sweep when the gateway died.
+ */
+export class Sandboxes {
+  private readonly sidecars = new Map<string, RunningSidecar>();
+  /** Whether a tool asked for the engine: a gateway whose sandboxes were never used starts no runtime to close. */
+  private used = false;
+  /**
+   * Names being created now: a second create of the same name is refused at once, so its failure
+   * (a name taken in the engine) can never clean up the first one's objects, which carry the same labels.
+   */
+  private readonly creating = new Set<string>();
+
+  constructor(private readonly options: SandboxesOptions) {}
+
+  get images(): readonly string[] {
+    return this.options.images;
+  }
+
+  get mountRoots(): readonly WorkspaceRoot[] {
+    return this.options.mountRoots;
+  }
+
+  async engine(): Promise<SharedEngine> {
+    this.used = true;
+    const engine = await this.options.engine();
+    if ('unavailable' in engine)
+      throw new SandboxError(
+        'SANDBOX_ENGINE',
+        `no container engine answers (${engine.unavailable}); sandboxes need one. Run \`ringfence doctor\` for the fix.`,
+      );
+    return engine;
+  }
+
+  /** This gateway's containers of one sandbox (or of all), by label, owner checked. */
+  private async containers(engine: SharedEngine, name?: string): Promise<Docker.ContainerInfo[]> {
+    const owner = currentOwner(engine.session);
+    const found = await listContainers(engine.docker, {
+      all: true,
+      filters: {
+        label: [
+          `${LABEL.managed}=1`,
+          `${LABEL.role}=sandbox`,
+          name === undefined ? LABEL.sandbox : `${LABEL.sandbox}=${name}`,
+        ],
+      },
+    });
+    return found.filter((c) => ownedBy(c.Labels, owner) && c.Labels?.[LABEL.sandbox] !== undefined);
+  }
+
+  private async find(engine: SharedEngine, name: string): Promise<Docker.ContainerInfo> {
+    const [found] = await this.containers(engine, name);
+    if (!found)
+      throw new SandboxError(
+        'SANDBOX_UNKNOWN',
+        `there is no sandbox "${name}" in this session. See the sandboxes with sandbox_list, or make one with sandbox_create.`,
+      );
+    return found;
+  }
+
+  async list(): Promise<SandboxSummary[]> {
+    const engine = await this.engine();
+    return (await this.containers(engine)).map(summaryOf);
+  }
+
+  /** The image by its exact name, here on this host, and admitted by the policy. */
+  private async checkedImage(engine: SharedEngine, image: string): Promise<Docker.ImageInspectInfo> {
+    if (!this.options.images.includes(image))
+      throw new SandboxError(
+        'SANDBOX_IMAGE',
+        this.options.images.length === 0
+          ? 'no image is allowed for sandboxes: the person starts `ringfence mcp serve --sandbox-tools --sandbox-image IMAGE` to allow one.'
+          : `the image ${image} is not one the person allowed for sandboxes; use one of: ${this.options.images.join(', ')}.`,
+      );
+    let info: Docker.ImageInspectInfo;
+    try {
+      info = await engine.docker.getImage(image).inspect();
+    } catch (error) {
+      if ((error as { statusCode?: number }).statusCode !== 404) throw error;
+      throw new SandboxError(
+        'SANDBOX_IMAGE',
+        `the image ${image} is not on this host, and ringfence never pulls implicitly. The person can fetch it with: docker pull ${image}`,
+      );
+    }
+    const refusal = this.options.policy.imageRefusal(imageIdentity(image, info));
+    if (refusal) throw new SandboxError('SANDBOX_IMAGE', refusal);
+    return info;
+  }
+
+  async create(request: CreateRequest): Promise<SandboxSummary> {
+    if (this.creating.has(request.name))
+      throw new SandboxError(
+        'SANDBOX_EXISTS',
+        `a sandbox "${request.name}" is being created by another call; wait for it, or choose another name.`,
+      );
+    this.creating.add(request.name);
+    try {
+      return await this.createOnce(request);
+    } finally {
+      this.creating.delete(request.name);
+    }
+  }
+
+  private async createOnce(request: CreateRequest): Promise<SandboxSummary> {
+    const engine = await this.engine();
+    const rule = egressRuleOf(request);
+    const cannot = engineRefusal(engine.engine, rule.mode);
+    if (cannot) throw new SandboxError('SANDBOX_EGRESS', cannot);
+    const info = await this.checkedImage(engine, request.image);
+    const refusal = this.options.policy.egressRefusal(OWN_SERVER, rule);
+    if (refusal) throw new SandboxError('SANDBOX_EGRESS', refusal);
+    if (rule.mode === 'allow' && !engine.sidecarImage)
+      throw new SandboxError(
+        'SANDBOX_EGRESS',
+        'named hosts need the egress sidecar image, which is not built. The person can build it with: ringfence images build',
+      );
+    if (request.mounts.length > 0 && this.options.mountRoots.length === 0)
+      throw new SandboxError(
+        'SANDBOX_MOUNT',
+        'nothing may be mounted into sandboxes: the person names what may with `ringfence mcp serve --allow-mount DIR[:rw]`.',
+      );
+    let mounts: ReturnType<typeof resolveMounts>;
+    try {
+      mounts = resolveMounts(request.mounts, this.options.mountRoots, this.options.home);
+    } catch (error) {
+      throw new SandboxError('SANDBOX_MOUNT', (error as Error).message, { cause: error });
+    }
+    if ((await this.containers(engine, request.name)).length > 0)
+      throw new SandboxError(
+        'SANDBOX_EXISTS',
+        `a sandbox "${request.name}" already exists in this session; choose another name or delete it with sandbox_delete.`,
+      );
+    const config = unitConfig(request, info.Id);
+    const mark = { ...sandboxMark(request.name), [NETWORK_LABEL]: networkKind(rule.mode) };
+    try {
+      const networks = await createServerNetworks(
+        engine.docker,
+        config,
+        engine.session,
+        engine.engine.kind,
+        mark,
+      );
+      let proxyAddress: string | undefined;
+      if (rule.mode === 'allow' && networks.outer) {
+        const sidecar = await startSidecar(engine.docker, {
+          config,
+          session: engine.session,
+          image: engine.sidecarImage!,
+          inner: networks.serverNetwork,
+          outer: networks.outer,
+          processLimits: engine.processLimits,
+          onLine: (line) => engine.onEgressLine(OWN_SERVER, line),
+          extraLabels: mark,
+        });
+        this.sidecars.set(request.name, sidecar);
+        proxyAddress = sidecar.address;
+      }
+      const spec = sandboxContainerSpec(request, info.Id, {
+        session: engine.session,
+        network: networks.serverNetwork,
+        processLimits: engine.processLimits,
+        mounts,
+        ...(proxyAddress ? { proxyAddress } : {}),
+        rootlessPodman: engine.engine.kind === 'podman' && engine.engine.mode === 'rootless',
+      });
+      const container = await engine.docker.createContainer({
+        ...spec,
+        Labels: { ...spec.Labels, [NETWORK_LABEL]: networkKind(rule.mode), [IMAGE_LABEL]: request.image },
+      });
+      verifyMounts(mounts);
+      await container.start();
+    } catch (error) {
+      await this.remove(engine, request.name).catch(() => {});
+      if (error instanceof SandboxError) throw error;
+      throw new SandboxError('SANDBOX_RUN', `the sandbox could not be made: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    const made = await this.find(engine, request.name);
+    return summaryOf(made);
+  }
+
+  async run(request: RunRequest, options: RunOptions = {}): Promise<RunOutcome> {
+    const engine = await this.engine();
+    const found = await this.find(engine, request.name);
+    if (found.State !== 'running')
+      throw new SandboxError(
+        'SANDBOX_RUN',
+        `the sandbox "${request.name}" is ${found.State}, not running; delete it and make it again.`,
+      );
+    return runInSandbox(engine.docker.getContainer(found.Id), request, options);
+  }
+
+  async delete(name: string): Promise<{ containers: string[]; networks: string[] }> {
+    const engine = await this.engine();
+    await this.find(engine, name);
+    return this.remove(engine, name);
+  }
+
+  /** Every sandbox of this gateway (at its close). */
+  async removeAll(): Promise<void> {
+    if (!this.used) return;
+    const engine = await this.options.engine();
+    if ('unavailable' in engine) return;
+    for (const sidecar of this.sidecars.values()) await sidecar.stop().catch(() => {});
+    this.sidecars.clear();
+    const owner = currentOwner(engine.session);
+    await removeManaged(
+      engine.docker,
+      (labels) => ownedBy(labels, owner) && labels?.[LABEL.sandbox] !== undefined,
+      [LABEL.sandbox, `${LABEL.session}=${engine.session}`],
+    );
+  }
+
+  /** Its container, sidecar and networks: exactly those labelled with its name and owned by us. */
+  private async remove(
+    engine: SharedEngine,
+    name: string,
+  ): Promise<{ containers: string[]; networks: string[] }> {
+    const sidecar = this.sidecars.get(name);
+    this.sidecars.delete(name);
+    await sidecar?.stop().catch(() => {});
+    const owner = currentOwner(engine.session);
+    const report = await removeManaged(
+      engine.docker,
+      (labels) => ownedBy(labels, owner) && labels?.[LABEL.sandbox] === name,
+      [`${LABEL.sandbox}=${name}`, `${LABEL.session}=${engine.session}`],
+    );
+    if (report.errors.length > 0)
+      throw new SandboxError(
+        'SANDBOX_RUN',
+        `removing the sandbox "${name}" failed: ${report.errors.join('; ')}`,
+      );
+    return { containers: report.containers, networks: report.networks };
+  }
+}
+
+const networkKind = (mode: 'deny' | 'allow' | 'any'): SandboxSummary['network'] =>
+  mode === 'deny' ? 'none' : mode === 'allow' ? 'hosts' : 'any';
+
+function summaryOf(c: Docker.ContainerInfo): SandboxSummary {
+  return {
+    name: c.Labels[LABEL.sandbox]!,
+    image: c.Labels[IMAGE_LABEL] ?? c.Image,
+    state: c.State,
+    network: (c.Labels[NETWORK_LABEL] ?? 'none') as SandboxSummary['network'],
+    container: c.Names?.[0]?.replace(/^\//, '') ?? c.Id,
+  };
+}

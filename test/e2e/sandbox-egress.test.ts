@@ -68,7 +68,7 @@ interface Gateway {
   call(name: string, args: Record<string, unknown>): ReturnType<ServedClient['client']['callTool']>;
 }
 
-describe.skipIf(ALLOW_REFUSED)('a sandbox with named hosts, seen from inside, through a real client', () => {
+describe('a sandbox with named hosts, seen from inside, through a real client', () => {
   let org: Org;
   let base: string;
   let originA: Docker.Container;
@@ -118,7 +118,21 @@ describe.skipIf(ALLOW_REFUSED)('a sandbox with named hosts, seen from inside, th
     await removeTestContainers();
   });
 
-  describe('under a policy whose default_egress is "any"', () => {
+  it.runIf(ALLOW_REFUSED)('named hosts are refused where the engine cannot contain them (docs/runtimes.md)', async () => {
+    const open = await gateway({ default_egress: 'any' }, uniqueName('sbxeng'));
+    const refused = await open.call('sandbox_create', {
+      name: 'web',
+      image: base,
+      hosts: [`${nameA}:8080`],
+      command: KEEP_ALIVE,
+    });
+    expect(refused.isError).toBe(true);
+    expect(firstText(refused)).toMatch(/^ringfence refused sandbox_create: .*egress allow/);
+    expect(firstText(refused)).toContain(String(await refusalFor('allow')).slice(0, 40));
+    expect(await docker.listContainers({ all: true, filters: { label: ['ringfence.sandbox=web'] } })).toEqual([]);
+  });
+
+  describe.skipIf(ALLOW_REFUSED)('under a policy whose default_egress is "any"', () => {
     const session = uniqueName('sbxnet');
     let open: Gateway;
     const run = async (command: string[], extra: Record<string, unknown> = {}) =>
@@ -216,7 +230,8 @@ describe.skipIf(ALLOW_REFUSED)('a sandbox with named hosts, seen from inside, th
     });
   });
 
-  describe('the policy decides the network at create', () => {
+  // Where the engine refuses named hosts, that refusal comes first (above).
+  describe.skipIf(ALLOW_REFUSED)('the policy decides the network at create', () => {
     it('default_egress "deny" (no hosts listed for ringfence): named hosts and an open network are refused', async () => {
       const strict = await gateway({ default_egress: 'deny' }, uniqueName('sbxdeny'));
       for (const args of [{ hosts: [`${nameA}:8080`] }, { egress: 'any' }]) {

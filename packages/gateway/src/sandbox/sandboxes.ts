@@ -171,7 +171,14 @@ export class Sandboxes {
     const engine = await this.engine();
     const rule = egressRuleOf(request, this.allowAddresses);
     const cannot = engineRefusal(engine.engine, rule.mode);
-    if (cannot) throw new SandboxError('SANDBOX_EGRESS', cannot);
+    // The engine's words are written for servers; say what the assistant can do instead.
+    if (cannot)
+      throw new SandboxError(
+        'SANDBOX_EGRESS',
+        rule.mode === 'deny'
+          ? cannot
+          : `${cannot} For a sandbox: make it without hosts or egress (no network), or the person serves sandboxes on an engine that can contain its network.`,
+      );
     const info = await this.checkedImage(engine, request.image);
     const refusal = this.options.policy.egressRefusal(OWN_SERVER, egressRuleOf(request));
     if (refusal) throw new SandboxError('SANDBOX_EGRESS', refusal);

@@ -118,19 +118,24 @@ describe('a sandbox with named hosts, seen from inside, through a real client', 
     await removeTestContainers();
   });
 
-  it.runIf(ALLOW_REFUSED)('named hosts are refused where the engine cannot contain them (docs/runtimes.md)', async () => {
-    const open = await gateway({ default_egress: 'any' }, uniqueName('sbxeng'));
-    const refused = await open.call('sandbox_create', {
-      name: 'web',
-      image: base,
-      hosts: [`${nameA}:8080`],
-      command: KEEP_ALIVE,
-    });
-    expect(refused.isError).toBe(true);
-    expect(firstText(refused)).toMatch(/^ringfence refused sandbox_create: .*egress allow/);
-    expect(firstText(refused)).toContain(String(await refusalFor('allow')).slice(0, 40));
-    expect(await docker.listContainers({ all: true, filters: { label: ['ringfence.sandbox=web'] } })).toEqual([]);
-  });
+  it.runIf(ALLOW_REFUSED)(
+    'named hosts are refused where the engine cannot contain them (docs/runtimes.md)',
+    async () => {
+      const open = await gateway({ default_egress: 'any' }, uniqueName('sbxeng'));
+      const refused = await open.call('sandbox_create', {
+        name: 'web',
+        image: base,
+        hosts: [`${nameA}:8080`],
+        command: KEEP_ALIVE,
+      });
+      expect(refused.isError).toBe(true);
+      expect(firstText(refused)).toMatch(/^ringfence refused sandbox_create: .*egress allow/);
+      expect(firstText(refused)).toContain(String(await refusalFor('allow')).slice(0, 40));
+      expect(
+        await docker.listContainers({ all: true, filters: { label: ['ringfence.sandbox=web'] } }),
+      ).toEqual([]);
+    },
+  );
 
   describe.skipIf(ALLOW_REFUSED)('under a policy whose default_egress is "any"', () => {
     const session = uniqueName('sbxnet');

@@ -236,6 +236,36 @@ describe('a sandbox, seen from inside, and what it leaves alone', () => {
     expect(seen.tmpWrite).toBe('written');
   });
 
+  it('a command stopped at its timeout or output cap is gone: what it would do later never happens', async () => {
+    // Each writes into the writable mount (which outlives a restart) after it was to be stopped.
+    const late = (file: string, flood: boolean) => [
+      'node',
+      '-e',
+      `setTimeout(() => require('fs').writeFileSync('/workspace/out/${file}', 'too late'), 4000);
+       ${flood ? "setInterval(() => process.stdout.write('x'.repeat(4096)), 10);" : ''}`,
+    ];
+    const timedOut = await call('sandbox_run', {
+      name: 'box',
+      command: late('after-timeout', false),
+      timeout_seconds: 1,
+    });
+    expect(JSON.parse(firstText(timedOut)).stopped).toMatch(/timeout_seconds/);
+    const capped = await call('sandbox_run', {
+      name: 'box',
+      command: late('after-cap', true),
+      max_output_bytes: 100,
+    });
+    expect(JSON.parse(firstText(capped)).stopped).toMatch(/max_output_bytes/);
+    await new Promise((resolve) => setTimeout(resolve, 6000));
+    const out = json(
+      await call('sandbox_run', {
+        name: 'box',
+        command: ['node', '-e', "console.log(require('fs').readdirSync('/workspace/out').join(','))"],
+      }),
+    );
+    expect(out.stdout).toBe('result.txt\n');
+  });
+
   it("the person's networks are untouched by a name clash, a delete and the gateway's close", async () => {
     if (!ALLOW_REFUSED) {
       // Its internal network would be named like the person's: the create fails, the person's stays.

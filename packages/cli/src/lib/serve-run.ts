@@ -14,6 +14,7 @@ export interface ServeFlags {
   'allow-mount'?: string[] | undefined;
   'sandbox-tools'?: boolean | undefined;
   'sandbox-image'?: string[] | undefined;
+  'sandbox-allow-address'?: string[] | undefined;
 }
 
 /**
@@ -30,7 +31,12 @@ export async function runServe(flags: ServeFlags): Promise<void> {
   const deps = await servingDeps(session, {
     allowMounts: flags['allow-mount'] ?? [],
     ...(flags.only !== undefined ? { only: flags.only } : {}),
-    ...(flags['sandbox-tools'] ? { sandboxImages: flags['sandbox-image'] ?? [] } : {}),
+    ...(flags['sandbox-tools']
+      ? {
+          sandboxImages: flags['sandbox-image'] ?? [],
+          sandboxAddresses: flags['sandbox-allow-address'] ?? [],
+        }
+      : {}),
     // Before any container is begun: an unknown agent token serves, and starts, nothing.
     admit: async (home) => {
       agents = new AgentStore(home);

@@ -102,6 +102,8 @@ export async function servingDeps(
      * (`--sandbox-image`); absent: they are not served.
      */
     sandboxImages?: readonly string[];
+    /** `--sandbox-allow-address`: private ranges sandboxes' named hosts may resolve into. */
+    sandboxAddresses?: readonly string[];
     /** Run after the policy check and before any server starts: what it refuses starts nothing. */
     admit?: (home: string) => Promise<void>;
   } = {},
@@ -145,7 +147,14 @@ export async function servingDeps(
   };
   const selected = servers.filter((server): server is ContainerServerConfig => server.transport !== 'http');
   const ownServer = options.sandboxImages
-    ? await ownServerOf(home, policy, options.sandboxImages, options.allowMounts ?? [], containerRuntime)
+    ? await ownServerOf(
+        home,
+        policy,
+        options.sandboxImages,
+        options.allowMounts ?? [],
+        options.sandboxAddresses ?? [],
+        containerRuntime,
+      )
     : undefined;
   const early = new EarlyContainers(selected, containerRuntime);
   // Its code alone first: once it is loaded, the engine probe, the reaper's start and then the
@@ -207,6 +216,7 @@ async function ownServerOf(
   policy: PolicyView,
   images: readonly string[],
   allowMounts: readonly string[],
+  allowAddresses: readonly string[],
   runtime: () => Promise<ContainerRuntime>,
 ): Promise<Upstream> {
   const { OwnServer, Sandboxes } = await import('@ringfence/gateway/sandbox');
@@ -216,6 +226,7 @@ async function ownServerOf(
       policy,
       images,
       mountRoots: workspaceRoots(allowMounts).slice(1),
+      allowAddresses,
       engine: async () => {
         const built = await runtime();
         return built.available ? built.shared : { unavailable: built.reason };

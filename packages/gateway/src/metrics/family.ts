@@ -22,14 +22,19 @@ const DEFAULT_BUDGET = 2000;
 /** One metric: its series, found by label values through one capped level per label. */
 abstract class Family<S extends object> {
   readonly budget: SeriesBudget;
-  private readonly root: Node<S>;
+  /** Made on first use: a subclass's fields (a histogram's bounds) are set only after this constructor. */
+  private rootNode: Node<S> | undefined;
 
   constructor(
     readonly shape: FamilyShape,
     private readonly type: 'counter' | 'histogram' | 'gauge',
   ) {
     this.budget = { left: shape.budget ?? DEFAULT_BUDGET, folded: 0 };
-    this.root = this.level(0);
+  }
+
+  private get root(): Node<S> {
+    this.rootNode ??= this.level(0);
+    return this.rootNode;
   }
 
   private level(depth: number): Node<S> {

@@ -38,8 +38,7 @@ export interface SeriesBudget {
  * One label's values under one parent (a metric, or one value of the label before it), capped:
  * the first `cap` distinct shown values (while the metric's budget lasts) each get their child;
  * every later one shares `OTHER`'s. Raw values are remembered (so a known one costs one map
- * lookup) up to twice the cap; past that, an unknown raw value is rendered again each time it
- * comes, and still lands in a known child or in `OTHER`.
+ * lookup) up to twice the cap; once the level is full, any value not remembered goes to `OTHER`.
  */
 export class LabelLevel<C> {
   private readonly byRaw = new Map<string, C>();
@@ -59,19 +58,26 @@ export class LabelLevel<C> {
   }
 
   private admit(raw: string): C {
-    const shown = labelValue(raw);
-    let child = this.children.get(shown);
+    // Full: whatever it is, it folds (not even rendered: a flood of new names costs no more than a known one).
+    let child = this.full() ? undefined : this.shown(labelValue(raw));
     if (child === undefined) {
-      if (this.children.size < this.cap && this.budget.left > 0) {
-        this.budget.left -= 1;
-        child = this.create(shown);
-      } else {
-        this.budget.folded += 1;
-        child = this.children.get(OTHER) ?? this.create(OTHER);
-      }
+      this.budget.folded += 1;
+      child = this.children.get(OTHER) ?? this.create(OTHER);
     }
     if (this.byRaw.size < 2 * this.cap) this.byRaw.set(raw, child);
     return child;
+  }
+
+  private full(): boolean {
+    return this.children.size >= this.cap || this.budget.left <= 0;
+  }
+
+  /** The child of a shown value: found, or created while there is room. */
+  private shown(value: string): C {
+    const known = this.children.get(value);
+    if (known !== undefined) return known;
+    if (value !== OTHER) this.budget.left -= 1;
+    return this.create(value);
   }
 
   private create(shown: string): C {

@@ -100,19 +100,8 @@ export async function runGateway(options: ServeOptions): Promise<RunningGateway>
     ...(notice ? { notice } : {}),
     ...(options.metrics ? { observer: options.metrics.registry } : {}),
   });
-  // The notice names the home folder, rendered here like any other text the gateway did not write.
-  if (notice) options.log(rendered(notice, 'line'));
-  await gateway.start();
-  const exposed = gateway.listTools().length;
-  const prompts = gateway.listPrompts().length;
-  const resources = gateway.resources.listResources().length + gateway.resources.listTemplates().length;
-  const withheld = gateway.withheld().filter((w) => w.kind !== 'filtered').length;
-  options.log(
-    `ringfence: serving ${exposed} tool(s)${prompts > 0 ? ` and ${prompts} prompt(s)` : ''}${resources > 0 ? `, ${resources} resource(s) and template(s)` : ''} from ${options.only !== undefined ? `${options.only} only, under its own names` : `${servers.length} server(s)`}, ${withheld} withheld; session ${session}`,
-  );
-
-  // Until close begins: what `GET /healthz` answers.
-  let serving = true;
+  // What `GET /healthz` answers: from the end of the start to the beginning of the close.
+  let serving = false;
   let token = options.httpToken;
   /** The gateway's bearer token: RINGFENCE_MCP_TOKEN, or one made and shown once when first needed. */
   const gatewayToken = (): string => {
@@ -123,6 +112,7 @@ export async function runGateway(options: ServeOptions): Promise<RunningGateway>
     return token;
   };
   let sessions: () => Iterable<{ transport: string; count: number }> = () => [];
+  // Before the servers start: a taken port is refused at once, and /healthz says 503 until they have.
   const metrics = options.metrics
     ? await startMetrics(gateway, options.metrics, {
         ...(options.insecureListen ? { insecureListen: true } : {}),
@@ -132,6 +122,23 @@ export async function runGateway(options: ServeOptions): Promise<RunningGateway>
         sessions: () => sessions(),
       })
     : undefined;
+
+  // The notice names the home folder, rendered here like any other text the gateway did not write.
+  if (notice) options.log(rendered(notice, 'line'));
+  try {
+    await gateway.start();
+  } catch (error) {
+    await metrics?.close();
+    throw error;
+  }
+  serving = true;
+  const exposed = gateway.listTools().length;
+  const prompts = gateway.listPrompts().length;
+  const resources = gateway.resources.listResources().length + gateway.resources.listTemplates().length;
+  const withheld = gateway.withheld().filter((w) => w.kind !== 'filtered').length;
+  options.log(
+    `ringfence: serving ${exposed} tool(s)${prompts > 0 ? ` and ${prompts} prompt(s)` : ''}${resources > 0 ? `, ${resources} resource(s) and template(s)` : ''} from ${options.only !== undefined ? `${options.only} only, under its own names` : `${servers.length} server(s)`}, ${withheld} withheld; session ${session}`,
+  );
 
   if (options.http) {
     // Only --http needs the HTTP server, its transport and hono: a stdio start does not load them.

@@ -10,6 +10,7 @@ import {
 } from '@ringfence/gateway/config';
 import type { KnownCredentials } from '@ringfence/gateway/credentials';
 import { resolveHome } from '@ringfence/gateway/home';
+import type { GatewayMetrics } from '@ringfence/gateway/metrics';
 import { policyView } from '@ringfence/gateway/policy-view';
 import {
   type ContainedServer,
@@ -106,6 +107,8 @@ export async function servingDeps(
     sandboxAddresses?: readonly string[];
     /** Run after the policy check and before any server starts: what it refuses starts nothing. */
     admit?: (home: string) => Promise<void>;
+    /** `mcp serve --metrics`: what the audit log and the container runtime report to. */
+    metrics?: GatewayMetrics;
   } = {},
 ): Promise<ServingDeps> {
   const home = resolveHome();
@@ -122,7 +125,12 @@ export async function servingDeps(
   // Each listed tool's schema is compiled in a worker before anything is listed: started now, the
   // workers load on the other core while this thread loads the rest, instead of after it.
   void guard.warmUp(1);
-  const audit = await AuditLog.open({ session, path: defaultAuditPath(), onNotice: reportLine });
+  const audit = await AuditLog.open({
+    session,
+    path: defaultAuditPath(),
+    onNotice: reportLine,
+    ...(options.metrics ? { timings: options.metrics.audit } : {}),
+  });
   startupMark('serving: audit log open');
   // The container runtime (engine probe, reaper process, sweep of dead gateways' leftovers,
   // sidecar image lookup, and dockerode with its dependencies) is built on first need only: a
@@ -141,6 +149,7 @@ export async function servingDeps(
         audit,
         policy,
         workspaceRoots: workspaceRoots(options.allowMounts),
+        ...(options.metrics ? { observer: options.metrics.runtime } : {}),
       });
     });
     return runtime;

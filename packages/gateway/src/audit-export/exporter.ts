@@ -17,8 +17,11 @@ export interface ExporterOptions {
   readonly target: ExportTarget;
   readonly format: ExportFormat;
   readonly sinkId: string;
-  /** Keep exporting as entries are appended, until the signal aborts. */
-  readonly follow: boolean;
+  /**
+   * Keep exporting as entries are appended: until the run's signal aborts (true), or until this
+   * signal aborts and everything written by then has been sent (`mcp serve` closing).
+   */
+  readonly follow: boolean | AbortSignal;
   /** Send the chain head every this many ms (0: only at the end of an export). */
   readonly anchorIntervalMs: number;
   /** Start from line 1 of the log at the path, whatever was exported before (after moving a log aside). */
@@ -29,7 +32,8 @@ export interface ExporterOptions {
   readonly backoffMs?: { readonly min: number; readonly max: number };
   /** How long to wait for another exporter of this sink before giving up (EXPORT_BUSY). */
   readonly lockTimeoutMs?: number;
-  readonly version: string;
+  /** ringfence's version, for OCSF's `metadata.product.version` (left out when not given). */
+  readonly version?: string;
   readonly host?: string;
   readonly notice: (message: string) => void;
   /** For tests: the sink to write to instead of the target's. */
@@ -157,10 +161,15 @@ class Run {
       await this.promote();
       if (this.sink.alive && this.anchorDue()) await this.anchor();
       if (batch.lines.length === 0) {
-        if (!this.options.follow) return;
+        if (!this.following()) return;
         await sleep(this.options.pollMs ?? 200, undefined, { signal: this.signal }).catch(() => {});
       }
     }
+  }
+
+  private following(): boolean {
+    const follow = this.options.follow;
+    return typeof follow === 'boolean' ? follow : !follow.aborted;
   }
 
   private async send(lines: readonly SourceLine[]): Promise<void> {

@@ -26,7 +26,7 @@ export interface OcsfContext {
   /** Hash of the log's line 1: names the log the entry belongs to. */
   readonly log: AuditDigest;
   readonly host: string;
-  readonly version: string;
+  readonly version?: string;
 }
 
 /** The MCP request an entry is about, as `api.operation`. */
@@ -145,7 +145,11 @@ export function ocsfEvent(entry: AuditEntry, context: OcsfContext): Record<strin
     metadata: {
       version: OCSF_VERSION,
       profiles: ['security_control'],
-      product: { name: 'ringfence', vendor_name: 'ringfence', version: context.version },
+      product: {
+        name: 'ringfence',
+        vendor_name: 'ringfence',
+        ...(context.version ? { version: context.version } : {}),
+      },
       log_name: 'audit.jsonl',
       uid: context.hash,
       sequence: context.seq,

@@ -3,6 +3,8 @@ import { ExportError } from './errors.js';
 import { exportAuditLog } from './exporter.js';
 import type { ExportSinkSettings } from './settings.js';
 
+const CLOSE_DRAIN_MS = 5_000;
+
 export interface AuditStreaming {
   /** Sends the chain head once more, ends each stream, and keeps what was acknowledged. */
   close(): Promise<void>;
@@ -19,10 +21,11 @@ export function startAuditStreaming(options: {
   readonly home: string;
   readonly auditPath: string;
   readonly sinks: readonly ExportSinkSettings[];
-  readonly version: string;
   readonly report: (line: string) => void;
 }): AuditStreaming {
   const controller = new AbortController();
+  // Closing first stops following: what was written by then still goes out, then the last anchor.
+  const stopFollowing = new AbortController();
   const runs = options.sinks.map(async (sink) => {
     const say = (message: string) =>
       options.report(`ringfence: audit export to ${sink.target.url}: ${message}`);
@@ -36,9 +39,8 @@ export function startAuditStreaming(options: {
             target: sink.target,
             format: sink.format,
             sinkId: sink.id,
-            follow: true,
+            follow: stopFollowing.signal,
             anchorIntervalMs: sink.anchorIntervalMs,
-            version: options.version,
             notice: say,
           },
           controller.signal,
@@ -49,7 +51,9 @@ export function startAuditStreaming(options: {
           if (!waiting)
             say('another ringfence process exports this sink; this gateway takes over when it stops');
           waiting = true;
-          await sleep(5_000, undefined, { signal: controller.signal }).catch(() => {});
+          const either = AbortSignal.any([controller.signal, stopFollowing.signal]);
+          await sleep(5_000, undefined, { signal: either }).catch(() => {});
+          if (stopFollowing.signal.aborted) return;
           continue;
         }
         // The log diverged or broke: exporting on would ship a history the collector cannot
@@ -61,8 +65,13 @@ export function startAuditStreaming(options: {
   });
   return {
     close: async () => {
-      controller.abort();
-      await Promise.all(runs);
+      stopFollowing.abort();
+      const drained = Promise.all(runs);
+      // A collector that is down at close does not hold the gateway's exit: the position in the
+      // home keeps what was not acknowledged, and the next export sends it.
+      const timer = setTimeout(() => controller.abort(), CLOSE_DRAIN_MS);
+      await drained;
+      clearTimeout(timer);
     },
   };
 }

@@ -169,7 +169,7 @@ class Run {
 
   private following(): boolean {
     const follow = this.options.follow;
-    return typeof follow === 'boolean' ? follow : !follow.aborted;
+    return typeof follow === 'object' ? !follow.aborted : follow === true;
   }
 
   private async send(lines: readonly SourceLine[]): Promise<void> {

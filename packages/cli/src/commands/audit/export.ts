@@ -105,7 +105,7 @@ export default class AuditExport extends RingfenceCommand {
           target,
           format,
           sinkId,
-          follow: flags.follow,
+          follow: flags.follow === true,
           anchorIntervalMs: (flags['anchor-interval'] ?? DEFAULT_ANCHOR_SECONDS) * 1000,
           ...(flags['new-log'] ? { newLog: true } : {}),
           version: this.config.version,

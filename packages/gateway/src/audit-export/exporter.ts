@@ -159,6 +159,10 @@ class Run {
       this.ino = batch.ino;
       if (batch.lines.length > 0) await this.send(batch.lines);
       await this.promote();
+      if (batch.broken) {
+        await this.finish();
+        throw batch.broken;
+      }
       if (this.sink.alive && this.anchorDue()) await this.anchor();
       if (batch.lines.length === 0) {
         if (!this.following()) return;

@@ -131,7 +131,7 @@ export async function readAfter(
   path: string,
   after: ExportPosition,
   ino: number,
-): Promise<{ lines: SourceLine[]; replaced: boolean; ino: number }> {
+): Promise<{ lines: SourceLine[]; replaced: boolean; ino: number; broken?: ExportError }> {
   const handle = await openLog(path);
   if (!handle) return { lines: [], replaced: after.seq > 0, ino: 0 };
   try {
@@ -149,7 +149,14 @@ export async function readAfter(
       i !== -1 && i < got && lines.length < MAX_LINES;
       i = buffer.indexOf(0x0a, start)
     ) {
-      const line = chained(path, buffer.subarray(start, i), previous, after.offset + i + 1);
+      let line: SourceLine;
+      try {
+        line = chained(path, buffer.subarray(start, i), previous, after.offset + i + 1);
+      } catch (error) {
+        // What chained before the broken line still goes out; the exporter stops after it.
+        if (lines.length === 0) throw error;
+        return { lines, replaced: false, ino: info.ino, broken: error as ExportError };
+      }
       lines.push(line);
       previous = line;
       start = i + 1;

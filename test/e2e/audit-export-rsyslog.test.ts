@@ -4,8 +4,9 @@
 // entry arrives, in order, at least once (resends after a lost connection are counted and are
 // byte-identical); a local log rewritten from scratch is then caught by `audit verify --against`
 // rsyslog's own output file. TLS: rsyslogd's gtls driver with a CA made here.
-import { createHash } from 'node:crypto';
+
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +15,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ringfence, unwrap } from '../helpers/cli.js';
 import { connectStdio, freePort, freshHome, startToolServer } from '../helpers/mcp.js';
 import { stopAll } from '../helpers/processes.js';
-import { PrivateRsyslog, ensureRsyslog, received } from '../helpers/rsyslog.js';
+import { ensureRsyslog, PrivateRsyslog, received } from '../helpers/rsyslog.js';
 
 beforeAll(() => ensureRsyslog());
 afterAll(stopAll);
@@ -33,12 +34,21 @@ async function waitFor(what: string, check: () => Promise<boolean>, ms = 30_000)
 async function toolServer(dir: string) {
   const tools = join(dir, 'tools.json');
   const behaviours = join(dir, 'behaviours.json');
-  await writeFile(tools, JSON.stringify([{ name: 'echo', description: 'Echoes.', inputSchema: { type: 'object', properties: { i: { type: 'number' } } } }]));
+  await writeFile(
+    tools,
+    JSON.stringify([
+      {
+        name: 'echo',
+        description: 'Echoes.',
+        inputSchema: { type: 'object', properties: { i: { type: 'number' } } },
+      },
+    ]),
+  );
   await writeFile(behaviours, JSON.stringify({ echo: { echo: true } }));
   return startToolServer(tools, behaviours);
 }
 
-it('every entry arrives, in order, across a gateway SIGKILL and an rsyslogd restart; a rewrite is caught against rsyslog\'s file', async () => {
+it("every entry arrives, in order, across a gateway SIGKILL and an rsyslogd restart; a rewrite is caught against rsyslog's file", async () => {
   const dir = await mkdtemp(join(tmpdir(), 'rf-export-e2e-'));
   const server = await toolServer(dir);
   const home = await freshHome();
@@ -46,7 +56,10 @@ it('every entry arrives, in order, across a gateway SIGKILL and an rsyslogd rest
   const port = await freePort();
   const rsyslog = new PrivateRsyslog(join(dir, 'rsyslog'), port, join(dir, 'received.log'));
   await rsyslog.start();
-  await writeFile(join(home, 'audit-export.json'), JSON.stringify({ sinks: [{ to: `syslog+tcp://127.0.0.1:${port}`, anchor_interval: 1 }] }));
+  await writeFile(
+    join(home, 'audit-export.json'),
+    JSON.stringify({ sinks: [{ to: `syslog+tcp://127.0.0.1:${port}`, anchor_interval: 1 }] }),
+  );
 
   // Gateway 1: calls stream out as they are written; killed with SIGKILL while calls are running.
   const first = await connectStdio(home);
@@ -55,8 +68,13 @@ it('every entry arrives, in order, across a gateway SIGKILL and an rsyslogd rest
   // what the kill leaves unacknowledged is only the burst below.
   const settled = await localSeqs(home);
   await waitFor('the position to catch up', async () => (await position(home)) >= settled);
-  const burst = Array.from({ length: 10 }, (_, i) => first.client.callTool({ name: 'up_echo', arguments: { i: 100 + i } }).catch(() => 'cut off'));
-  await waitFor('some of the burst to be exported', async () => Math.max(...received(await rsyslog.lines()).seqs) > settled + 4);
+  const burst = Array.from({ length: 10 }, (_, i) =>
+    first.client.callTool({ name: 'up_echo', arguments: { i: 100 + i } }).catch(() => 'cut off'),
+  );
+  await waitFor(
+    'some of the burst to be exported',
+    async () => Math.max(...received(await rsyslog.lines()).seqs) > settled + 4,
+  );
   process.kill((first.client.transport as StdioClientTransport).pid!, 'SIGKILL');
   await Promise.all(burst);
   const atKill = await position(home);
@@ -69,7 +87,8 @@ it('every entry arrives, in order, across a gateway SIGKILL and an rsyslogd rest
   // catch up): what was on the wire unacknowledged, or written while it was down, is sent again.
   let calling = true;
   const calls = (async () => {
-    for (let i = 0; calling; i++) await second.client.callTool({ name: 'up_echo', arguments: { i: 500 + i } });
+    for (let i = 0; calling; i++)
+      await second.client.callTool({ name: 'up_echo', arguments: { i: 500 + i } });
   })();
   await new Promise((r) => setTimeout(r, 700));
   await rsyslog.stop();
@@ -81,7 +100,11 @@ it('every entry arrives, in order, across a gateway SIGKILL and an rsyslogd rest
   // Closing the gateway stops following once what was written has gone out, with a last anchor.
   await second.close();
   const total = await localSeqs(home);
-  await waitFor('every entry to arrive', async () => new Set(received(await rsyslog.lines()).seqs).size >= total, 20_000);
+  await waitFor(
+    'every entry to arrive',
+    async () => new Set(received(await rsyslog.lines()).seqs).size >= total,
+    20_000,
+  );
   await rsyslog.stop();
 
   const { seqs, anchors } = received(await rsyslog.lines());
@@ -97,13 +120,23 @@ it('every entry arrives, in order, across a gateway SIGKILL and an rsyslogd rest
   const restarts = seqs.flatMap((seq, i) => (i > 0 && seq <= seqs[i - 1]! ? [seq] : []));
   expect(restarts[0]).toBe(atKill + 1);
   expect(restarts.every((seq) => seq > settled)).toBe(true);
-  console.log(`audit export e2e: ${total} entries, ${duplicates} duplicates (resends from seq ${restarts.join(', ')}), ${anchors.length} anchors`);
+  console.log(
+    `audit export e2e: ${total} entries, ${duplicates} duplicates (resends from seq ${restarts.join(', ')}), ${anchors.length} anchors`,
+  );
   expect(duplicates).toBeLessThan(total);
   expect(anchors.at(-1)?.seq).toBe(total);
 
-  const ok = await ringfence(['audit', 'verify', '--against', rsyslog.output, '--json'], { RINGFENCE_HOME: home });
+  const ok = await ringfence(['audit', 'verify', '--against', rsyslog.output, '--json'], {
+    RINGFENCE_HOME: home,
+  });
   expect(ok.code).toBe(0);
-  expect(JSON.parse(ok.stdout)).toMatchObject({ ok: true, entries: total, exported: total, duplicates, coveredThrough: total });
+  expect(JSON.parse(ok.stdout)).toMatchObject({
+    ok: true,
+    entries: total,
+    exported: total,
+    duplicates,
+    coveredThrough: total,
+  });
 
   // The whole local log rewritten from scratch: same lines, one verdict changed, every prev
   // recomputed, same length. `audit verify` alone cannot tell; against the export it fails.
@@ -117,16 +150,28 @@ it('every entry arrives, in order, across a gateway SIGKILL and an rsyslogd rest
   expect((await ringfence(['audit', 'verify'], { RINGFENCE_HOME: home })).code).toBe(0);
   const caught = await ringfence(['audit', 'verify', '--against', rsyslog.output], { RINGFENCE_HOME: home });
   expect(caught.code).toBe(1);
-  expect(unwrap(caught.stdout)).toMatch(/local entry seq 5 is not the one that left the machine.*AGAINST_REWRITTEN/s);
+  expect(unwrap(caught.stdout)).toMatch(
+    /local entry seq 5 is not the one that left the machine.*AGAINST_REWRITTEN/s,
+  );
   const fromScratch = rechain(original, (entry) => {
     if (entry.seq === 1) entry.ts = entry.ts.replace(/\.\d{3}Z$/, '.999Z');
   });
   await writeFile(log, fromScratch);
-  const scratch = await ringfence(['audit', 'verify', '--against', rsyslog.output, '--json'], { RINGFENCE_HOME: home });
+  const scratch = await ringfence(['audit', 'verify', '--against', rsyslog.output, '--json'], {
+    RINGFENCE_HOME: home,
+  });
   expect(JSON.parse(scratch.stdout)).toMatchObject({ ok: false, code: 'AGAINST_OTHER_LOG' });
   // Cut back to a line boundary: the export holds later seqs than the local log.
-  await writeFile(log, original.split('\n').slice(0, total - 3).join('\n') + '\n');
-  const cut = await ringfence(['audit', 'verify', '--against', rsyslog.output, '--json'], { RINGFENCE_HOME: home });
+  await writeFile(
+    log,
+    original
+      .split('\n')
+      .slice(0, total - 3)
+      .join('\n') + '\n',
+  );
+  const cut = await ringfence(['audit', 'verify', '--against', rsyslog.output, '--json'], {
+    RINGFENCE_HOME: home,
+  });
   expect(JSON.parse(cut.stdout)).toMatchObject({ ok: false, code: 'AGAINST_TRUNCATED' });
 });
 
@@ -139,7 +184,7 @@ async function position(home: string): Promise<number> {
 }
 
 /** Re-serialises and re-chains every line after `change`: what someone rewriting the file does. */
-function rechain(text: string, change: (entry: Record<string, any>) => void): string {
+function rechain(text: string, change: (entry: { seq: number; ts: string; prev: string }) => void): string {
   let prev = `sha256:${'0'.repeat(64)}`;
   const out: string[] = [];
   for (const line of text.split('\n').filter(Boolean)) {
@@ -153,15 +198,71 @@ function rechain(text: string, change: (entry: Record<string, any>) => void): st
   return `${out.join('\n')}\n`;
 }
 
-it('over TLS to rsyslogd\'s gtls driver: delivered with the CA given, refused against another CA', async () => {
+it("over TLS to rsyslogd's gtls driver: delivered with the CA given, refused against another CA", async () => {
   const dir = await mkdtemp(join(tmpdir(), 'rf-export-tls-'));
   const pki = (name: string) => join(dir, name);
-  const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=test CA', '-keyout', pki('ca.key'), '-out', pki('ca.pem'));
-  openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost', '-keyout', pki('server.key'), '-out', pki('server.csr'));
+  const openssl = (...args: string[]) =>
+    execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=test CA',
+    '-keyout',
+    pki('ca.key'),
+    '-out',
+    pki('ca.pem'),
+  );
+  openssl(
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-subj',
+    '/CN=localhost',
+    '-keyout',
+    pki('server.key'),
+    '-out',
+    pki('server.csr'),
+  );
   await writeFile(pki('ext.cnf'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
-  openssl('x509', '-req', '-in', pki('server.csr'), '-CA', pki('ca.pem'), '-CAkey', pki('ca.key'), '-CAcreateserial', '-days', '1', '-extfile', pki('ext.cnf'), '-out', pki('server.pem'));
-  openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=other CA', '-keyout', pki('other.key'), '-out', pki('other.pem'));
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    pki('server.csr'),
+    '-CA',
+    pki('ca.pem'),
+    '-CAkey',
+    pki('ca.key'),
+    '-CAcreateserial',
+    '-days',
+    '1',
+    '-extfile',
+    pki('ext.cnf'),
+    '-out',
+    pki('server.pem'),
+  );
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=other CA',
+    '-keyout',
+    pki('other.key'),
+    '-out',
+    pki('other.pem'),
+  );
 
   const server = await toolServer(dir);
   const home = await freshHome();
@@ -172,14 +273,22 @@ it('over TLS to rsyslogd\'s gtls driver: delivered with the CA given, refused ag
   const total = await localSeqs(home);
 
   const port = await freePort();
-  const rsyslog = new PrivateRsyslog(join(dir, 'rsyslog'), port, join(dir, 'received.log'), { ca: pki('ca.pem'), cert: pki('server.pem'), key: pki('server.key') });
+  const rsyslog = new PrivateRsyslog(join(dir, 'rsyslog'), port, join(dir, 'received.log'), {
+    ca: pki('ca.pem'),
+    cert: pki('server.pem'),
+    key: pki('server.key'),
+  });
   await rsyslog.start();
   const to = `syslog+tls://127.0.0.1:${port}`;
 
   // Another CA: the collector is not trusted, nothing is sent (retried until stopped).
   const { spawn } = await import('node:child_process');
   const { cliBin } = await import('../helpers/cli.js');
-  const refused = spawn(process.execPath, [cliBin, 'audit', 'export', '--to', to, '--ca', pki('other.pem'), '--id', 'wrong-ca'], { env: { ...process.env, RINGFENCE_HOME: home } });
+  const refused = spawn(
+    process.execPath,
+    [cliBin, 'audit', 'export', '--to', to, '--ca', pki('other.pem'), '--id', 'wrong-ca'],
+    { env: { ...process.env, RINGFENCE_HOME: home } },
+  );
   let refusal = '';
   refused.stderr.on('data', (c: Buffer) => {
     refusal += c.toString();
@@ -189,13 +298,19 @@ it('over TLS to rsyslogd\'s gtls driver: delivered with the CA given, refused ag
   expect(refusal).toMatch(/Retrying with backoff/);
   expect(await rsyslog.lines()).toEqual([]);
 
-  const sent = await ringfence(['audit', 'export', '--to', to, '--ca', pki('ca.pem'), '--format', 'ocsf'], { RINGFENCE_HOME: home });
+  const sent = await ringfence(['audit', 'export', '--to', to, '--ca', pki('ca.pem'), '--format', 'ocsf'], {
+    RINGFENCE_HOME: home,
+  });
   expect(sent.code, sent.stderr).toBe(0);
   expect(sent.stdout).toMatch(new RegExp(`acknowledged through seq ${total}`));
   await rsyslog.stop();
   const events = (await rsyslog.lines()).map((line) => JSON.parse(line.slice(line.indexOf('{'))));
-  expect(events.filter((e) => e.class_uid === 6003).map((e) => e.metadata.sequence)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+  expect(events.filter((e) => e.class_uid === 6003).map((e) => e.metadata.sequence)).toEqual(
+    Array.from({ length: total }, (_, i) => i + 1),
+  );
   expect(events.at(-1)).toMatchObject({ type: 'ringfence.anchor', seq: total });
-  const ok = await ringfence(['audit', 'verify', '--against', rsyslog.output, '--json'], { RINGFENCE_HOME: home });
+  const ok = await ringfence(['audit', 'verify', '--against', rsyslog.output, '--json'], {
+    RINGFENCE_HOME: home,
+  });
   expect(JSON.parse(ok.stdout)).toMatchObject({ ok: true, exported: total });
 });

@@ -7,7 +7,10 @@ import { track } from './processes.js';
 
 /** Debian's rsyslogd (and its gtls driver), installed by scripts/ensure-rsyslog when missing. */
 export function ensureRsyslog(): void {
-  execFileSync(`${repoRoot}scripts/ensure-rsyslog`, { stdio: ['ignore', 'inherit', 'inherit'], timeout: 600_000 });
+  execFileSync(`${repoRoot}scripts/ensure-rsyslog`, {
+    stdio: ['ignore', 'inherit', 'inherit'],
+    timeout: 600_000,
+  });
 }
 
 export interface RsyslogTls {
@@ -101,7 +104,10 @@ function listening(port: number): Promise<boolean> {
 }
 
 /** What the receiver holds: audit entries (by seq, in arrival order) and anchors. */
-export function received(lines: readonly string[]): { seqs: number[]; anchors: { seq: number; hash: string }[] } {
+export function received(lines: readonly string[]): {
+  seqs: number[];
+  anchors: { seq: number; hash: string }[];
+} {
   const seqs: number[] = [];
   const anchors: { seq: number; hash: string }[] = [];
   for (const line of lines) {

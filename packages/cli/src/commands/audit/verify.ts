@@ -72,7 +72,7 @@ function report(result: AuditVerifyResult): string[] {
     return [
       `ok  ${result.path}: ${result.entries} entries, chain intact.`,
       `    last hash: ${result.lastHash}`,
-      '    Keep a copy of the last hash outside this machine: it is what shows a later rewrite of the whole file (`ringfence audit export` sends it with the entries; then `audit verify --against` the collector\'s file).',
+      "    Keep a copy of the last hash outside this machine: it is what shows a later rewrite of the whole file (`ringfence audit export` sends it with the entries; then `audit verify --against` the collector's file).",
       ...interruptedLines(result.interrupted),
     ];
   }

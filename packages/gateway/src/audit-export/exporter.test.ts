@@ -112,6 +112,33 @@ describe('exportAuditLog to a JSON lines file', () => {
     );
   });
 
+  it('refuses to go on when entries already exported were re-chained behind an unchanged line 1', async () => {
+    const out = join(home, 'out.jsonl');
+    await writeSampleLog(log, 20);
+    await exportAuditLog(options(`jsonl:${out}`), new AbortController().signal);
+    // Same bytes count everywhere: one timestamp changed, every later prev recomputed.
+    const { hashLine } = await import('../audit/index.js');
+    let prev = '';
+    const forged = (await readFile(log, 'utf8'))
+      .split('\n')
+      .filter(Boolean)
+      .map((line, i) => {
+        const entry = JSON.parse(line);
+        if (i === 10) entry.ts = entry.ts.replace(/\.\d{3}Z$/, '.999Z');
+        if (i > 0) entry.prev = prev;
+        const text = JSON.stringify(entry);
+        prev = hashLine(text);
+        return text;
+      });
+    await writeFile(log, `${forged.join('\n')}\n`);
+    await expect(exportAuditLog(options(`jsonl:${out}`), new AbortController().signal)).rejects.toMatchObject(
+      {
+        code: 'EXPORT_LOG_DIVERGED',
+        message: expect.stringMatching(/no longer continues from what was already exported/),
+      },
+    );
+  });
+
   it('stops at a line that does not chain instead of shipping it', async () => {
     await writeSampleLog(log, 10);
     const text = await readFile(log, 'utf8');

@@ -83,7 +83,7 @@ export async function loadExportSettings(home: string): Promise<ExportSinkSettin
         ...(s.server_name ? { serverName: s.server_name as string } : {}),
       });
     } catch (error) {
-      throw refuse(`${at}: ${(error as Error).message}`);
+      throw refuse(`${at}: ${(error as Error).message.replace(/\.$/, '')}`);
     }
     if ((s.cert === undefined) !== (s.key === undefined)) throw refuse(`${at}: "cert" and "key" go together`);
     const id = (s.id as string | undefined) ?? defaultSinkId(target, format);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
-import { connect as connectTcp, type Socket } from 'node:net';
+import { connect as connectTcp, isIP, type Socket } from 'node:net';
 import { connect as connectTls } from 'node:tls';
 import { ExportError } from './errors.js';
 import type { ExportTarget } from './target.js';
@@ -99,7 +99,8 @@ class StreamSink implements ExportSink {
           ? connectTls({
               host,
               port,
-              servername: tls.serverName ?? host,
+              // SNI carries names only (RFC 6066); an IP is checked against the certificate's IP SANs.
+              ...(tls.serverName || isIP(host) === 0 ? { servername: tls.serverName ?? host } : {}),
               ...(tls.ca ? { ca: readFileSync(tls.ca) } : {}),
               ...(tls.cert ? { cert: readFileSync(tls.cert) } : {}),
               ...(tls.key ? { key: readFileSync(tls.key) } : {}),

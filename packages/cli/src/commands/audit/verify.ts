@@ -46,7 +46,7 @@ export default class AuditVerify extends RingfenceCommand {
   private async against(path: string, against: string): Promise<AgainstResult> {
     const result = await verifyAgainstExport(path, against);
     if (!this.jsonEnabled()) {
-      const counts = `${result.entries} local entries; ${against}: ${result.exported} exported entries${result.duplicates > 0 ? ` (+${result.duplicates} repeated after reconnects, same bytes)` : ''}, ${result.anchors} anchors`;
+      const counts = `${result.entries} local entries; ${against}: ${result.exported} exported entries${result.duplicates > 0 ? ` (+${result.duplicates} repeated: resends after a lost connection, or the same entry in the other form)` : ''}, ${result.anchors} anchors`;
       if (result.ok) {
         this.log(`ok  ${path}: ${result.message}.`);
         this.log(`    ${counts}.`);

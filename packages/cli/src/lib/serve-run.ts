@@ -29,6 +29,7 @@ export async function runServe(flags: ServeFlags): Promise<void> {
   let agents: AgentStore | undefined;
   const deps = await servingDeps(session, {
     allowMounts: flags['allow-mount'] ?? [],
+    auditExport: true,
     ...(flags.only !== undefined ? { only: flags.only } : {}),
     ...(flags['sandbox-tools'] ? { sandboxImages: flags['sandbox-image'] ?? [] } : {}),
     // Before any container is begun: an unknown agent token serves, and starts, nothing.

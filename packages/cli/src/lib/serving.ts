@@ -106,6 +106,8 @@ export async function servingDeps(
     sandboxImages?: readonly string[];
     /** Run after the policy check and before any server starts: what it refuses starts nothing. */
     admit?: (home: string) => Promise<void>;
+    /** `mcp serve`: stream the audit log to the sinks of `audit-export.json` while serving. */
+    auditExport?: boolean;
   } = {},
 ): Promise<ServingDeps> {
   const home = resolveHome();
@@ -114,7 +116,7 @@ export async function servingDeps(
   startupMark('serving: policy checked');
   // A wrong audit-export.json is refused before anything starts: a team that configured an
   // export must not get a gateway that silently exports nothing.
-  const exportSinks = await loadAuditExportSettings(home);
+  const exportSinks = options.auditExport ? await loadAuditExportSettings(home) : [];
   await options.admit?.(home);
   // Read and selected once, before anything is opened: an unreadable file or an --only that names
   // no server is refused here with nothing to close.

@@ -19,7 +19,9 @@ const FORBIDDEN = {
   sandbox: ['serve', 'upstream', 'registration'],
   'policy-view': ['serve', 'runtime', 'upstream'],
   config: ['serve', 'runtime', 'upstream', 'registration', 'pins'],
-  audit: ['serve', 'runtime', 'upstream', 'registration'],
+  audit: ['serve', 'runtime', 'upstream', 'registration', 'audit-export'],
+  // Reads the audit log's file and ships it; knows nothing of how calls are served.
+  'audit-export': ['serve', 'runtime', 'upstream', 'registration', 'sandbox'],
   schema: ['serve', 'runtime', 'upstream', 'registration'],
   pins: ['serve', 'runtime', 'upstream', 'registration'],
   // The task registry and wire forms: used by serve/ and upstream/, knowing neither.

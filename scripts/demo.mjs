@@ -52,6 +52,11 @@ const keyring = step(
 const prometheus = step(
   'Make sure the prometheus npm test scrapes with is installed (Debian prometheus)',
   join(repo, 'scripts/ensure-prometheus'),
+// The same for the audit export's test: Debian's rsyslogd (and its TLS driver), which the test
+// starts itself with a private configuration on a loopback port.
+const rsyslog = step(
+  'Make sure the syslog collector npm test sends to is installed (Debian rsyslog, rsyslog-gnutls)',
+  join(repo, 'scripts/ensure-rsyslog'),
   [],
   { optional: true },
 );
@@ -64,6 +69,10 @@ process.stderr.write('\ndemo: done. Next: npm test, and README.md and docs/ for 
 if (browser !== 0)
   process.stderr.write(
     'demo: npm test needs a browser this demo could not install (see "ensure-browser" above): run scripts/ensure-browser as root, or do what it said, first.\n',
+  );
+if (rsyslog !== 0)
+  process.stderr.write(
+    'demo: npm test needs rsyslogd and rsyslog-gnutls, which this demo could not install (see "ensure-rsyslog" above): run scripts/ensure-rsyslog as root, or do what it said, first.\n',
   );
 if (keyring !== 0)
   process.stderr.write(

@@ -37,6 +37,7 @@ export async function runServe(flags: ServeFlags): Promise<void> {
   const deps = await servingDeps(session, {
     ...(metrics ? { metrics } : {}),
     allowMounts: flags['allow-mount'] ?? [],
+    auditExport: true,
     ...(flags.only !== undefined ? { only: flags.only } : {}),
     ...(flags['sandbox-tools']
       ? {

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { AuditLog, defaultAuditPath } from '@ringfence/gateway/audit';
 import {
   answerCapBytes,
@@ -109,12 +111,17 @@ export async function servingDeps(
     admit?: (home: string) => Promise<void>;
     /** `mcp serve --metrics`: what the audit log and the container runtime report to. */
     metrics?: GatewayMetrics;
+    /** `mcp serve`: stream the audit log to the sinks of `audit-export.json` while serving. */
+    auditExport?: boolean;
   } = {},
 ): Promise<ServingDeps> {
   const home = resolveHome();
   startupMark('serving: modules loaded');
   const { view: policy, policy: verifiedPolicy } = await loadPolicy(home);
   startupMark('serving: policy checked');
+  // A wrong audit-export.json is refused before anything starts: a team that configured an
+  // export must not get a gateway that silently exports nothing.
+  const exportSinks = options.auditExport ? await loadAuditExportSettings(home) : [];
   await options.admit?.(home);
   // Read and selected once, before anything is opened: an unreadable file or an --only that names
   // no server is refused here with nothing to close.
@@ -132,6 +139,8 @@ export async function servingDeps(
     ...(options.metrics ? { timings: options.metrics.audit } : {}),
   });
   startupMark('serving: audit log open');
+  // audit-export.json in the home: the collectors this gateway streams its log to as it writes.
+  const streaming = await auditStreaming(home, exportSinks);
   // The container runtime (engine probe, reaper process, sweep of dead gateways' leftovers,
   // sidecar image lookup, and dockerode with its dependencies) is built on first need only: a
   // gateway of remote servers never pays for it. When a container server is to be served it is
@@ -210,8 +219,22 @@ export async function servingDeps(
       if (built?.available) built.flushAudit();
       await guard.close();
       await audit.close();
+      await streaming?.close();
     },
   };
+}
+
+async function loadAuditExportSettings(home: string) {
+  if (!existsSync(join(home, 'audit-export.json'))) return [];
+  const { loadExportSettings } = await import('@ringfence/gateway/audit-export');
+  return loadExportSettings(home);
+}
+
+/** Streams the log to each configured sink while the gateway runs (none configured: nothing loaded). */
+async function auditStreaming(home: string, sinks: Awaited<ReturnType<typeof loadAuditExportSettings>>) {
+  if (sinks.length === 0) return undefined;
+  const { startAuditStreaming } = await import('@ringfence/gateway/audit-export');
+  return startAuditStreaming({ home, auditPath: defaultAuditPath(), sinks, report: reportLine });
 }
 
 /**

@@ -41,6 +41,8 @@ export async function scanArchive(
   const reader = new TarReader({
     ...given,
     entry: (entry) => {
+      // One chunk may hold many entries: none is handed on once reading is to stop.
+      if (cut) return false;
       entriesSeen += 1;
       if (entriesSeen > limits.entries) {
         cut ??= 'scan-entries';

@@ -40,6 +40,12 @@ describe('exploreTree', () => {
     expect(result.truncated).toMatch(/max_entries reached/);
     expect(destroyed(stream)).toBe(true);
     expect(stream.pulled()).toBeLessThan(many.length / 10);
+    const whole = await exploreTree(
+      chunked(many, many.length),
+      { path: '/r', depth: 1, maxEntries: 10 },
+      LIMITS,
+    );
+    expect(whole.entries).toHaveLength(10);
   });
 
   it('caps the scan: bytes read, entries read, time', async () => {
@@ -80,6 +86,20 @@ describe('exploreTree', () => {
       ['/rtl\\u{202E}txt.exe', '../../../../etc/passwd\\u{7}', undefined, undefined],
       ['../../outside', undefined, undefined, true],
     ]);
+  });
+
+  it('skips what lies under a tmpfs mount point below the path, and says so', async () => {
+    const root = tarOf([
+      { name: '/', typeflag: '5' },
+      { name: '/tmp/', typeflag: '5' },
+      { name: '/tmp/beneath', body: 'stale' },
+      { name: '/tmpx', body: '' },
+    ]);
+    const result = await exploreTree(chunked(root), { path: '/', depth: 3, maxEntries: 10 }, LIMITS, [
+      '/tmp',
+    ]);
+    expect(result.entries.map((e) => e.path)).toEqual(['/tmp', '/tmpx']);
+    expect(result.not_shown).toMatch(/\/tmp: a tmpfs/);
   });
 
   it('reports a path that is a link as the link, its target not followed', async () => {

@@ -33,6 +33,8 @@ export interface ExploreResult {
   /** Why the listing stops short, when it does. */
   readonly truncated?: string;
   readonly scanned_entries: number;
+  /** Tmpfs mounts below the path, whose contents the archive does not hold (see fs-view.ts). */
+  readonly not_shown?: string;
 }
 
 const octalMode = (mode: number) => mode.toString(8).padStart(4, '0');
@@ -91,6 +93,8 @@ export async function exploreTree(
   archive: NodeJS.ReadableStream,
   request: Pick<ExploreRequest, 'path' | 'depth' | 'maxEntries'>,
   limits: ScanLimits = SCAN_LIMITS,
+  /** Mount points below the path whose contents are skipped (the archive sees beneath them). */
+  hidden: readonly string[] = [],
 ): Promise<ExploreResult> {
   const entries: ExploredEntry[] = [];
   let root: TarEntry | undefined;
@@ -106,7 +110,10 @@ export async function exploreTree(
         }
         const odd = relative === undefined || hasDotDot(relative);
         if (!odd && depthOf(relative) > request.depth) return false;
-        entries.push(described(entry, odd ? entry.name : Buffer.concat([prefix, relative]), odd));
+        const full = odd ? entry.name : Buffer.concat([prefix, relative]);
+        const text = full.toString('utf8');
+        if (!odd && hidden.some((mount) => text.startsWith(`${mount}/`))) return false;
+        entries.push(described(entry, full, odd));
         if (entries.length >= request.maxEntries) stop();
         return false;
       },
@@ -124,6 +131,11 @@ export async function exploreTree(
     max_entries: request.maxEntries,
     ...(reason ? { truncated: reason } : {}),
     scanned_entries: outcome.entriesSeen,
+    ...(hidden.length > 0
+      ? {
+          not_shown: `${hidden.join(', ')}: a tmpfs, whose files the engine's archive API does not see; list them with sandbox_run.`,
+        }
+      : {}),
   };
 }
 

@@ -2,6 +2,7 @@ import type Docker from 'dockerode';
 import { SandboxError } from './errors.js';
 import { type ExploreResult, exploreTree, type ReadFileResult, readFileBytes } from './explore.js';
 import type { ExploreRequest, ReadFileRequest, WriteFileRequest } from './explore-args.js';
+import { tmpfsMounts, tmpfsOf, tmpfsRefusal } from './fs-view.js';
 import type { Sandboxes } from './sandboxes.js';
 import { writeFile } from './write.js';
 
@@ -25,11 +26,19 @@ async function archiveOf(container: Docker.Container, path: string): Promise<Nod
 /** sandbox_explore: a sandbox of this gateway, found by label and owner, then its archive. */
 export async function exploreIn(sandboxes: Sandboxes, request: ExploreRequest): Promise<ExploreResult> {
   const { container } = await sandboxes.located(request.name);
-  return exploreTree(await archiveOf(container, request.path), request);
+  const info = await container.inspect();
+  const tmpfs = tmpfsOf(request.path, info);
+  if (tmpfs) throw new SandboxError('SANDBOX_PATH', tmpfsRefusal(request.path, tmpfs));
+  const below = tmpfsMounts(info).filter(
+    (mount) => request.path === '/' || mount.startsWith(`${request.path}/`),
+  );
+  return exploreTree(await archiveOf(container, request.path), request, undefined, below);
 }
 
 export async function readFileIn(sandboxes: Sandboxes, request: ReadFileRequest): Promise<ReadFileResult> {
   const { container } = await sandboxes.located(request.name);
+  const tmpfs = tmpfsOf(request.path, await container.inspect());
+  if (tmpfs) throw new SandboxError('SANDBOX_PATH', tmpfsRefusal(request.path, tmpfs));
   return readFileBytes(await archiveOf(container, request.path), request);
 }
 

@@ -1,18 +1,22 @@
-/**
- * The tar of exactly one regular file, built in memory for the engine's archive API
- * (`PUT /containers/{id}/archive`): a ustar header (with a pax record for a name longer than the
- * ustar field), the bytes, and the end-of-archive blocks. Its name is one path component: the
- * archive is extracted into the file's directory, so nothing in it can name another place.
- */
-
 import { SandboxError } from './errors.js';
+
+/**
+ * The tar of one regular file, and of the directories missing on its way, built in memory for
+ * the engine's archive API (`PUT /containers/{id}/archive`): ustar headers (with a pax record for
+ * a name longer than the ustar field), the bytes, and the end-of-archive blocks. Names are
+ * relative paths of plain components (no "." or "..", no NUL): the archive is extracted into the
+ * deepest directory that exists, so nothing in it can name another place.
+ */
 
 const BLOCK = 512;
 
 export interface OneFile {
-  /** One path component: no "/", not "." or "..", no NUL. */
+  /** A relative path of plain components: no leading "/", no "." or "..", no NUL. */
   readonly name: string;
   readonly content: Buffer;
+  /** Directories to make first (relative, outermost first), with `dirMode`. */
+  readonly directories?: readonly string[];
+  readonly dirMode?: number;
   readonly mode: number;
   readonly uid: number;
   readonly gid: number;
@@ -52,18 +56,33 @@ function paxRecord(key: string, value: Buffer): Buffer {
   return Buffer.concat([Buffer.from(String(length)), tail]);
 }
 
-export function oneFileTar(file: OneFile): Buffer {
-  if (file.name === '' || file.name === '.' || file.name === '..' || /[/\0]/.test(file.name))
+const plain = (name: string) =>
+  name !== '' &&
+  !name.startsWith('/') &&
+  !name.includes('\0') &&
+  name.split('/').every((c) => c !== '' && c !== '.' && c !== '..');
+
+function entry(name: string, typeflag: '0' | '5', content: Buffer, file: OneFile, mode: number): Buffer[] {
+  if (!plain(name))
     throw new SandboxError(
       'SANDBOX_ARGUMENTS',
-      `a file name must be one path component, not ${JSON.stringify(file.name)}.`,
+      `a name in the archive must be a plain relative path, not ${JSON.stringify(name)}.`,
     );
-  const name = Buffer.from(file.name, 'utf8');
+  const bytes = Buffer.from(typeflag === '5' ? `${name}/` : name, 'utf8');
   const parts: Buffer[] = [];
-  if (name.length > 100) {
-    const pax = paxRecord('path', name);
-    parts.push(header(Buffer.from('PaxHeader'), pax.length, 'x', file), padded(pax));
+  const entryFile = { ...file, mode };
+  if (bytes.length > 100) {
+    const pax = paxRecord('path', bytes);
+    parts.push(header(Buffer.from('PaxHeader'), pax.length, 'x', entryFile), padded(pax));
   }
-  parts.push(header(name, file.content.length, '0', file), padded(file.content), Buffer.alloc(2 * BLOCK));
+  parts.push(header(bytes, content.length, typeflag, entryFile), padded(content));
+  return parts;
+}
+
+export function oneFileTar(file: OneFile): Buffer {
+  const parts: Buffer[] = [];
+  for (const directory of file.directories ?? [])
+    parts.push(...entry(directory, '5', Buffer.alloc(0), file, file.dirMode ?? 0o755));
+  parts.push(...entry(file.name, '0', file.content, file, file.mode), Buffer.alloc(2 * BLOCK));
   return Buffer.concat(parts);
 }

@@ -3,14 +3,30 @@ import { describe, expect, it } from 'vitest';
 import { TarReader } from './tar-read.js';
 import { numericUser, readOnlyMountOf, writeFile } from './write.js';
 
-function fakeContainer(options: {
-  user?: string;
-  mounts?: { Destination: string; RW: boolean }[];
-  fail?: number;
-}) {
+const DIR = 2 ** 31;
+
+function fakeContainer(
+  options: {
+    user?: string;
+    mounts?: { Destination: string; RW: boolean; Type?: string }[];
+    fail?: number;
+    /** Paths that exist, with their Go file modes (default: /work and /work/dir, directories). */
+    existing?: Record<string, number>;
+  } = {},
+) {
   const puts: { tar: Buffer; options: Record<string, unknown> }[] = [];
+  const existing = options.existing ?? { '/work': DIR | 0o755, '/work/dir': DIR | 0o755 };
   const container = {
-    inspect: async () => ({ Config: { User: options.user ?? '65532:65532' }, Mounts: options.mounts ?? [] }),
+    inspect: async () => ({
+      Config: { User: options.user ?? '65532:65532' },
+      HostConfig: { Tmpfs: { '/tmp': 'rw,size=64m' } },
+      Mounts: options.mounts ?? [],
+    }),
+    infoArchive: async ({ path }: { path: string }) => {
+      if (!(path in existing)) throw Object.assign(new Error('no such path'), { statusCode: 404 });
+      const stat = Buffer.from(JSON.stringify({ name: path, mode: existing[path] })).toString('base64');
+      return { headers: { 'x-docker-container-path-stat': stat }, resume: () => {} };
+    },
     putArchive: async (tar: Buffer, opts: Record<string, unknown>) => {
       if (options.fail)
         throw Object.assign(new Error('engine says no'), {
@@ -23,35 +39,68 @@ function fakeContainer(options: {
   return { container, puts };
 }
 
-const request = { name: 's', path: '/tmp/dir/note.txt', content: Buffer.from('hi'), mode: 0o600 };
+function entriesOf(tar: Buffer): string[] {
+  const names: string[] = [];
+  new TarReader({
+    entry: (e) => {
+      names.push(`${e.name.toString()} ${e.type} ${e.mode.toString(8)}`);
+      return false;
+    },
+  }).write(tar);
+  return names;
+}
+
+const request = { name: 's', path: '/work/dir/note.txt', content: Buffer.from('hi'), mode: 0o600 };
 
 describe('writeFile', () => {
   it("puts a one-file tar into the file's directory, owned by the sandbox's user", async () => {
     const { container, puts } = fakeContainer({ user: '1000:1001' });
     expect(await writeFile(container, request)).toEqual({
-      path: '/tmp/dir/note.txt',
+      path: '/work/dir/note.txt',
       bytes: 2,
       mode: '0600',
       owner: '1000:1001',
     });
-    expect(puts[0]!.options).toEqual({ path: '/tmp/dir', noOverwriteDirNonDir: 'true' });
-    const names: string[] = [];
-    new TarReader({
-      entry: (e) => {
-        names.push(`${e.name.toString()} ${e.type} ${e.mode.toString(8)}`);
-        return false;
-      },
-    }).write(puts[0]!.tar);
-    expect(names).toEqual(['note.txt file 600']);
+    expect(puts[0]!.options).toEqual({ path: '/work/dir', noOverwriteDirNonDir: 'true' });
+    expect(entriesOf(puts[0]!.tar)).toEqual(['note.txt file 600']);
     expect(puts[0]!.tar.subarray(108, 115).toString()).toBe((1000).toString(8).padStart(7, '0'));
   });
 
-  it('refuses a path in a read-only mount before the engine is asked', async () => {
+  it('makes the directories missing on its way, and only those', async () => {
+    const { container, puts } = fakeContainer({ existing: { '/work': DIR | 0o755 } });
+    const written = await writeFile(container, { ...request, path: '/work/a/b/note.txt' });
+    expect(written.made_directories).toEqual(['/work/a', '/work/a/b']);
+    expect(puts[0]!.options.path).toBe('/work');
+    expect(entriesOf(puts[0]!.tar)).toEqual([
+      'a/ directory 755',
+      'a/b/ directory 755',
+      'a/b/note.txt file 600',
+    ]);
+    const top = fakeContainer({ existing: {} });
+    await writeFile(top.container, { ...request, path: '/work/note.txt' });
+    expect(top.puts[0]!.options.path).toBe('/');
+    expect(entriesOf(top.puts[0]!.tar)).toEqual(['work/ directory 755', 'work/note.txt file 600']);
+  });
+
+  it('refuses a file on the way, and a path too deep to make', async () => {
+    const file = fakeContainer({ existing: { '/work': 0o644 } });
+    await expect(writeFile(file.container, { ...request, path: '/work/x/y' })).rejects.toThrow(
+      /\/work is a file/,
+    );
+    const deep = `/${Array.from({ length: 40 }, (_, i) => `d${i}`).join('/')}/f`;
+    await expect(writeFile(fakeContainer().container, { ...request, path: deep })).rejects.toThrow(
+      /more than 32/,
+    );
+    expect(file.puts).toEqual([]);
+  });
+
+  it('refuses a read-only mount, a tmpfs and the kernel file systems before the engine is asked', async () => {
     const { container, puts } = fakeContainer({
       mounts: [
         { Destination: '/workspace/docs', RW: false },
         { Destination: '/workspace/rw', RW: true },
       ],
+      existing: { '/workspace': DIR, '/workspace/rw': DIR },
     });
     await expect(writeFile(container, { ...request, path: '/workspace/docs/x' })).rejects.toThrow(
       /mounted read-only/,
@@ -59,6 +108,9 @@ describe('writeFile', () => {
     await expect(writeFile(container, { ...request, path: '/workspace/docs' })).rejects.toThrow(
       /mounted read-only/,
     );
+    await expect(writeFile(container, { ...request, path: '/tmp/x' })).rejects.toThrow(/in \/tmp, a tmpfs/);
+    for (const path of ['/proc/1/mem', '/sys/x', '/dev/null'])
+      await expect(writeFile(container, { ...request, path })).rejects.toThrow(/the kernel's/);
     expect(puts).toEqual([]);
     await writeFile(container, { ...request, path: '/workspace/docsx' });
     await writeFile(container, { ...request, path: '/workspace/rw/x' });
@@ -66,9 +118,6 @@ describe('writeFile', () => {
   });
 
   it("says what happened when the engine refuses, and when the sandbox's user is a name", async () => {
-    await expect(writeFile(fakeContainer({ fail: 404 }).container, request)).rejects.toThrow(
-      /\/tmp\/dir does not exist/,
-    );
     await expect(writeFile(fakeContainer({ fail: 400 }).container, request)).rejects.toThrow(
       /engine refused .*engine says no/,
     );

@@ -1,7 +1,13 @@
 import type Docker from 'dockerode';
 import { SandboxError } from './errors.js';
 import type { WriteFileRequest } from './explore-args.js';
+import { kernelPathOf, readOnlyMountOf, tmpfsOf, tmpfsRefusal } from './fs-view.js';
 import { oneFileTar } from './tar-write.js';
+
+export { readOnlyMountOf };
+
+/** Directories a write may make on its way, at most (a deeper path is refused). */
+export const MAX_NEW_DIRECTORIES = 32;
 
 /** The numeric user a sandbox runs as ("65532:65532", "1000"), or undefined for a user name. */
 export function numericUser(user: string | undefined): { uid: number; gid: number } | undefined {
@@ -11,37 +17,91 @@ export function numericUser(user: string | undefined): { uid: number; gid: numbe
   return { uid, gid: match[2] === undefined ? uid : Number(match[2]) };
 }
 
-/** The read-only mount `path` lies in (or is), if any: its destination. */
-export function readOnlyMountOf(
-  path: string,
-  mounts: readonly { Destination: string; RW: boolean }[],
-): string | undefined {
-  return mounts.find(
-    (m) => !m.RW && (path === m.Destination || path.startsWith(`${m.Destination.replace(/\/$/, '')}/`)),
-  )?.Destination;
-}
-
 const engineStatus = (error: unknown) => (error as { statusCode?: number }).statusCode;
 const engineMessage = (error: unknown) =>
   String((error as { json?: { message?: string } }).json?.message ?? (error as Error).message).slice(0, 500);
 
+/** Go's os.ModeDir and os.ModeSymlink, as the engine's path stat reports them. */
+const MODE_DIR = 2 ** 31;
+const MODE_SYMLINK = 2 ** 27;
+
+/** The engine's stat of a path in the container (`HEAD /containers/{id}/archive`), or undefined when it is not there. */
+async function pathStat(container: Docker.Container, path: string): Promise<{ mode: number } | undefined> {
+  try {
+    const response = (await container.infoArchive({ path })) as {
+      headers?: Record<string, string>;
+      resume?: () => void;
+    };
+    response.resume?.();
+    const header = response.headers?.['x-docker-container-path-stat'];
+    const stat = header
+      ? (JSON.parse(Buffer.from(header, 'base64').toString('utf8')) as { mode?: number })
+      : {};
+    return { mode: typeof stat.mode === 'number' ? stat.mode : MODE_DIR };
+  } catch (error) {
+    if (engineStatus(error) === 404) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * The deepest directory on the way to `directory` that exists, and the ones below it to make
+ * (outermost first). A link on the way counts as existing: the engine resolves it within the
+ * container and checks where it lands.
+ */
+async function existingAncestor(
+  container: Docker.Container,
+  directory: string,
+): Promise<{ at: string; missing: string[] }> {
+  const missing: string[] = [];
+  let at = directory;
+  for (;;) {
+    const stat = at === '/' ? { mode: MODE_DIR } : await pathStat(container, at);
+    if (stat) {
+      if ((stat.mode & MODE_DIR) === 0 && (stat.mode & MODE_SYMLINK) === 0)
+        throw new SandboxError(
+          'SANDBOX_PATH',
+          `${at} is a file in the sandbox, not a directory; nothing was written.`,
+        );
+      return { at, missing };
+    }
+    if (missing.length >= MAX_NEW_DIRECTORIES)
+      throw new SandboxError(
+        'SANDBOX_PATH',
+        `more than ${MAX_NEW_DIRECTORIES} directories on the way to ${directory} do not exist; make a shorter path.`,
+      );
+    const slash = at.lastIndexOf('/');
+    missing.unshift(at.slice(slash + 1));
+    at = slash === 0 ? '/' : at.slice(0, slash);
+  }
+}
+
 /**
  * sandbox_write_file: one file, through the engine's archive API (`PUT /containers/{id}/archive`)
  * with a tar made here, so nothing runs in the sandbox and a stopped one takes writes too. The
- * file belongs to the user the sandbox runs as. A path in a read-only mount is refused here, and
- * the engine refuses it again where a link inside the sandbox leads there (it resolves the
- * directory within the container, then checks the mount it lands in).
+ * file, and any directory made on its way (0755), belong to the user the sandbox runs as. A path
+ * in a read-only mount, a tmpfs or a kernel file system is refused here, and the engine refuses a
+ * read-only mount again where a link inside the sandbox leads there (it resolves the directory
+ * within the container, then checks the mount it lands in).
  */
 export async function writeFile(
   container: Docker.Container,
   request: WriteFileRequest,
-): Promise<{ path: string; bytes: number; mode: string; owner: string }> {
+): Promise<{ path: string; bytes: number; mode: string; owner: string; made_directories?: string[] }> {
   const info = await container.inspect();
+  const kernel = kernelPathOf(request.path);
+  if (kernel)
+    throw new SandboxError(
+      'SANDBOX_PATH',
+      `${request.path} is in ${kernel}, the kernel's; write somewhere else (such as /work).`,
+    );
+  const tmpfs = tmpfsOf(request.path, info);
+  if (tmpfs) throw new SandboxError('SANDBOX_PATH', tmpfsRefusal(request.path, tmpfs));
   const readOnly = readOnlyMountOf(request.path, info.Mounts ?? []);
   if (readOnly)
     throw new SandboxError(
       'SANDBOX_PATH',
-      `${request.path} is in ${readOnly}, which is mounted read-only; write somewhere else (such as /tmp), or ask the person for a writable --allow-mount.`,
+      `${request.path} is in ${readOnly}, which is mounted read-only; write somewhere else (such as /work), or ask the person for a writable --allow-mount.`,
     );
   const user = numericUser(info.Config.User);
   if (!user)
@@ -51,8 +111,12 @@ export async function writeFile(
     );
   const slash = request.path.lastIndexOf('/');
   const directory = slash === 0 ? '/' : request.path.slice(0, slash);
+  const { at, missing } = await existingAncestor(container, directory);
+  const prefix = missing.join('/');
   const tar = oneFileTar({
-    name: request.path.slice(slash + 1),
+    name: prefix ? `${prefix}/${request.path.slice(slash + 1)}` : request.path.slice(slash + 1),
+    directories: missing.map((_, i) => missing.slice(0, i + 1).join('/')),
+    dirMode: 0o755,
     content: request.content,
     mode: request.mode,
     uid: user.uid,
@@ -60,13 +124,13 @@ export async function writeFile(
     mtime: Date.now() / 1000,
   });
   try {
-    await container.putArchive(tar, { path: directory, noOverwriteDirNonDir: 'true' });
+    await container.putArchive(tar, { path: at, noOverwriteDirNonDir: 'true' });
   } catch (error) {
     const status = engineStatus(error);
     if (status === 404)
       throw new SandboxError(
         'SANDBOX_PATH',
-        `the directory ${directory} does not exist in the sandbox; make it first (for example with sandbox_run), then write the file.`,
+        `the directory ${at} went away in the sandbox while writing; nothing was written. Try again.`,
         { cause: error },
       );
     if (status !== undefined && status >= 400 && status < 500)
@@ -84,5 +148,12 @@ export async function writeFile(
     bytes: request.content.length,
     mode: request.mode.toString(8).padStart(4, '0'),
     owner: `${user.uid}:${user.gid}`,
+    ...(missing.length > 0
+      ? {
+          made_directories: missing.map(
+            (_, i) => `${at === '/' ? '' : at}/${missing.slice(0, i + 1).join('/')}`,
+          ),
+        }
+      : {}),
   };
 }

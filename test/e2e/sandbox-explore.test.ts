@@ -1,13 +1,22 @@
 import { access, chmod, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { docker, managedObjects, nodeBase, removeTestContainers, uniqueName } from '../helpers/containers.js';
+import {
+  docker,
+  managedObjects,
+  nodeBase,
+  refusalFor,
+  removeTestContainers,
+  uniqueName,
+} from '../helpers/containers.js';
 import { connectStdio, firstText, freshHome, type ServedClient } from '../helpers/mcp.js';
 import { install, makeOrg, policyDocument, signPolicy } from '../helpers/policy.js';
 
 // node-base has node and nothing else (no shell, no tar): every file is seen and written through
 // the engine's archive API, and the test makes its fixtures with node.
 const KEEP_ALIVE = ['node', '-e', 'setInterval(() => {}, 1 << 30)'];
+// Where the engine cannot contain an egress allowlist (docs/runtimes.md), named hosts are refused.
+const ALLOW_REFUSED = (await refusalFor('allow')) !== undefined;
 const TOOLS = ['sandbox_fork', 'sandbox_explore', 'sandbox_read_file', 'sandbox_write_file'];
 
 // biome-ignore lint/suspicious/noExplicitAny: tool results are read as loose JSON, their shape asserted.
@@ -42,7 +51,11 @@ describe("ringfence's own tools: copy and explore sandboxes through a real clien
     const org = await makeOrg(join(dir, 'org'));
     const policy = await signPolicy(
       org,
-      policyDocument({ default_egress: 'deny', mcp: [{ server: 'ringfence' }] }),
+      // Sandboxes may name this host (never contacted), and nothing else.
+      policyDocument({
+        default_egress: 'deny',
+        mcp: [{ server: 'ringfence', egress_allow: ['example.invalid'] }],
+      }),
       'sandbox-explore-policy',
     );
     await install(policy, org, env());
@@ -261,6 +274,52 @@ describe("ringfence's own tools: copy and explore sandboxes through a real clien
       'ringfence.sandbox_fork_of': 'src',
     });
   });
+
+  it.skipIf(ALLOW_REFUSED)(
+    'fork of a sandbox with named hosts: the same hosts through its own sidecar and networks, all gone with it',
+    async () => {
+      // No traffic is sent: the objects are checked, nothing is fetched.
+      json(
+        await call('sandbox_create', {
+          name: 'net',
+          image: base,
+          hosts: ['example.invalid'],
+          command: KEEP_ALIVE,
+        }),
+      );
+      json(await call('sandbox_write_file', { name: 'net', path: '/work/n.txt', content: 'networked' }));
+      const forked = json(await call('sandbox_fork', { name: 'net', new_name: 'netcopy' }));
+      expect(forked.forked).toMatchObject({ name: 'netcopy', network: 'hosts' });
+      expect(json(await call('sandbox_read_file', { name: 'netcopy', path: '/work/n.txt' })).content).toBe(
+        'networked',
+      );
+      const networks = await docker.listNetworks({ filters: { label: ['ringfence.sandbox=netcopy'] } });
+      expect(networks).toHaveLength(2);
+      const inner = networks.find((n) => n.Internal)!;
+      const info = await docker.getContainer(`ringfence-sandbox-${session}-netcopy`).inspect();
+      expect(info.HostConfig.NetworkMode).toBe(inner.Name);
+      const sidecars = await docker.listContainers({
+        all: true,
+        filters: { label: ['ringfence.sandbox=netcopy', 'ringfence.role=sidecar'] },
+      });
+      expect(sidecars).toHaveLength(1);
+      // Its proxy is its own sidecar, on its own network, not the source's.
+      const proxy = info.Config.Env.find((e) => e.startsWith('HTTPS_PROXY='))!;
+      const sidecarAddress = (await docker.getContainer(sidecars[0]!.Id).inspect()).NetworkSettings.Networks[
+        inner.Name
+      ]!.IPAddress;
+      expect(proxy).toContain(sidecarAddress);
+      json(await call('sandbox_delete', { name: 'netcopy' }));
+      json(await call('sandbox_delete', { name: 'net' }));
+      for (const name of ['net', 'netcopy']) {
+        expect(await docker.listNetworks({ filters: { label: [`ringfence.sandbox=${name}`] } })).toEqual([]);
+        expect(
+          await docker.listContainers({ all: true, filters: { label: [`ringfence.sandbox=${name}`] } }),
+        ).toEqual([]);
+        expect(await images(`ringfence.sandbox=${name}`)).toEqual([]);
+      }
+    },
+  );
 
   it('fork refuses an unknown source and a taken name, leaving no image', async () => {
     expect(firstText(await call('sandbox_fork', { name: 'nope', new_name: 'other' }))).toMatch(

@@ -62,6 +62,8 @@ describe("ringfence's own tools: copy and explore sandboxes through a real clien
     shared = await mkdtemp(join(dir, 'shared-'));
     await mkdir(join(shared, 'docs'), { mode: 0o755 });
     await writeFile(join(shared, 'docs', 'readme.txt'), 'shared text', { mode: 0o644 });
+    // The person's private file in the shared folder: the sandbox's user (65532) may not read it.
+    await writeFile(join(shared, 'docs', 'private.txt'), 'the person only', { mode: 0o600 });
     await chmod(shared, 0o755);
     served = await connectStdio(
       home,
@@ -204,6 +206,23 @@ describe("ringfence's own tools: copy and explore sandboxes through a real clien
     ).not.toMatch(/top secret/);
     const refused = await call('sandbox_read_file', { name: 'src', path: '/work/../etc/passwd' });
     expect(refused.isError).toBe(true);
+  });
+
+  it("reads only what the sandbox's user may read, although the engine reads as root", async () => {
+    const denied = json(
+      await call('sandbox_run', {
+        name: 'src',
+        command: ['node', '-e', "require('fs').readFileSync('/workspace/docs/private.txt')"],
+      }),
+    );
+    expect(denied.stderr).toMatch(/EACCES/);
+    const read = json(await call('sandbox_read_file', { name: 'src', path: '/workspace/docs/private.txt' }));
+    expect(read).toMatchObject({
+      type: 'file',
+      mode: '0600',
+      note: expect.stringMatching(/may not read it/),
+    });
+    expect(JSON.stringify(read)).not.toMatch(/the person only/);
   });
 
   it('a write into a read-only mount is refused, directly or through a link in the sandbox', async () => {

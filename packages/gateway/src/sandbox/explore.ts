@@ -1,3 +1,4 @@
+import { mayAccess, ownership, READ, type SandboxUser, SEARCH } from './access.js';
 import { SCAN_LIMITS, type ScanLimits, type ScanOutcome, scanArchive, shownName } from './archive-read.js';
 import type { ExploreRequest, ReadFileRequest } from './explore-args.js';
 import type { TarEntry } from './tar-read.js';
@@ -21,6 +22,8 @@ export interface ExploredEntry {
   readonly name_not_utf8?: true;
   /** The archive named it outside the path asked for (an engine never does): shown, not trusted. */
   readonly odd_name?: true;
+  /** A directory the sandbox's user may not list: its contents are not shown. */
+  readonly unreadable?: true;
 }
 
 export interface ExploreResult {
@@ -35,6 +38,16 @@ export interface ExploreResult {
   readonly scanned_entries: number;
   /** Tmpfs mounts below the path, whose contents the archive does not hold (see fs-view.ts). */
   readonly not_shown?: string;
+  /** The path is a directory the sandbox's user may not list. */
+  readonly unreadable?: string;
+}
+
+export interface ExploreOptions {
+  readonly limits?: ScanLimits;
+  /** Mount points below the path whose contents are skipped (the archive sees beneath them). */
+  readonly hidden?: readonly string[];
+  /** Whose permissions count: directories this user may not list are shown closed. */
+  readonly user?: SandboxUser;
 }
 
 const octalMode = (mode: number) => mode.toString(8).padStart(4, '0');
@@ -92,11 +105,14 @@ const CUT_REASON: Record<NonNullable<ScanOutcome['cut']>, string> = {
 export async function exploreTree(
   archive: NodeJS.ReadableStream,
   request: Pick<ExploreRequest, 'path' | 'depth' | 'maxEntries'>,
-  limits: ScanLimits = SCAN_LIMITS,
-  /** Mount points below the path whose contents are skipped (the archive sees beneath them). */
-  hidden: readonly string[] = [],
+  options: ExploreOptions = {},
 ): Promise<ExploreResult> {
+  const { limits = SCAN_LIMITS, hidden = [], user } = options;
   const entries: ExploredEntry[] = [];
+  /** Directories (as `prefix/`) the user may not list: nothing below them is shown. */
+  const closed: Buffer[] = [];
+  const listable = (entry: TarEntry) =>
+    entry.type !== 'directory' || user === undefined || mayAccess(entry, user, READ | SEARCH);
   let root: TarEntry | undefined;
   const prefix = Buffer.from(request.path === '/' ? '/' : `${request.path}/`, 'utf8');
   const outcome = await scanArchive(
@@ -106,6 +122,7 @@ export async function exploreTree(
         const relative = relativeName(entry.name, request.path);
         if (relative !== undefined && relative.length === 0) {
           root ??= entry;
+          if (!listable(entry)) stop();
           return false;
         }
         const odd = relative === undefined || hasDotDot(relative);
@@ -113,7 +130,10 @@ export async function exploreTree(
         const full = odd ? entry.name : Buffer.concat([prefix, relative]);
         const text = full.toString('utf8');
         if (!odd && hidden.some((mount) => text.startsWith(`${mount}/`))) return false;
-        entries.push(described(entry, full, odd));
+        if (closed.some((dir) => full.subarray(0, dir.length).equals(dir))) return false;
+        const open = listable(entry);
+        if (!open) closed.push(Buffer.concat([full, Buffer.from('/')]));
+        entries.push({ ...described(entry, full, odd), ...(open ? {} : { unreadable: true as const }) });
         if (entries.length >= request.maxEntries) stop();
         return false;
       },
@@ -121,7 +141,8 @@ export async function exploreTree(
     limits,
   );
   const target = root && root.linkName.length > 0 ? shownName(root.linkName).text : undefined;
-  const reason = outcome.cut ? CUT_REASON[outcome.cut] : undefined;
+  const rootClosed = root !== undefined && !listable(root);
+  const reason = outcome.cut && !rootClosed ? CUT_REASON[outcome.cut] : undefined;
   return {
     path: shownName(Buffer.from(request.path, 'utf8')).text,
     type: root?.type ?? (entries.length > 0 ? 'directory' : 'missing'),
@@ -131,6 +152,11 @@ export async function exploreTree(
     max_entries: request.maxEntries,
     ...(reason ? { truncated: reason } : {}),
     scanned_entries: outcome.entriesSeen,
+    ...(rootClosed && root
+      ? {
+          unreadable: `the sandbox's user may not list it (${ownership(root)}); ringfence shows only what it could.`,
+        }
+      : {}),
     ...(hidden.length > 0
       ? {
           not_shown: `${hidden.join(', ')}: a tmpfs, whose files the engine's archive API does not see; list them with sandbox_run.`,
@@ -162,8 +188,11 @@ export interface ReadFileResult {
 export async function readFileBytes(
   archive: NodeJS.ReadableStream,
   request: Pick<ReadFileRequest, 'path' | 'offset' | 'maxBytes'>,
-  limits: ScanLimits = { ...SCAN_LIMITS, bytes: Number.MAX_SAFE_INTEGER },
+  options: { readonly limits?: ScanLimits; readonly user?: SandboxUser } = {},
 ): Promise<ReadFileResult> {
+  const limits = options.limits ?? { ...SCAN_LIMITS, bytes: Number.MAX_SAFE_INTEGER };
+  const user = options.user;
+  const readable = (entry: TarEntry) => user === undefined || mayAccess(entry, user, READ);
   let found: TarEntry | undefined;
   const parts: Buffer[] = [];
   let kept = 0;
@@ -174,7 +203,7 @@ export async function readFileBytes(
       entry: (entry) => {
         // The first entry is the path itself; a directory's contents follow it, unread.
         found = entry;
-        if (entry.type !== 'file' || request.offset >= entry.size) {
+        if (entry.type !== 'file' || request.offset >= entry.size || !readable(entry)) {
           stop();
           return false;
         }
@@ -204,6 +233,11 @@ export async function readFileBytes(
       note: 'a link: it is not followed. Read its target by naming it, if that is what you mean.',
     };
   if (found.type !== 'file') return { ...base, note: `not a regular file (tar type "${found.typeflag}").` };
+  if (!readable(found))
+    return {
+      ...base,
+      note: `the sandbox's user may not read it (${ownership(found)}); ringfence reads only what the sandbox could.`,
+    };
   if (outcome.cut === 'scan-time' && kept < request.maxBytes && request.offset + kept < found.size)
     return { ...base, note: `reading took more than ${limits.ms / 1000} s; read from a smaller offset.` };
   let bytes = Buffer.concat(parts);

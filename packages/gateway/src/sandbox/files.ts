@@ -1,10 +1,11 @@
 import type Docker from 'dockerode';
+import type { SandboxUser } from './access.js';
 import { SandboxError } from './errors.js';
 import { type ExploreResult, exploreTree, type ReadFileResult, readFileBytes } from './explore.js';
 import type { ExploreRequest, ReadFileRequest, WriteFileRequest } from './explore-args.js';
 import { tmpfsMounts, tmpfsOf, tmpfsRefusal } from './fs-view.js';
 import type { Sandboxes } from './sandboxes.js';
-import { writeFile } from './write.js';
+import { numericUser, writeFile } from './write.js';
 
 /** The engine's archive of one path in a sandbox, or a refusal saying the path is not there. */
 async function archiveOf(container: Docker.Container, path: string): Promise<NodeJS.ReadableStream> {
@@ -29,17 +30,29 @@ export async function exploreIn(sandboxes: Sandboxes, request: ExploreRequest): 
   const info = await container.inspect();
   const tmpfs = tmpfsOf(request.path, info);
   if (tmpfs) throw new SandboxError('SANDBOX_PATH', tmpfsRefusal(request.path, tmpfs));
-  const below = tmpfsMounts(info).filter(
+  const hidden = tmpfsMounts(info).filter(
     (mount) => request.path === '/' || mount.startsWith(`${request.path}/`),
   );
-  return exploreTree(await archiveOf(container, request.path), request, undefined, below);
+  return exploreTree(await archiveOf(container, request.path), request, { hidden, user: sandboxUser(info) });
 }
 
 export async function readFileIn(sandboxes: Sandboxes, request: ReadFileRequest): Promise<ReadFileResult> {
   const { container } = await sandboxes.located(request.name);
-  const tmpfs = tmpfsOf(request.path, await container.inspect());
+  const info = await container.inspect();
+  const tmpfs = tmpfsOf(request.path, info);
   if (tmpfs) throw new SandboxError('SANDBOX_PATH', tmpfsRefusal(request.path, tmpfs));
-  return readFileBytes(await archiveOf(container, request.path), request);
+  return readFileBytes(await archiveOf(container, request.path), request, { user: sandboxUser(info) });
+}
+
+/** The sandbox's numeric user, whose permissions the tools keep to. */
+function sandboxUser(info: Docker.ContainerInspectInfo): SandboxUser {
+  const user = numericUser(info.Config.User);
+  if (!user)
+    throw new SandboxError(
+      'SANDBOX_RUN',
+      `the sandbox runs as "${info.Config.User}", not a numeric user, so what it may read is unknown; nothing was read.`,
+    );
+  return user;
 }
 
 export async function writeFileIn(sandboxes: Sandboxes, request: WriteFileRequest) {

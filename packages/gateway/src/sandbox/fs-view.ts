@@ -33,6 +33,14 @@ export function readOnlyMountOf(
   return mounts.find((m) => !m.RW && under(path, m.Destination))?.Destination;
 }
 
+/** The bind mount `path` lies in (or is), if any: its destination. */
+export function bindMountOf(
+  path: string,
+  mounts: readonly { Destination: string; Type?: string }[],
+): string | undefined {
+  return mounts.find((m) => m.Type === 'bind' && under(path, m.Destination))?.Destination;
+}
+
 /** Kernel file systems in every container: nothing is ever written there. */
 export const KERNEL_PATHS = ['/proc', '/sys', '/dev'];
 

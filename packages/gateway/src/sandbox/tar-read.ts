@@ -21,6 +21,9 @@ export interface TarEntry {
   readonly size: number;
   /** Permission bits and the set-id/sticky bits (the low 12 bits of the header's mode). */
   readonly mode: number;
+  /** The numeric owner and group the engine recorded. */
+  readonly uid: number;
+  readonly gid: number;
   /** A link's target, as bytes; empty for other types. */
   readonly linkName: Buffer;
 }
@@ -211,6 +214,8 @@ export class TarReader {
       typeflag: flag,
       size: type === 'file' ? size : 0,
       mode: tarNumber(header, 100, 8, 'mode') & 0o7777,
+      uid: tarNumber(header, 108, 8, 'uid'),
+      gid: tarNumber(header, 116, 8, 'gid'),
       linkName:
         type === 'symlink' || type === 'hardlink'
           ? (this.next.linkpath ?? field(header, 157, 100))

@@ -1,5 +1,6 @@
 import type Docker from 'dockerode';
 import { describe, expect, it } from 'vitest';
+import { chunked, tarOf } from './__fixtures__/tar.js';
 import { TarReader } from './tar-read.js';
 import { numericUser, readOnlyMountOf, writeFile } from './write.js';
 
@@ -12,6 +13,8 @@ function fakeContainer(
     fail?: number;
     /** Paths that exist, with their Go file modes (default: /work and /work/dir, directories). */
     existing?: Record<string, number>;
+    /** What the engine's archive of a path holds first: its owner and mode. */
+    owners?: Record<string, { uid: number; gid: number; mode: number; dir?: boolean }>;
   } = {},
 ) {
   const puts: { tar: Buffer; options: Record<string, unknown> }[] = [];
@@ -26,6 +29,12 @@ function fakeContainer(
       if (!(path in existing)) throw Object.assign(new Error('no such path'), { statusCode: 404 });
       const stat = Buffer.from(JSON.stringify({ name: path, mode: existing[path] })).toString('base64');
       return { headers: { 'x-docker-container-path-stat': stat }, resume: () => {} };
+    },
+    getArchive: async ({ path }: { path: string }) => {
+      const owner = options.owners?.[path];
+      if (!owner) throw Object.assign(new Error('no such path'), { statusCode: 404 });
+      const name = path.slice(path.lastIndexOf('/') + 1);
+      return chunked(tarOf([{ name, typeflag: owner.dir ? '5' : '0', ...owner }]));
     },
     putArchive: async (tar: Buffer, opts: Record<string, unknown>) => {
       if (options.fail)
@@ -115,6 +124,27 @@ describe('writeFile', () => {
     await writeFile(container, { ...request, path: '/workspace/docsx' });
     await writeFile(container, { ...request, path: '/workspace/rw/x' });
     expect(puts).toHaveLength(2);
+  });
+
+  it('in a writable mount, writes only where the sandbox user may (the engine writes as root)', async () => {
+    const mounted = (owners: NonNullable<Parameters<typeof fakeContainer>[0]>['owners']) =>
+      fakeContainer({
+        mounts: [{ Destination: '/workspace/rw', RW: true, Type: 'bind' }],
+        existing: { '/workspace': DIR, '/workspace/rw': DIR },
+        owners,
+      });
+    const path = '/workspace/rw/x';
+    const mine = { uid: 65532, gid: 65532, mode: 0o755, dir: true };
+    const rootFile = mounted({ '/workspace/rw': mine, [path]: { uid: 0, gid: 0, mode: 0o644 } });
+    await expect(writeFile(rootFile.container, { ...request, path })).rejects.toThrow(
+      /may not write it \(owner 0:0, mode 0644\)/,
+    );
+    const rootDir = mounted({ '/workspace/rw': { ...mine, uid: 0, gid: 0 } });
+    await expect(writeFile(rootDir.container, { ...request, path })).rejects.toThrow(/may not write in it/);
+    expect([...rootFile.puts, ...rootDir.puts]).toEqual([]);
+    const ok = mounted({ '/workspace/rw': mine, [path]: { uid: 65532, gid: 65532, mode: 0o600 } });
+    await writeFile(ok.container, { ...request, path });
+    expect(ok.puts).toHaveLength(1);
   });
 
   it("says what happened when the engine refuses, and when the sandbox's user is a name", async () => {

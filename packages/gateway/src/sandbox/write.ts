@@ -1,7 +1,10 @@
 import type Docker from 'dockerode';
+import { mayAccess, ownership, type SandboxUser, SEARCH, WRITE } from './access.js';
+import { scanArchive } from './archive-read.js';
 import { SandboxError } from './errors.js';
 import type { WriteFileRequest } from './explore-args.js';
-import { kernelPathOf, readOnlyMountOf, tmpfsOf, tmpfsRefusal } from './fs-view.js';
+import { bindMountOf, kernelPathOf, readOnlyMountOf, tmpfsOf, tmpfsRefusal } from './fs-view.js';
+import type { TarEntry } from './tar-read.js';
 import { oneFileTar } from './tar-write.js';
 
 export { readOnlyMountOf };
@@ -76,6 +79,51 @@ async function existingAncestor(
   }
 }
 
+/** The first entry of the engine's archive of `path` (the path itself), or undefined when it is not there. */
+async function entryOf(container: Docker.Container, path: string): Promise<TarEntry | undefined> {
+  let stream: NodeJS.ReadableStream;
+  try {
+    stream = await container.getArchive({ path });
+  } catch (error) {
+    if (engineStatus(error) === 404) return undefined;
+    throw error;
+  }
+  let first: TarEntry | undefined;
+  await scanArchive(stream, (stop) => ({
+    entry: (entry) => {
+      first ??= entry;
+      stop();
+      return false;
+    },
+  }));
+  return first;
+}
+
+/**
+ * In a directory mounted from the person's machine, the engine (root) could replace a file the
+ * sandbox's user may not write, or add one to a directory it may not write: refused, so a
+ * writable mount gives the assistant exactly what it gives the sandbox's processes.
+ */
+async function checkMountWrite(
+  container: Docker.Container,
+  path: string,
+  directory: string,
+  user: SandboxUser,
+): Promise<void> {
+  const existing = await entryOf(container, path);
+  if (existing && !mayAccess(existing, user, WRITE))
+    throw new SandboxError(
+      'SANDBOX_PATH',
+      `${path} is in a mounted directory and the sandbox's user may not write it (${ownership(existing)}); nothing was written.`,
+    );
+  const parent = await entryOf(container, directory);
+  if (parent && !mayAccess(parent, user, WRITE | SEARCH))
+    throw new SandboxError(
+      'SANDBOX_PATH',
+      `${directory} is in a mounted directory and the sandbox's user may not write in it (${ownership(parent)}); nothing was written.`,
+    );
+}
+
 /**
  * sandbox_write_file: one file, through the engine's archive API (`PUT /containers/{id}/archive`)
  * with a tar made here, so nothing runs in the sandbox and a stopped one takes writes too. The
@@ -112,6 +160,7 @@ export async function writeFile(
   const slash = request.path.lastIndexOf('/');
   const directory = slash === 0 ? '/' : request.path.slice(0, slash);
   const { at, missing } = await existingAncestor(container, directory);
+  if (bindMountOf(request.path, info.Mounts ?? [])) await checkMountWrite(container, request.path, at, user);
   const prefix = missing.join('/');
   const tar = oneFileTar({
     name: prefix ? `${prefix}/${request.path.slice(slash + 1)}` : request.path.slice(slash + 1),

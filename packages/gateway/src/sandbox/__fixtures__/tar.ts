@@ -9,6 +9,8 @@ export interface RawEntry {
   /** The header's size field, when it should lie about the body. */
   size?: number;
   mode?: number;
+  uid?: number;
+  gid?: number;
   linkName?: Buffer | string;
   /** Write a wrong checksum. */
   badChecksum?: boolean;
@@ -25,8 +27,8 @@ export function header(entry: RawEntry): Buffer {
   buf(entry.name).copy(block, 0, 0, 100);
   const body = buf(entry.body);
   block.write(octal(entry.mode ?? 0o644, 8), 100, 'latin1');
-  block.write(octal(0, 8), 108, 'latin1');
-  block.write(octal(0, 8), 116, 'latin1');
+  block.write(octal(entry.uid ?? 0, 8), 108, 'latin1');
+  block.write(octal(entry.gid ?? 0, 8), 116, 'latin1');
   if (entry.sizeField) entry.sizeField.copy(block, 124);
   else block.write(octal(entry.size ?? body.length, 12), 124, 'latin1');
   block.write(octal(0, 12), 136, 'latin1');

@@ -6,8 +6,10 @@ import type Docker from 'dockerode';
  * `ringfence.role=fork-image`; checkpoints and snapshots) go with their sandbox, their gateway,
  * or the sweep of a dead gateway, as its containers and networks do. Each goes by its tags, so an
  * image another one was committed on top of is only untagged, and goes with that one (the engine
- * prunes untagged parents). An image already gone is not a failure: the sweep and a reaper may
- * race for the same leftovers.
+ * prunes untagged parents). Only tags in ringfence's own repositories (`ringfence-…`,
+ * `ringfence/…`) are removed: labels are inherited by an image built FROM another, so a person's
+ * image made on top of a fork carries the fork's labels, but not its repository. An image already
+ * gone is not a failure: the sweep and a reaper may race for the same leftovers.
  */
 export async function removeManagedImages(
   docker: Docker,
@@ -17,8 +19,11 @@ export async function removeManagedImages(
   const report = { images: [] as string[], errors: [] as string[] };
   const found = await docker.listImages({ filters: { label: [...labels] } });
   for (const image of found.filter((i) => select(i.Labels ?? undefined))) {
-    const references = (image.RepoTags ?? []).filter((tag) => tag !== '<none>:<none>');
-    for (const reference of references.length > 0 ? references : [image.Id]) {
+    const tags = (image.RepoTags ?? []).filter((tag) => tag !== '<none>:<none>');
+    const ours = tags.filter((tag) => /^ringfence[-/]/.test(tag));
+    // Tagged, but none of ours: someone else's image that inherited the labels.
+    if (tags.length > 0 && ours.length === 0) continue;
+    for (const reference of ours.length > 0 ? ours : [image.Id]) {
       try {
         await docker.getImage(reference).remove();
         report.images.push(reference);

@@ -24,7 +24,7 @@ function fakeEngine(objects: { Id: string; Labels: Record<string, string> }[]) {
       return objects.map((o) => ({ ...o, Names: [`/${o.Id}`] }));
     },
     listNetworks: async () => objects.map((o) => ({ ...o, Name: `net-${o.Id}` })),
-    listImages: async () => objects.map((o) => ({ ...o, RepoTags: [`img-${o.Id}:1`] })),
+    listImages: async () => objects.map((o) => ({ ...o, RepoTags: [`ringfence-img-${o.Id}:1`] })),
     getContainer: (id: string) => ({ remove: async () => void removed.push(id) }),
     getImage: (reference: string) => ({ remove: async () => void removed.push(reference) }),
     getNetwork: (id: string) => ({
@@ -46,10 +46,10 @@ describe('reapOnce', () => {
       { Id: 'unmanaged', Labels: { ...labelsOf(owner), [LABEL.managed]: '0' } },
     ]);
     const report = await reapOnce(docker, owner);
-    expect(removed.sort()).toEqual(['img-mine:1', 'mine', 'mine']);
+    expect(removed.sort()).toEqual(['mine', 'mine', 'ringfence-img-mine:1']);
     expect(report).toEqual({
       containers: ['mine'],
-      images: ['img-mine:1'],
+      images: ['ringfence-img-mine:1'],
       networks: ['net-mine'],
       errors: [],
     });

@@ -23,7 +23,8 @@ function fakeEngine(
     getContainer: (id: string) => ({ remove: async () => void removed.push(id) }),
     getImage: (reference: string) => ({
       remove: async () => {
-        if (reference === 'gone:1') throw Object.assign(new Error('no such image'), { statusCode: 404 });
+        if (reference === 'ringfence-gone:1')
+          throw Object.assign(new Error('no such image'), { statusCode: 404 });
         removed.push(reference);
       },
     }),
@@ -58,7 +59,9 @@ describe('sweepDeadGateways', () => {
           RepoTags: ['ringfence-fork:a', 'ringfence-fork:b'],
         },
         { Id: 'sha256:untagged', Labels: labels(200, '6000', host), RepoTags: ['<none>:<none>'] },
-        { Id: 'sha256:g', Labels: labels(200, '6000', host), RepoTags: ['gone:1'] },
+        { Id: 'sha256:g', Labels: labels(200, '6000', host), RepoTags: ['ringfence-gone:1'] },
+        // Built FROM a fork by the person: the labels are inherited, the repository is theirs.
+        { Id: 'sha256:built-on', Labels: labels(200, '6000', host), RepoTags: ['my-app:1'] },
         { Id: 'sha256:live', Labels: labels(100, '5000', host), RepoTags: ['live:1'] },
         { Id: 'sha256:person', Labels: {}, RepoTags: ['mine:1'] },
       ],

@@ -24,7 +24,9 @@ function fakeEngine(objects: { Id: string; Labels: Record<string, string> }[]) {
       return objects.map((o) => ({ ...o, Names: [`/${o.Id}`] }));
     },
     listNetworks: async () => objects.map((o) => ({ ...o, Name: `net-${o.Id}` })),
+    listImages: async () => objects.map((o) => ({ ...o, RepoTags: [`ringfence-img-${o.Id}:1`] })),
     getContainer: (id: string) => ({ remove: async () => void removed.push(id) }),
+    getImage: (reference: string) => ({ remove: async () => void removed.push(reference) }),
     getNetwork: (id: string) => ({
       inspect: async () => ({ Containers: {} }),
       remove: async () => void removed.push(id),
@@ -34,7 +36,7 @@ function fakeEngine(objects: { Id: string; Labels: Record<string, string> }[]) {
 }
 
 describe('reapOnce', () => {
-  it("removes exactly its gateway's containers and networks: never another pid, start time, session or host", async () => {
+  it("removes exactly its gateway's containers, images and networks: never another pid, start time, session or host", async () => {
     const { docker, removed, filtersSeen } = fakeEngine([
       { Id: 'mine', Labels: labelsOf(owner) },
       { Id: 'other-pid', Labels: labelsOf({ ...owner, pid: 4243 }) },
@@ -44,8 +46,13 @@ describe('reapOnce', () => {
       { Id: 'unmanaged', Labels: { ...labelsOf(owner), [LABEL.managed]: '0' } },
     ]);
     const report = await reapOnce(docker, owner);
-    expect(removed.sort()).toEqual(['mine', 'mine']);
-    expect(report).toEqual({ containers: ['mine'], networks: ['net-mine'], errors: [] });
+    expect(removed.sort()).toEqual(['mine', 'mine', 'ringfence-img-mine:1']);
+    expect(report).toEqual({
+      containers: ['mine'],
+      images: ['ringfence-img-mine:1'],
+      networks: ['net-mine'],
+      errors: [],
+    });
     expect(filtersSeen[0]).toEqual({
       label: ['ringfence.managed=1', 'ringfence.session=sess-a', 'ringfence.pid=4242'],
     });

@@ -11,12 +11,23 @@ const labels = (pid: number, start: string, host: string) => ({
   [LABEL.host]: host,
 });
 
-function fakeEngine(containers: { Id: string; Labels: Record<string, string> }[]) {
+function fakeEngine(
+  containers: { Id: string; Labels: Record<string, string> }[],
+  images: { Id: string; Labels: Record<string, string>; RepoTags?: string[] }[] = [],
+) {
   const removed: string[] = [];
   const docker = {
     listContainers: async () => containers.map((c) => ({ ...c, Names: [`/${c.Id}`] })),
     listNetworks: async () => [],
+    listImages: async () => images,
     getContainer: (id: string) => ({ remove: async () => void removed.push(id) }),
+    getImage: (reference: string) => ({
+      remove: async () => {
+        if (reference === 'ringfence-gone:1')
+          throw Object.assign(new Error('no such image'), { statusCode: 404 });
+        removed.push(reference);
+      },
+    }),
   } as unknown as Docker;
   return { docker, removed };
 }
@@ -36,6 +47,29 @@ describe('sweepDeadGateways', () => {
     ]);
     await sweepDeadGateways(docker, { host, probe: alive });
     expect(removed.sort()).toEqual(['dead', 'reused-pid']);
+  });
+
+  it("removes a dead owner's committed images (a sandbox fork's) by their tags; an image already gone is no failure", async () => {
+    const { docker, removed } = fakeEngine(
+      [],
+      [
+        {
+          Id: 'sha256:d',
+          Labels: labels(200, '6000', host),
+          RepoTags: ['ringfence-fork:a', 'ringfence-fork:b'],
+        },
+        { Id: 'sha256:untagged', Labels: labels(200, '6000', host), RepoTags: ['<none>:<none>'] },
+        { Id: 'sha256:g', Labels: labels(200, '6000', host), RepoTags: ['ringfence-gone:1'] },
+        // Built FROM a fork by the person: the labels are inherited, the repository is theirs.
+        { Id: 'sha256:built-on', Labels: labels(200, '6000', host), RepoTags: ['my-app:1'] },
+        { Id: 'sha256:live', Labels: labels(100, '5000', host), RepoTags: ['live:1'] },
+        { Id: 'sha256:person', Labels: {}, RepoTags: ['mine:1'] },
+      ],
+    );
+    const report = await sweepDeadGateways(docker, { host, probe: alive });
+    expect(removed).toEqual(['ringfence-fork:a', 'ringfence-fork:b', 'sha256:untagged']);
+    expect(report.images).toEqual(removed);
+    expect(report.errors).toEqual([]);
   });
 
   it('sweeps through a list that raced a container exiting (Podman 4.3: 500 "read /proc/<pid>/cgroup")', async () => {

@@ -2,11 +2,14 @@ import type Docker from 'dockerode';
 import { listContainers, removeContainer } from './engine-races.js';
 import { LABEL } from './labels.js';
 import { removeNetworks } from './networks.js';
+import { removeManagedImages } from './owned-images.js';
 import { hostIdentity, ownerIsAlive } from './process-identity.js';
 
 export interface SweepReport {
   readonly containers: string[];
   readonly networks: string[];
+  /** Images ringfence committed (sandbox forks, checkpoints), by the reference each was removed by. */
+  readonly images?: string[];
   readonly errors: string[];
 }
 
@@ -24,7 +27,7 @@ function deadOwner(
 }
 
 /**
- * Remove the containers, then the networks, labelled `ringfence.managed=1` (and `labels`, an
+ * Remove the containers, then the images, then the networks, labelled `ringfence.managed=1` (and `labels`, an
  * engine-side pre-filter) that `select` picks by their labels. Containers go in parallel and by
  * force (a server that ignores the end of its input is killed); networks go last, anything still
  * attached to them disconnected first. Failures are collected, not thrown, and an object already
@@ -35,7 +38,11 @@ export async function removeManaged(
   select: (labels: Record<string, string> | undefined) => boolean,
   labels: readonly string[] = [],
 ): Promise<SweepReport> {
-  const report: SweepReport = { containers: [], networks: [], errors: [] };
+  const report: { -readonly [K in keyof SweepReport]: SweepReport[K] } = {
+    containers: [],
+    networks: [],
+    errors: [],
+  };
   const filters = { label: [`${LABEL.managed}=1`, ...labels] };
   const containers = await listContainers(docker, { all: true, filters });
   await Promise.all(
@@ -52,6 +59,9 @@ export async function removeManaged(
         }
       }),
   );
+  const images = await removeManagedImages(docker, select, filters.label);
+  if (images.images.length > 0) report.images = images.images;
+  report.errors.push(...images.errors);
   const networks = await docker.listNetworks({ filters });
   for (const network of networks.filter((n) => select(n.Labels))) {
     try {

@@ -13,7 +13,11 @@ export type SandboxErrorCode =
   | 'SANDBOX_MOUNT'
   /** No container engine answers. */
   | 'SANDBOX_ENGINE'
-  | 'SANDBOX_RUN';
+  | 'SANDBOX_RUN'
+  /** A path in a sandbox that is not there, or may not be written (a read-only mount). */
+  | 'SANDBOX_PATH'
+  /** The engine's archive of a sandbox's files is not a tar this reader takes. */
+  | 'SANDBOX_ARCHIVE';
 
 /** A refusal or failure of one of ringfence's own tools: its message says what to do next. */
 export class SandboxError extends RingfenceError<SandboxErrorCode> {}

@@ -42,7 +42,16 @@ export interface SandboxesOptions {
 
 /** What a sandbox's container says of itself, for listings (never used to decide anything). */
 const NETWORK_LABEL = 'ringfence.sandbox_network';
-const IMAGE_LABEL = 'ringfence.sandbox_image';
+export const IMAGE_LABEL = 'ringfence.sandbox_image';
+/** The create request a sandbox was made with (JSON), so a fork is made with the same containment. */
+export const REQUEST_LABEL = 'ringfence.sandbox_request';
+
+/** A sandbox's container, found by label among this gateway's own. */
+export interface LocatedSandbox {
+  readonly engine: SharedEngine;
+  readonly info: Docker.ContainerInfo;
+  readonly container: Docker.Container;
+}
 
 /**
  * The assistant's sandboxes: made, listed, run in and deleted only among the containers labelled
@@ -124,6 +133,13 @@ export class Sandboxes {
     return found;
   }
 
+  /** A sandbox of this gateway by name (refused as unknown when it is not one). */
+  async located(name: string): Promise<LocatedSandbox> {
+    const engine = await this.engine();
+    const info = await this.find(engine, name);
+    return { engine, info, container: engine.docker.getContainer(info.Id) };
+  }
+
   async list(): Promise<SandboxSummary[]> {
     const engine = await this.engine();
     return (await this.containers(engine)).map(summaryOf);
@@ -153,7 +169,12 @@ export class Sandboxes {
     return info;
   }
 
-  async create(request: CreateRequest): Promise<SandboxSummary> {
+  /**
+   * `from`: an image ringfence committed from another sandbox (a fork's), used in place of
+   * `request.image`, which is still checked (allowed, here, admitted by the policy) as the image
+   * the sandbox's files began from.
+   */
+  async create(request: CreateRequest, from?: { readonly imageId: string }): Promise<SandboxSummary> {
     if (this.creating.has(request.name))
       throw new SandboxError(
         'SANDBOX_EXISTS',
@@ -161,13 +182,16 @@ export class Sandboxes {
       );
     this.creating.add(request.name);
     try {
-      return await this.createOnce(request);
+      return await this.createOnce(request, from);
     } finally {
       this.creating.delete(request.name);
     }
   }
 
-  private async createOnce(request: CreateRequest): Promise<SandboxSummary> {
+  private async createOnce(
+    request: CreateRequest,
+    from?: { readonly imageId: string },
+  ): Promise<SandboxSummary> {
     const engine = await this.engine();
     const rule = egressRuleOf(request, this.allowAddresses);
     const cannot = engineRefusal(engine.engine, rule.mode);
@@ -209,7 +233,8 @@ export class Sandboxes {
         'SANDBOX_EXISTS',
         `a sandbox "${request.name}" already exists in this session; choose another name or delete it with sandbox_delete.`,
       );
-    const config = unitConfig(request, info.Id, this.allowAddresses);
+    const imageId = from?.imageId ?? info.Id;
+    const config = unitConfig(request, imageId, this.allowAddresses);
     const mark = { ...sandboxMark(request.name), [NETWORK_LABEL]: networkKind(rule.mode) };
     try {
       const networks = await createServerNetworks(
@@ -234,7 +259,7 @@ export class Sandboxes {
         this.sidecars.set(request.name, sidecar);
         proxyAddress = sidecar.address;
       }
-      const spec = sandboxContainerSpec(request, info.Id, {
+      const spec = sandboxContainerSpec(request, imageId, {
         session: engine.session,
         network: networks.serverNetwork,
         processLimits: engine.processLimits,
@@ -244,7 +269,12 @@ export class Sandboxes {
       });
       const container = await engine.docker.createContainer({
         ...spec,
-        Labels: { ...spec.Labels, [NETWORK_LABEL]: networkKind(rule.mode), [IMAGE_LABEL]: request.image },
+        Labels: {
+          ...spec.Labels,
+          [NETWORK_LABEL]: networkKind(rule.mode),
+          [IMAGE_LABEL]: request.image,
+          [REQUEST_LABEL]: storedRequest(request),
+        },
       });
       verifyMounts(mounts);
       await container.start();
@@ -270,7 +300,7 @@ export class Sandboxes {
     return runInSandbox(engine.docker.getContainer(found.Id), request, options);
   }
 
-  async delete(name: string): Promise<{ containers: string[]; networks: string[] }> {
+  async delete(name: string): Promise<{ containers: string[]; networks: string[]; images?: string[] }> {
     const engine = await this.engine();
     await this.find(engine, name);
     return this.remove(engine, name);
@@ -291,11 +321,11 @@ export class Sandboxes {
     );
   }
 
-  /** Its container, sidecar and networks: exactly those labelled with its name and owned by us. */
+  /** Its container, sidecar, images and networks: exactly those labelled with its name and owned by us. */
   private async remove(
     engine: SharedEngine,
     name: string,
-  ): Promise<{ containers: string[]; networks: string[] }> {
+  ): Promise<{ containers: string[]; networks: string[]; images?: string[] }> {
     const sidecar = this.sidecars.get(name);
     this.sidecars.delete(name);
     await sidecar?.stop().catch(() => {});
@@ -310,8 +340,22 @@ export class Sandboxes {
         'SANDBOX_RUN',
         `removing the sandbox "${name}" failed: ${report.errors.join('; ')}`,
       );
-    return { containers: report.containers, networks: report.networks };
+    return {
+      containers: report.containers,
+      networks: report.networks,
+      ...(report.images ? { images: report.images } : {}),
+    };
   }
+}
+
+/** What a fork needs to be made as its source was: the request, less its name and image. */
+function storedRequest(request: CreateRequest): string {
+  return JSON.stringify({
+    ...(request.hosts.length > 0 ? { hosts: request.hosts } : {}),
+    ...(request.egressAny ? { egress: 'any' } : {}),
+    mounts: request.mounts,
+    command: request.command,
+  });
 }
 
 const networkKind = (mode: 'deny' | 'allow' | 'any'): SandboxSummary['network'] =>

@@ -12,6 +12,9 @@ import type {
 import { LABEL } from '../runtime/labels.js';
 import { parseCreate, parseNameOnly, parseNothing, parseRun } from './args.js';
 import { SandboxError } from './errors.js';
+import { parseExplore, parseFork, parseReadFile, parseWriteFile } from './explore-args.js';
+import { exploreIn, readFileIn, writeFileIn } from './files.js';
+import { forkSandbox } from './fork.js';
 import type { RunOutcome } from './run.js';
 import type { Sandboxes } from './sandboxes.js';
 import { MAX_TIMEOUT_SECONDS, OWN_SERVER, OWN_TOOLS } from './tools.js';
@@ -82,6 +85,14 @@ export class OwnServer implements Upstream {
         });
         return runResult(outcome);
       }
+      case 'sandbox_fork':
+        return json(await forkSandbox(this.sandboxes, parseFork(args)));
+      case 'sandbox_explore':
+        return json(await exploreIn(this.sandboxes, parseExplore(args)));
+      case 'sandbox_read_file':
+        return json(await readFileIn(this.sandboxes, parseReadFile(args)));
+      case 'sandbox_write_file':
+        return json({ written: await writeFileIn(this.sandboxes, parseWriteFile(args)) });
       case 'sandbox_delete':
         return json({ deleted: await this.sandboxes.delete(parseNameOnly(args, name)) });
       default:
@@ -106,17 +117,7 @@ export class OwnServer implements Upstream {
       allow_addresses: this.sandboxes.allowAddresses,
       sandboxes,
       label: LABEL.sandbox,
-      not_built_yet: [
-        'checkpoint',
-        'rewind',
-        'snapshot',
-        'fork',
-        'explore',
-        'images pull',
-        'start/stop',
-        'logs',
-        'exec',
-      ],
+      not_built_yet: ['checkpoint', 'rewind', 'snapshot', 'images pull', 'start/stop', 'logs', 'exec'],
     };
   }
 

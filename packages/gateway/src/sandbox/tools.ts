@@ -3,6 +3,8 @@
  * says what it touches. They are listed, pinned by this build, decided and audited like any
  * server's: a policy rule naming `server: ringfence` allows, asks or denies them.
  */
+import { EXPLORE_TOOLS } from './tools-explore.js';
+
 export const OWN_SERVER = 'ringfence';
 
 const NAME = {
@@ -113,6 +115,7 @@ export const OWN_TOOLS: readonly Record<string, unknown>[] = [
       additionalProperties: false,
     },
   },
+  ...EXPLORE_TOOLS,
 ];
 
 export const OWN_TOOL_NAMES: ReadonlySet<string> = new Set(OWN_TOOLS.map((t) => String(t.name)));

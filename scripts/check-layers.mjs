@@ -26,6 +26,8 @@ const FORBIDDEN = {
   tasks: ['serve', 'runtime', 'upstream', 'registration', 'images'],
   'local-http': ['serve', 'runtime', 'upstream', 'registration', 'console'],
   // The console only reads a home's files: it never starts, serves or registers anything.
+  // Traces are a leaf: the pipeline and the upstream clients use them, never the other way round.
+  traces: ['serve', 'runtime', 'upstream', 'registration', 'sandbox', 'images', 'audit'],
   console: ['serve', 'runtime', 'upstream', 'registration', 'images', 'schema', 'doctor'],
 };
 

@@ -12,10 +12,12 @@ import type { PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
 import type { Upstream } from '../ports/upstream.js';
 import { rendered } from '../text/render.js';
+import { type CallTracer, tracerFromEnv } from '../traces/index.js';
 import { newSessionId, startupMark } from '../util/startup.js';
 import { createEndpointServer } from './endpoint.js';
 import { Gateway } from './gateway.js';
 import type { SessionLimits, TokenResolver } from './http.js';
+import { SERVER_INFO } from './server-info.js';
 
 export interface ServeOptions {
   readonly home: string;
@@ -53,6 +55,11 @@ export interface ServeOptions {
   readonly only?: string;
   /** ringfence's own server (`mcp serve --sandbox-tools`): its tools, served through the same pipeline. */
   readonly ownServer?: Upstream;
+  /**
+   * OpenTelemetry traces of calls; by default what the process's OTEL_* variables ask for
+   * (traces/config.ts), none when they ask for nothing.
+   */
+  readonly tracer?: CallTracer | null;
 }
 
 export interface RunningGateway {
@@ -78,6 +85,10 @@ export async function runGateway(options: ServeOptions): Promise<RunningGateway>
   const servers = options.servers;
   const notice = servers.length === 0 && !options.ownServer ? emptyGatewayNotice(options.home) : undefined;
   const session = options.session ?? newSessionId();
+  const tracer =
+    options.tracer === undefined
+      ? tracerFromEnv(process.env, options.log, SERVER_INFO.version)
+      : options.tracer;
   const gateway = new Gateway({
     servers,
     pins: new PinStore(options.home),
@@ -91,6 +102,7 @@ export async function runGateway(options: ServeOptions): Promise<RunningGateway>
     ...(options.only !== undefined ? { naming: { prefixed: false } } : {}),
     ...(options.ownServer ? { ownServer: options.ownServer } : {}),
     ...(notice ? { notice } : {}),
+    ...(tracer ? { tracer } : {}),
   });
   // The notice names the home folder, rendered here like any other text the gateway did not write.
   if (notice) options.log(rendered(notice, 'line'));

@@ -98,10 +98,13 @@ class Message {
   }
 }
 
-/** Epoch milliseconds (fractional) as the unsigned nanoseconds OTLP counts. */
+/**
+ * Epoch milliseconds (fractional) as the unsigned nanoseconds OTLP counts, to the microsecond: a
+ * double holding epoch milliseconds is exact to about a quarter of one, no finer.
+ */
 export function unixNanos(ms: number): bigint {
   const whole = Math.floor(ms);
-  return BigInt(whole) * 1_000_000n + BigInt(Math.round((ms - whole) * 1_000_000));
+  return BigInt(whole) * 1_000_000n + BigInt(Math.round((ms - whole) * 1000)) * 1000n;
 }
 
 // AnyValue: string_value = 1, bool_value = 2, int_value = 3, double_value = 4.

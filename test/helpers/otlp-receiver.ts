@@ -31,6 +31,23 @@ export interface ReceivedRequest {
 
 const hex = (b: Uint8Array | undefined) => (b && b.length > 0 ? Buffer.from(b).toString('hex') : '');
 type KeyValues = { key: string; value: Record<string, unknown> }[] | undefined;
+/** The decoded message, as protobufjs's toObject gives it (only what is read here). */
+interface Decoded {
+  resourceSpans?: {
+    resource?: { attributes?: KeyValues };
+    scopeSpans?: {
+      spans?: {
+        traceId?: Uint8Array;
+        spanId?: Uint8Array;
+        parentSpanId?: Uint8Array;
+        name: string;
+        kind?: number;
+        attributes?: KeyValues;
+        status?: { code?: number; message?: string };
+      }[];
+    }[];
+  }[];
+}
 const attributes = (list: KeyValues) =>
   Object.fromEntries(
     (list ?? []).map(({ key, value }) => [
@@ -56,12 +73,12 @@ export async function startOtlpReceiver() {
   /** Every span received so far, decoded (throws if a body is not an ExportTraceServiceRequest). */
   const spans = (): ReceivedSpan[] =>
     requests.flatMap((r) => {
-      const decoded = ExportTraceServiceRequest.toObject(ExportTraceServiceRequest.decode(r.body), {
+      const decoded: Decoded = ExportTraceServiceRequest.toObject(ExportTraceServiceRequest.decode(r.body), {
         longs: String,
       });
-      return (decoded.resourceSpans ?? []).flatMap((rs: Record<string, any>) =>
-        (rs.scopeSpans ?? []).flatMap((ss: Record<string, any>) =>
-          (ss.spans ?? []).map((s: Record<string, any>) => ({
+      return (decoded.resourceSpans ?? []).flatMap((rs) =>
+        (rs.scopeSpans ?? []).flatMap((ss) =>
+          (ss.spans ?? []).map((s) => ({
             traceId: hex(s.traceId),
             spanId: hex(s.spanId),
             parentSpanId: hex(s.parentSpanId),

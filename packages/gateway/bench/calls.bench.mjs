@@ -12,8 +12,8 @@
 // neighbour hits every relay alike; medians over rounds are quoted, with ratios against direct.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -178,7 +178,11 @@ async function startOtlpSink() {
     req.on('end', () => res.writeHead(200).end());
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${server.address().port}`, bytes: () => bytes, close: () => server.close() };
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    bytes: () => bytes,
+    close: () => server.close(),
+  };
 }
 
 const token = 'bench-token-0123456789abcdef0123456789abcdef';

@@ -69,7 +69,10 @@ describe('a log holding trace ids', () => {
     try {
       const path = join(dir, 'audit.jsonl');
       const log = await AuditLog.open({ path, session: 's' });
-      const seq = await log.append({ type: 'mcp.decision', refs: { ...decision.refs, arguments: {} } });
+      const seq = await log.append({
+        type: 'mcp.decision',
+        refs: { ...decision.refs, phase: 'call', arguments: {} },
+      });
       await log.append({ type: 'mcp.result', parentSeq: seq, refs: { ...result.refs, result: {} } });
       await log.close();
       expect(await verifyAuditLog(path)).toMatchObject({ ok: true, entries: 2 });

@@ -45,7 +45,7 @@ describe('the OTEL_* variables', () => {
       { OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4317' },
       { OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url' },
       { OTEL_EXPORTER_OTLP_ENDPOINT: 'file:///tmp/spans' },
-    ]) {
+    ] as Record<string, string>[]) {
       const { config, said } = read(env);
       expect(config).toBeUndefined();
       expect(said).toHaveLength(1);

@@ -26,6 +26,7 @@ const span = (over: Partial<FinishedSpan> = {}): FinishedSpan => ({
     ['negative', -7],
     ['is_error', false],
     ['unicode', 'é\u{1F600}'],
+    ['empty', ''],
   ],
   status: 2,
   statusMessage: 'refused by ringfence',
@@ -58,6 +59,7 @@ describe('the OTLP protobuf encoder, read back with OpenTelemetry’s own defini
       negative: -7,
       is_error: false,
       unicode: 'é\u{1F600}',
+      empty: '',
     });
   });
 

@@ -1,7 +1,7 @@
 import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { canonicalForm, type PrecomputedDigest } from '../../audit/format.js';
 import { WireError } from '../../errors.js';
-import type { CallToolResult } from '../../ports/caller.js';
+import { AskDeferred, type CallToolResult } from '../../ports/caller.js';
 import { MissingClientCapability, UpstreamError } from '../../ports/errors.js';
 import type { CallOptions } from '../../ports/upstream.js';
 import { needsTasksExtension } from '../../tasks/wire.js';
@@ -69,7 +69,10 @@ export async function runForward(deps: PipelineDeps, request: ForwardedRequest):
   try {
     return await forwardRequest(deps, { ...request, span });
   } catch (error) {
-    span.fail('the call ended with an error');
+    // A 2026 ask goes to the client as input_required: the call goes on in the client's retry
+    // (its own span), nothing failed.
+    if (error instanceof AskDeferred) span.set('ringfence.decision', 'asked');
+    else span.fail('the call ended with an error');
     throw error;
   } finally {
     span.end();

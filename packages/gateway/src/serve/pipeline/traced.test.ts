@@ -3,6 +3,7 @@ import type { AuditInput } from '../../audit/types.js';
 import { fixedCredentials } from '../../credentials/registered.js';
 import { SecretScanner } from '../../credentials/scan/scanner.js';
 import { FakeUpstream } from '../../ports/__fixtures__/fake-upstream.js';
+import { AskDeferred } from '../../ports/caller.js';
 import { UpstreamError } from '../../ports/errors.js';
 import { LOCAL_ONLY, type PolicyView } from '../../ports/policy.js';
 import type { CallOptions } from '../../ports/upstream.js';
@@ -40,6 +41,7 @@ async function call(options: {
   traced: boolean;
   traceparent?: string;
   policy?: Partial<PolicyView>;
+  caller?: ForwardedRequest['caller'];
   upstream?: (options: CallOptions) => Promise<unknown>;
 }) {
   const written: AuditInput[] = [];
@@ -88,7 +90,7 @@ async function call(options: {
     method: 'tools/call',
     entry,
     args: { text: SECRET_ARGUMENT },
-    caller: {},
+    caller: options.caller ?? {},
     upstream,
     unavailableReason: '',
     protocolVersion: undefined,
@@ -180,6 +182,24 @@ describe('a traced call', () => {
     expect(byName('ringfence.forward')?.status).toEqual({ code: 2, message: 'the upstream request failed' });
     expect(byName('tools/call draw')?.status).toMatchObject({ code: 2 });
     expect(byName('ringfence.result')?.attributes).toEqual({ 'ringfence.result.is_error': true });
+  });
+
+  it('ends the call span without an error when a 2026 ask goes back to the client (the retry is its own call)', async () => {
+    const { reply, spans, byName, seen, written } = await call({
+      traced: true,
+      policy: { decideCall: () => ({ action: 'ask', rule: 'ask-first', reason: 'a person decides' }) },
+      caller: {
+        ask: async (question: string) => {
+          throw new AskDeferred(question);
+        },
+      },
+    });
+    expect(reply).toBeInstanceOf(AskDeferred);
+    expect(seen).toHaveLength(0);
+    expect(written).toHaveLength(0);
+    expect(spans.map((s) => s.name).sort()).toEqual(['ringfence.decide', 'tools/call draw']);
+    expect(byName('tools/call draw')?.attributes['ringfence.decision']).toBe('asked');
+    expect(byName('tools/call draw')?.status).toBeUndefined();
   });
 
   it('is not recorded when the client did not sample it: its traceparent goes on as it came', async () => {

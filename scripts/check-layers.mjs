@@ -25,6 +25,8 @@ const FORBIDDEN = {
   // The task registry and wire forms: used by serve/ and upstream/, knowing neither.
   tasks: ['serve', 'runtime', 'upstream', 'registration', 'images'],
   'local-http': ['serve', 'runtime', 'upstream', 'registration', 'console'],
+  // Metrics: told through ports/observer.ts, never reaching into what they count.
+  metrics: ['serve', 'runtime', 'upstream', 'registration', 'sandbox', 'audit', 'schema'],
   // The console only reads a home's files: it never starts, serves or registers anything.
   // Traces are a leaf: the pipeline and the upstream clients use them, never the other way round.
   traces: ['serve', 'runtime', 'upstream', 'registration', 'sandbox', 'images', 'audit'],

@@ -48,6 +48,13 @@ const keyring = step(
   [],
   { optional: true },
 );
+// And Debian's prometheus, which npm test's metrics test scrapes the gateway with.
+const prometheus = step(
+  'Make sure the prometheus npm test scrapes with is installed (Debian prometheus)',
+  join(repo, 'scripts/ensure-prometheus'),
+  [],
+  { optional: true },
+);
 step('Build the offline images (no registry)', process.execPath, [cli, 'images', 'build']);
 step('Check this machine', process.execPath, [cli, 'doctor']);
 step('Run the scripted session: containers, pins, egress, audit', process.execPath, [
@@ -61,4 +68,8 @@ if (browser !== 0)
 if (keyring !== 0)
   process.stderr.write(
     'demo: npm test needs dbus-daemon and gnome-keyring, which this demo could not install (see "ensure-keyring" above): run scripts/ensure-keyring as root, or do what it said, first.\n',
+  );
+if (prometheus !== 0)
+  process.stderr.write(
+    'demo: npm test needs prometheus, which this demo could not install (see "ensure-prometheus" above): run scripts/ensure-prometheus as root, or do what it said, first.\n',
   );

@@ -10,6 +10,7 @@ import {
 } from '@ringfence/gateway/config';
 import type { KnownCredentials } from '@ringfence/gateway/credentials';
 import { resolveHome } from '@ringfence/gateway/home';
+import type { GatewayMetrics } from '@ringfence/gateway/metrics';
 import { policyView } from '@ringfence/gateway/policy-view';
 import {
   type ContainedServer,
@@ -102,8 +103,12 @@ export async function servingDeps(
      * (`--sandbox-image`); absent: they are not served.
      */
     sandboxImages?: readonly string[];
+    /** `--sandbox-allow-address`: private ranges sandboxes' named hosts may resolve into. */
+    sandboxAddresses?: readonly string[];
     /** Run after the policy check and before any server starts: what it refuses starts nothing. */
     admit?: (home: string) => Promise<void>;
+    /** `mcp serve --metrics`: what the audit log and the container runtime report to. */
+    metrics?: GatewayMetrics;
   } = {},
 ): Promise<ServingDeps> {
   const home = resolveHome();
@@ -120,7 +125,12 @@ export async function servingDeps(
   // Each listed tool's schema is compiled in a worker before anything is listed: started now, the
   // workers load on the other core while this thread loads the rest, instead of after it.
   void guard.warmUp(1);
-  const audit = await AuditLog.open({ session, path: defaultAuditPath(), onNotice: reportLine });
+  const audit = await AuditLog.open({
+    session,
+    path: defaultAuditPath(),
+    onNotice: reportLine,
+    ...(options.metrics ? { timings: options.metrics.audit } : {}),
+  });
   startupMark('serving: audit log open');
   // The container runtime (engine probe, reaper process, sweep of dead gateways' leftovers,
   // sidecar image lookup, and dockerode with its dependencies) is built on first need only: a
@@ -139,13 +149,21 @@ export async function servingDeps(
         audit,
         policy,
         workspaceRoots: workspaceRoots(options.allowMounts),
+        ...(options.metrics ? { observer: options.metrics.runtime } : {}),
       });
     });
     return runtime;
   };
   const selected = servers.filter((server): server is ContainerServerConfig => server.transport !== 'http');
   const ownServer = options.sandboxImages
-    ? await ownServerOf(home, policy, options.sandboxImages, options.allowMounts ?? [], containerRuntime)
+    ? await ownServerOf(
+        home,
+        policy,
+        options.sandboxImages,
+        options.allowMounts ?? [],
+        options.sandboxAddresses ?? [],
+        containerRuntime,
+      )
     : undefined;
   const early = new EarlyContainers(selected, containerRuntime);
   // Its code alone first: once it is loaded, the engine probe, the reaper's start and then the
@@ -207,6 +225,7 @@ async function ownServerOf(
   policy: PolicyView,
   images: readonly string[],
   allowMounts: readonly string[],
+  allowAddresses: readonly string[],
   runtime: () => Promise<ContainerRuntime>,
 ): Promise<Upstream> {
   const { OwnServer, Sandboxes } = await import('@ringfence/gateway/sandbox');
@@ -216,6 +235,7 @@ async function ownServerOf(
       policy,
       images,
       mountRoots: workspaceRoots(allowMounts).slice(1),
+      allowAddresses,
       engine: async () => {
         const built = await runtime();
         return built.available ? built.shared : { unavailable: built.reason };

@@ -9,6 +9,7 @@ import type { PinStore } from '../pins/store.js';
 import type { AuditSink } from '../ports/audit.js';
 import { asOwner } from '../ports/call-owner.js';
 import type { Caller, CallToolResult } from '../ports/caller.js';
+import type { CallObserver } from '../ports/observer.js';
 import { LOCAL_ONLY, type PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
 import type { Upstream } from '../ports/upstream.js';
@@ -79,6 +80,8 @@ export interface GatewayOptions {
   readonly ownServer?: Upstream;
   /** OpenTelemetry spans per forwarded call (traces/); absent: none, at no cost per call. */
   readonly tracer?: CallTracer;
+  /** Told each forwarded request's decision and times (`mcp serve --metrics`; traces). */
+  readonly observer?: CallObserver;
 }
 
 /**
@@ -392,6 +395,7 @@ export class Gateway extends EventEmitter<{
       linkUri: (server, uri, follow) => this.resources.link(server, uri, follow),
       secrets: this.secrets,
       ...(this.options.tracer ? { tracer: this.options.tracer } : {}),
+      ...(this.options.observer ? { observer: this.options.observer } : {}),
     };
   }
 

@@ -3,6 +3,7 @@ import { canonicalForm, type PrecomputedDigest } from '../../audit/format.js';
 import { WireError } from '../../errors.js';
 import { AskDeferred, type CallToolResult } from '../../ports/caller.js';
 import { MissingClientCapability, UpstreamError } from '../../ports/errors.js';
+import type { CallObservation } from '../../ports/observer.js';
 import type { CallOptions } from '../../ports/upstream.js';
 import { needsTasksExtension } from '../../tasks/wire.js';
 import { printable } from '../../text/printable.js';
@@ -12,6 +13,7 @@ import { isUpstreamInputRequired } from '../input-required/relay.js';
 import type { CompletionAnswer } from './completions.js';
 import { stepsOf } from './method-steps.js';
 import { requestName, shownRequestLabel } from './methods.js';
+import { observeCall, refusalObserved } from './observe.js';
 import { errorResult, recordDecision, recordResult, refuse } from './record.js';
 import { sanitise, upstreamErrorText } from './results.js';
 import { ingressSecrets } from './secrets.js';
@@ -87,19 +89,24 @@ function callSpanName(request: ForwardedRequest): string {
 
 async function forwardRequest(deps: PipelineDeps, request: ForwardedRequest): Promise<unknown> {
   const { span } = request;
+  const observed = observeCall(deps, request);
   // With traces off `span` is undefined and each `span?.` below is a property read, nothing more.
   const deciding = span?.child('ringfence.decide');
   let decided: Awaited<ReturnType<typeof decideForward>>;
   let decisionSeq: number;
   try {
-    decided = await decideForward(deps, request);
-    if (!decided.pass) return decided.reply;
+    decided = await decideForward(deps, request, observed);
+    if (!decided.pass) {
+      observed?.ended();
+      return decided.reply;
+    }
     decisionSeq = await recordDecision(deps, request, decided.verdict, decided.digest);
   } finally {
     deciding?.end();
   }
   const forwarding = span?.child('ringfence.forward', SpanKind.client);
   let settled: Settled;
+  observed?.forwarding();
   try {
     settled = { ok: true, value: await decided.forward(callOptions(deps, request, forwarding)) };
   } catch (error) {
@@ -107,6 +114,7 @@ async function forwardRequest(deps: PipelineDeps, request: ForwardedRequest): Pr
     forwarding?.fail('the upstream request failed');
   }
   forwarding?.end();
+  observed?.answered(settled.ok);
   const resulting = span?.child('ringfence.result');
   try {
     const { reply, entry, wire } = await outcomeOf(deps, request, settled);
@@ -123,6 +131,7 @@ async function forwardRequest(deps: PipelineDeps, request: ForwardedRequest): Pr
           `ringfence: audit: the result of ${shownRequestLabel(request)} could not be recorded: ${redactedLine((error as Error).message)}`,
         ),
       );
+    observed?.ended();
     // Only after its result entry is durable: the server's refusal goes to the client as an error.
     if (wire) throw wire;
     return reply;
@@ -153,15 +162,17 @@ export interface Decided {
 export async function decideForward(
   deps: PipelineDeps,
   request: ForwardedRequest,
+  /** Told the decision (metrics, traces), refusal or pass. */
+  observed?: CallObservation,
 ): Promise<Decided | { pass: false; reply: CallToolResult }> {
   const args = (request.args ?? {}) as Record<string, unknown>;
   // The arguments are serialised once: their canonical JSON gives the size cap its count and the
   // decision entry its digest.
   const { json, digest } = canonicalForm(args);
-  const refused = async (outcome: Refusal) => ({
-    pass: false as const,
-    reply: await refuse(deps, request, outcome, digest),
-  });
+  const refused = async (outcome: Refusal) => {
+    observed?.decided(refusalObserved(outcome));
+    return { pass: false as const, reply: await refuse(deps, request, outcome, digest) };
+  };
   const shaped = shapeAndSize(deps, request, json);
   if (!shaped.pass) return refused(shaped);
 
@@ -175,6 +186,7 @@ export async function decideForward(
 
   // A client that gave up while the checks ran (an ask can take minutes) gets nothing forwarded.
   if (request.signal?.aborted) return refused(CANCELLED_BEFORE_FORWARD);
+  observed?.decided({ allowed: true, rule: verdict.rule, ...(verdict.asked ? { asked: true } : {}) });
   return {
     pass: true,
     verdict: {

@@ -30,6 +30,8 @@ const FORBIDDEN = {
   // Metrics: told through ports/observer.ts, never reaching into what they count.
   metrics: ['serve', 'runtime', 'upstream', 'registration', 'sandbox', 'audit', 'schema'],
   // The console only reads a home's files: it never starts, serves or registers anything.
+  // Traces are a leaf: the pipeline and the upstream clients use them, never the other way round.
+  traces: ['serve', 'runtime', 'upstream', 'registration', 'sandbox', 'images', 'audit'],
   console: ['serve', 'runtime', 'upstream', 'registration', 'images', 'schema', 'doctor'],
 };
 

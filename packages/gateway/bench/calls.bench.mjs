@@ -4,6 +4,7 @@
 //   stdio client → ringfence `mcp serve`        → HTTP upstream
 //   stdio client → supergateway --streamableHttp → HTTP upstream
 //   HTTP client  → ringfence `mcp serve --http`  → HTTP upstream
+//   stdio client → ringfence `mcp serve` with OTLP traces on → HTTP upstream (ringfence_stdio_traced)
 //   HTTP client  → mcp-proxy → (stdio) supergateway → HTTP upstream   (mcp-proxy only speaks stdio
 //                  upstream; only mcp-proxy's own process is counted for its CPU)
 // and `mcp serve --metrics` (ringfence_stdio_metrics) beside the same gateway without it.
@@ -13,6 +14,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -170,8 +172,26 @@ for (const [target, via] of [
   await new Promise((resolve) => add.once('exit', resolve));
 }
 
+/** An OTLP/HTTP receiver that drops what it gets, counting spans' bytes only. */
+async function startOtlpSink() {
+  let bytes = 0;
+  const server = createServer((req, res) => {
+    req.on('data', (chunk) => {
+      bytes += chunk.length;
+    });
+    req.on('end', () => res.writeHead(200).end());
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    bytes: () => bytes,
+    close: () => server.close(),
+  };
+}
+
 const token = 'bench-token-0123456789abcdef0123456789abcdef';
 const targets = {};
+let otlpSink;
 const want = (name) => !ONLY || ONLY.includes(name);
 try {
   if (want('direct')) {
@@ -191,6 +211,18 @@ try {
       })),
       tool: 'up_echo',
     };
+  if (want('ringfence_stdio_traced')) {
+    // Traces on (OTLP/HTTP to a sink in this process that reads and drops each batch): the cost of
+    // the spans of every call, against ringfence_stdio with traces off.
+    otlpSink = await startOtlpSink();
+    targets.ringfence_stdio_traced = {
+      ...(await stdioRelay('rf-traced', process.execPath, [cli, 'mcp', 'serve'], {
+        RINGFENCE_HOME: home,
+        OTEL_EXPORTER_OTLP_ENDPOINT: otlpSink.url,
+      })),
+      tool: 'up_echo',
+    };
+  }
   if (want('ringfence_stdio_metrics')) {
     const metricsPort = await freePort();
     targets.ringfence_stdio_metrics = {
@@ -323,6 +355,7 @@ try {
   const goals = {
     cpu_stdio_vs_supergateway: cpuRatio('ringfence_stdio', 'supergateway_stdio'),
     cpu_http_vs_mcp_proxy: cpuRatio('ringfence_http', 'mcp_proxy_http'),
+    cpu_stdio_traced_vs_untraced: cpuRatio('ringfence_stdio_traced', 'ringfence_stdio'),
     cpu_stdio_metrics_on_vs_off: cpuRatio('ringfence_stdio_metrics', 'ringfence_stdio'),
     ...(baselineCli
       ? {
@@ -340,6 +373,7 @@ try {
         ratios,
         ceilings,
         goals,
+        ...(otlpSink ? { otlp_bytes_received: otlpSink.bytes() } : {}),
         settings: {
           rounds: ROUNDS,
           sequential_calls: SEQUENTIAL,
@@ -353,6 +387,7 @@ try {
   );
 } finally {
   for (const target of Object.values(targets)) await target.close().catch(() => {});
+  otlpSink?.close();
   if (shmDir) await rm(shmDir, { recursive: true, force: true });
   upstream.child.kill();
   await rm(dir, { recursive: true, force: true });

@@ -69,6 +69,13 @@ const TOKEN_DIGEST = {
   what: 'sha256: and 16 lower-case hex digits',
 };
 
+/** A call's W3C trace id (traces/): joins an entry with its trace, never says more. */
+const TRACE_ID = {
+  check: (v: unknown) => typeof v === 'string' && /^(?!0{32})[0-9a-f]{32}$/.test(v),
+  what: '32 lower-case hex digits, not all zeros',
+  optional: true,
+};
+
 const POLICY: Spec = { name: NAME, digest: DIGEST_FIELD, signer: NAME };
 const SUBJECT_KIND = {
   check: (v: unknown) => (AUDIT_SUBJECT_KINDS as readonly unknown[]).includes(v),
@@ -103,6 +110,7 @@ const REFS: Record<AuditType, Spec> = {
     task: { ...NAME, optional: true },
     // Classes and field paths of the secrets the arguments carried, never a value.
     secrets: { ...NAME, optional: true },
+    trace_id: TRACE_ID,
   },
   'mcp.result': {
     server: NAME,
@@ -123,6 +131,7 @@ const REFS: Record<AuditType, Spec> = {
     // Written only when something was removed, so 0 is as malformed as a negative count.
     redacted: { check: isSeq, what: 'a positive integer', optional: true },
     redacted_classes: { ...NAME, optional: true },
+    trace_id: TRACE_ID,
   },
   'mcp.egress': {
     server: NAME,

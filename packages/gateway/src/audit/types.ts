@@ -114,6 +114,8 @@ export interface DecisionRefs {
    * never a value; on a refusal, what refused it; on an allowed call, what the policy let go.
    */
   readonly secrets?: string;
+  /** Calls only: the W3C trace id of the call (its span's, or the client's traceparent's). */
+  readonly trace_id?: string;
 }
 
 export interface ResultRefs {
@@ -143,6 +145,8 @@ export interface ResultRefs {
   readonly redacted?: number;
   /** Their classes, comma-separated (`aws,jwt`). */
   readonly redacted_classes?: string;
+  /** The W3C trace id of the call, as in its decision entry. */
+  readonly trace_id?: string;
 }
 
 /**

@@ -13,6 +13,7 @@ import type { DefinitionKind } from '../pins/kinds.js';
 import type { Caller, CallToolResult } from '../ports/caller.js';
 import type { CallProgress, ClientGrants, UpstreamInput } from '../ports/upstream.js';
 import { TASKS_CAPABILITY_2025, TASKS_EXTENSION } from '../tasks/index.js';
+import { checkedTraceparent } from '../traces/index.js';
 import { serveTasks, toolCallAsTask, toolsForClient } from './endpoint-tasks.js';
 import type { Gateway } from './gateway.js';
 import { capableOf } from './input-required/answers.js';
@@ -35,9 +36,6 @@ type Extra = ServerContext;
 // The SDK's own schema answers a non-string prompt argument with -32603 and a schema dump, before
 // any check of ours; the pipeline refuses it itself, audited, naming the argument.
 const GetPromptParams = z.looseObject({ name: z.string(), arguments: z.unknown().optional() });
-
-/** W3C trace context, version 00 form (lower-case hex; all-zero ids are invalid by that spec). */
-const TRACEPARENT = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
 
 const INSTRUCTIONS =
   'Tools and prompts are provided by third-party MCP servers run in isolation by ringfence. Each description names the server it comes from.';
@@ -150,8 +148,10 @@ export function createEndpointServer(
         : undefined;
     // A trace context is passed on only in its exact W3C form: it is the client's text, and a
     // server must not be handed anything else under that name.
-    const trace = extra.mcpReq._meta?.traceparent;
-    const traceparent = typeof trace === 'string' && TRACEPARENT.test(trace) ? trace : undefined;
+    // MCP's convention is `_meta.traceparent`; on --http the W3C header is taken when it is absent.
+    const traceparent =
+      checkedTraceparent(extra.mcpReq._meta?.traceparent) ??
+      checkedTraceparent(extra.http?.req?.headers.get('traceparent'));
     return {
       signal: extra.mcpReq.signal,
       ...(onProgress ? { onProgress } : {}),

@@ -14,6 +14,7 @@ import { LOCAL_ONLY, type PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
 import type { Upstream } from '../ports/upstream.js';
 import { type TaskEvent, TaskRegistry, type TaskSnapshot } from '../tasks/index.js';
+import type { CallTracer } from '../traces/index.js';
 import { startupMark } from '../util/startup.js';
 import type { WithheldEntry } from './catalog.js';
 import type { CompletionAnswer } from './completion.js';
@@ -77,6 +78,8 @@ export interface GatewayOptions {
   readonly credentials?: KnownCredentials;
   /** ringfence's own server (`mcp serve --sandbox-tools`), served beside the registered ones. */
   readonly ownServer?: Upstream;
+  /** OpenTelemetry spans per forwarded call (traces/); absent: none, at no cost per call. */
+  readonly tracer?: CallTracer;
   /** Told each forwarded request's decision and times (`mcp serve --metrics`; traces). */
   readonly observer?: CallObserver;
 }
@@ -391,6 +394,7 @@ export class Gateway extends EventEmitter<{
       log: this.options.log,
       linkUri: (server, uri, follow) => this.resources.link(server, uri, follow),
       secrets: this.secrets,
+      ...(this.options.tracer ? { tracer: this.options.tracer } : {}),
       ...(this.options.observer ? { observer: this.options.observer } : {}),
     };
   }
@@ -400,5 +404,8 @@ export class Gateway extends EventEmitter<{
     this.logs.close();
     this.heldLogs.close();
     await this.registry.close();
+    // The spans of the last calls, sent before the process ends (bounded: a collector that is
+    // down does not hold the shutdown).
+    await this.options.tracer?.flush();
   }
 }

@@ -67,14 +67,19 @@ async function start() {
   return { s, served, ...started };
 }
 
-async function connect(url: string, era: 'modern' | 'legacy', token = 'alice-token') {
+async function connect(
+  url: string,
+  era: 'modern' | 'legacy',
+  token = 'alice-token',
+  headers: Record<string, string> = {},
+) {
   const client = new Client(
     { name: `${era}-client`, version: '1' },
     era === 'modern' ? { versionNegotiation: { mode: { pin: MODERN } } } : {},
   );
   await client.connect(
     new StreamableHTTPClientTransport(new URL(url), {
-      requestInit: { headers: { authorization: `Bearer ${token}` } },
+      requestInit: { headers: { ...headers, authorization: `Bearer ${token}` } },
     }),
   );
   cleanup.push(() => client.close());
@@ -256,6 +261,20 @@ describe('a 2026 client over --http', () => {
     });
     await modern.callTool({ name: 's_echo', arguments: { text: 'd' } });
     expect(s.calls.map((c) => c.options.traceparent)).toEqual([trace, trace, undefined, undefined]);
+  });
+
+  it('takes the W3C traceparent HTTP header when _meta has none, from either era; _meta wins, a forged header is dropped', async () => {
+    const { s, served } = await start();
+    const header = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const meta = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const modern = await connect(served.url, 'modern', 'alice-token', { traceparent: header });
+    const legacy = await connect(served.url, 'legacy', 'alice-token', { traceparent: header });
+    const forged = await connect(served.url, 'modern', 'alice-token', { traceparent: '00-zz-evil-01' });
+    await modern.callTool({ name: 's_echo', arguments: { text: 'a' } });
+    await legacy.callTool({ name: 's_echo', arguments: { text: 'b' } });
+    await modern.callTool({ name: 's_echo', arguments: { text: 'c' }, _meta: { traceparent: meta } });
+    await forged.callTool({ name: 's_echo', arguments: { text: 'd' } });
+    expect(s.calls.map((c) => c.options.traceparent)).toEqual([header, header, meta, undefined]);
   });
 
   it('cancels the call upstream when the client goes away mid-call', async () => {

@@ -17,6 +17,7 @@
  * reading loses its connection once MAX_UNSENT_BYTES wait unsent, not the events. A stream still
  * open after KEEPALIVE_MS gets a comment, so a long call keeps its connection.
  */
+
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/core';
 import {
@@ -30,6 +31,7 @@ import {
   type TransportSendOptions,
 } from '@modelcontextprotocol/server';
 import { GatewayError } from '../errors.js';
+import { checkedTraceparent } from '../traces/index.js';
 import { readBoundedBody } from '../util/bounded-body.js';
 import { ReplayBuffer, type SseStream } from './http-replay.js';
 
@@ -243,10 +245,14 @@ export class HttpSessionTransport implements Transport {
       unanswered: requests.length,
     };
     for (const id of answer.ids) this.answers.set(id, answer);
+    const trace = checkedTraceparent(req.headers.traceparent);
     const extra: MessageExtraInfo = {
       // A handler may end the stream early (a long call: the client comes back with Last-Event-ID);
       // offered only to clients that were primed, which know to come back.
       ...(primed ? { closeSSEStream: () => this.closeStream(answer.stream) } : {}),
+      // A W3C traceparent header reaches the handlers as the request's only header (the endpoint
+      // takes it when the message's `_meta` has none); no Request is built without one.
+      ...(trace ? { request: new Request('http://localhost/mcp', { headers: { traceparent: trace } }) } : {}),
     };
     for (const message of messages) this.onmessage?.(message, extra);
   }

@@ -14,10 +14,12 @@ import type { PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
 import type { Upstream } from '../ports/upstream.js';
 import { rendered } from '../text/render.js';
+import { type CallTracer, tracerFromEnv } from '../traces/index.js';
 import { newSessionId, startupMark } from '../util/startup.js';
 import { createEndpointServer } from './endpoint.js';
 import { Gateway } from './gateway.js';
 import type { SessionLimits, TokenResolver } from './http.js';
+import { SERVER_INFO } from './server-info.js';
 
 export interface ServeOptions {
   readonly home: string;
@@ -56,6 +58,11 @@ export interface ServeOptions {
   /** ringfence's own server (`mcp serve --sandbox-tools`): its tools, served through the same pipeline. */
   readonly ownServer?: Upstream;
   /**
+   * OpenTelemetry traces of calls; by default what the process's OTEL_* variables ask for
+   * (traces/config.ts), none when they ask for nothing.
+   */
+  readonly tracer?: CallTracer | null;
+  /**
    * `mcp serve --metrics [HOST:]PORT`: the metrics the audit log and the runtime already report
    * to, served on this address (docs/operations.md, "Metrics"); the pipeline reports to them too.
    */
@@ -85,6 +92,10 @@ export async function runGateway(options: ServeOptions): Promise<RunningGateway>
   const servers = options.servers;
   const notice = servers.length === 0 && !options.ownServer ? emptyGatewayNotice(options.home) : undefined;
   const session = options.session ?? newSessionId();
+  const tracer =
+    options.tracer === undefined
+      ? tracerFromEnv(process.env, options.log, SERVER_INFO.version)
+      : options.tracer;
   const gateway = new Gateway({
     servers,
     pins: new PinStore(options.home),
@@ -98,6 +109,7 @@ export async function runGateway(options: ServeOptions): Promise<RunningGateway>
     ...(options.only !== undefined ? { naming: { prefixed: false } } : {}),
     ...(options.ownServer ? { ownServer: options.ownServer } : {}),
     ...(notice ? { notice } : {}),
+    ...(tracer ? { tracer } : {}),
     ...(options.metrics ? { observer: options.metrics.registry } : {}),
   });
   // What `GET /healthz` answers: from the end of the start to the beginning of the close.

@@ -118,6 +118,23 @@ describe('HttpClientTransport: the wire', () => {
     expect(sent['x-evil']).toBeUndefined();
   });
 
+  it('passes a W3C traceparent header on only in its exact form', async () => {
+    const { url, requests } = await serve((res, seen) => {
+      const message = JSON.parse(seen.body) as { id: number };
+      res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'sess-1' });
+      res.end(JSON.stringify(answer(message.id)));
+    });
+    const { transport } = open(url);
+    await transport.start();
+    const trace = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    await transport.send(list(1), { headers: { traceparent: trace } });
+    await transport.send(list(2), { headers: { traceparent: `${trace}\r\nx-evil: 1` } });
+    await transport.send(list(3), { headers: { Traceparent: trace, tracestate: 'a=b' } });
+    expect(requests.map((r) => r.headers.traceparent)).toEqual([trace, undefined, undefined]);
+    expect(requests.map((r) => r.headers.tracestate)).toEqual([undefined, undefined, undefined]);
+    expect(requests[1]!.headers['x-evil']).toBeUndefined();
+  });
+
   it('sends the headers the SDK sends, keeps the session id, and answers 202 and JSON alike', async () => {
     const { url, requests } = await serve((res, seen) => {
       const message = JSON.parse(seen.body || '{}') as { method?: string; id?: number };

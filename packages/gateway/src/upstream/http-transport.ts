@@ -2,6 +2,7 @@ import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/client';
 import { GatewayError } from '../errors.js';
 import { UpstreamError } from '../ports/errors.js';
+import { checkedTraceparent } from '../traces/index.js';
 import { type EventStreamLimits, EventStreamParser } from './answer-stream.js';
 import { CONNECTION_LOST_CODE } from './connection-loss.js';
 import {
@@ -95,14 +96,15 @@ const isModern = (message: JSONRPCMessage): boolean =>
 
 /**
  * The per-request headers the client asks for: only `Mcp-Param-*` (from the pinned tool's
- * schema), and only with a token name, so no caller can override the session, the protocol
+ * schema) and a checked W3C `traceparent`, and only with a token name, so no caller can override the session, the protocol
  * version, the content type or a registered credential through them.
  */
 function perRequest(headers: TransportSendOptions['headers']): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
   if (!headers) return out;
   for (const [name, value] of Object.entries(headers))
-    if (
+    if (name === 'traceparent' && checkedTraceparent(value)) out.traceparent = value as string;
+    else if (
       /^mcp-param-[!#$%&'*+\-.^_`|~0-9a-z]+$/i.test(name) &&
       typeof value === 'string' &&
       /^[\t\x20-\x7e]*$/.test(value)

@@ -421,11 +421,14 @@ export class UpstreamClient {
       (token, signal) => {
         if (owner) this.owners.set(token, owner);
         // The SDK's own timer is only a backstop: the call's timers above end it first.
+        // The trace context goes in `_meta` (MCP's convention, every transport) and, to a remote
+        // server, as the W3C header too (upstream/http-transport.ts passes only that one on).
+        const sentHeaders = options.traceparent ? { ...headers, traceparent: options.traceparent } : headers;
         const send = (m: string, p: Record<string, unknown>, allowInputRequired = false) =>
           this.client.request({ method: m, params: p } as never, LooseResult, {
             signal,
             timeout: ceilingMs + 1_000,
-            ...(Object.keys(headers).length > 0 ? { headers } : {}),
+            ...(Object.keys(sentHeaders).length > 0 ? { headers: sentHeaders } : {}),
             ...(allowInputRequired ? { allowInputRequired } : {}),
           });
         const sent = {

@@ -1,6 +1,7 @@
 import type { PrecomputedDigest } from '../../audit/format.js';
 import { AUDIT_STRING_MAX, type AuditMethod } from '../../audit/types.js';
 import type { Caller, CallToolResult } from '../../ports/caller.js';
+import { checkedTraceparent, traceIdOf } from '../../traces/index.js';
 import { FORWARDED_METHODS, requestName, shownRequestLabel } from './methods.js';
 import type { ForwardedRequest, PipelineDeps, Refusal } from './types.js';
 
@@ -29,6 +30,16 @@ function subject(request: ForwardedRequest): {
   };
 }
 
+/**
+ * The call's W3C trace id, so a SIEM can join the entry with the trace: the gateway's span's when
+ * traced, else the client's traceparent's (checked at the edge), else none.
+ */
+function traceRef(request: ForwardedRequest): { trace_id?: string } {
+  if (request.span) return { trace_id: request.span.traceId };
+  const client = checkedTraceparent(request.traceparent);
+  return client ? { trace_id: traceIdOf(client) } : {};
+}
+
 function who(caller: Caller): { agent?: string; scope?: string } {
   return {
     ...(caller.agent ? { agent: caller.agent } : {}),
@@ -47,7 +58,7 @@ export function recordDecision(
   decision: { allowed: boolean; rule: string; reason: string; task?: string; secrets?: string },
   argsDigest?: PrecomputedDigest,
 ): Promise<number> {
-  return deps.audit.append({
+  const written = deps.audit.append({
     type: 'mcp.decision',
     ...who(request.caller),
     refs: {
@@ -60,7 +71,17 @@ export function recordDecision(
       ...deps.policyRef,
       ...(decision.task ? { task: decision.task } : {}),
       ...(decision.secrets ? { secrets: decision.secrets } : {}),
+      ...traceRef(request),
     },
+  });
+  const { span } = request;
+  if (!span) return written;
+  // The decision on the call's span: allowed or refused, the deciding rule, and the entry's seq.
+  return written.then((seq) => {
+    span.set('ringfence.decision', decision.allowed ? 'allowed' : 'refused');
+    span.set('ringfence.rule', decision.rule).set('ringfence.audit.seq', seq);
+    if (!decision.allowed) span.fail('refused by ringfence');
+    return seq;
   });
 }
 
@@ -128,6 +149,7 @@ export function recordResult(
         ...(outcome.task ? { task: outcome.task } : {}),
         ...(outcome.redacted ? { redacted: outcome.redacted } : {}),
         ...(outcome.redactedClasses ? { redacted_classes: outcome.redactedClasses } : {}),
+        ...traceRef(request),
       },
     },
     options,

@@ -1,17 +1,18 @@
 import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { canonicalForm, type PrecomputedDigest } from '../../audit/format.js';
 import { WireError } from '../../errors.js';
-import type { CallToolResult } from '../../ports/caller.js';
+import { AskDeferred, type CallToolResult } from '../../ports/caller.js';
 import { MissingClientCapability, UpstreamError } from '../../ports/errors.js';
 import type { CallObservation } from '../../ports/observer.js';
 import type { CallOptions } from '../../ports/upstream.js';
 import { needsTasksExtension } from '../../tasks/wire.js';
 import { printable } from '../../text/printable.js';
 import { redactedLine } from '../../text/redact.js';
+import { type Span, SpanKind } from '../../traces/index.js';
 import { isUpstreamInputRequired } from '../input-required/relay.js';
 import type { CompletionAnswer } from './completions.js';
 import { stepsOf } from './method-steps.js';
-import { shownRequestLabel } from './methods.js';
+import { requestName, shownRequestLabel } from './methods.js';
 import { observeCall, refusalObserved } from './observe.js';
 import { errorResult, recordDecision, recordResult, refuse } from './record.js';
 import { sanitise, upstreamErrorText } from './results.js';
@@ -59,37 +60,84 @@ export async function runForward(
   request: SubscriptionRequest | LogLevelRequest,
 ): Promise<Record<string, never> | CallToolResult>;
 export async function runForward(deps: PipelineDeps, request: ForwardedRequest): Promise<unknown> {
-  const observed = observeCall(deps, request);
-  const decided = await decideForward(deps, request, observed);
-  if (!decided.pass) {
-    observed?.ended();
-    return decided.reply;
+  // Traces off: this one check is all a call pays (no span, no copy of the request).
+  if (!deps.tracer) return forwardRequest(deps, request);
+  const span = deps.tracer.startCall(callSpanName(request), request.traceparent);
+  if (!span) return forwardRequest(deps, request);
+  // Names only, never an argument value or a read's URI (it may carry what an argument would).
+  span.set('mcp.method.name', request.method).set('ringfence.server', request.entry.server);
+  if (request.entry.kind === 'tool') span.set('gen_ai.tool.name', requestName(request));
+  else if (request.entry.kind === 'prompt') span.set('gen_ai.prompt.name', requestName(request));
+  try {
+    return await forwardRequest(deps, { ...request, span });
+  } catch (error) {
+    // A 2026 ask goes to the client as input_required: the call goes on in the client's retry
+    // (its own span), nothing failed.
+    if (error instanceof AskDeferred) span.set('ringfence.decision', 'asked');
+    else span.fail('the call ended with an error');
+    throw error;
+  } finally {
+    span.end();
   }
-  const decisionSeq = await recordDecision(deps, request, decided.verdict, decided.digest);
+}
+
+/** `tools/call NAME` (MCP semantic conventions), the method alone when no name is safe to show. */
+function callSpanName(request: ForwardedRequest): string {
+  const { kind } = request.entry;
+  return kind === 'tool' || kind === 'prompt' ? `${request.method} ${requestName(request)}` : request.method;
+}
+
+async function forwardRequest(deps: PipelineDeps, request: ForwardedRequest): Promise<unknown> {
+  const { span } = request;
+  const observed = observeCall(deps, request);
+  // With traces off `span` is undefined and each `span?.` below is a property read, nothing more.
+  const deciding = span?.child('ringfence.decide');
+  let decided: Awaited<ReturnType<typeof decideForward>>;
+  let decisionSeq: number;
+  try {
+    decided = await decideForward(deps, request, observed);
+    if (!decided.pass) {
+      observed?.ended();
+      return decided.reply;
+    }
+    decisionSeq = await recordDecision(deps, request, decided.verdict, decided.digest);
+  } finally {
+    deciding?.end();
+  }
+  const forwarding = span?.child('ringfence.forward', SpanKind.client);
   let settled: Settled;
   observed?.forwarding();
   try {
-    settled = { ok: true, value: await decided.forward(callOptions(deps, request)) };
+    settled = { ok: true, value: await decided.forward(callOptions(deps, request, forwarding)) };
   } catch (error) {
     settled = { ok: false, error };
+    forwarding?.fail('the upstream request failed');
   }
+  forwarding?.end();
   observed?.answered(settled.ok);
-  const { reply, entry, wire } = await outcomeOf(deps, request, settled);
-  // An upstream failure's entry is durable before the reply. After an answer the decision was made
-  // durable before forwarding; the result entry is deferred (it shares the next call's write and
-  // fsync, or is written within 50 ms; the log keeps its order) and not awaited, so neither this
-  // reply nor the next call waits for a second fsync.
-  if (!settled.ok) await recordResult(deps, request, decisionSeq, entry);
-  else
-    recordResult(deps, request, decisionSeq, entry, { defer: true }).catch((error: unknown) =>
-      deps.log(
-        `ringfence: audit: the result of ${shownRequestLabel(request)} could not be recorded: ${redactedLine((error as Error).message)}`,
-      ),
-    );
-  observed?.ended();
-  // Only after its result entry is durable: the server's refusal goes to the client as an error.
-  if (wire) throw wire;
-  return reply;
+  const resulting = span?.child('ringfence.result');
+  try {
+    const { reply, entry, wire } = await outcomeOf(deps, request, settled);
+    resulting?.set('ringfence.result.is_error', entry.isError);
+    if (entry.isError) span?.fail(settled.ok ? 'the result is an error' : 'the upstream request failed');
+    // An upstream failure's entry is durable before the reply. After an answer the decision was made
+    // durable before forwarding; the result entry is deferred (it shares the next call's write and
+    // fsync, or is written within 50 ms; the log keeps its order) and not awaited, so neither this
+    // reply nor the next call waits for a second fsync.
+    if (!settled.ok) await recordResult(deps, request, decisionSeq, entry);
+    else
+      recordResult(deps, request, decisionSeq, entry, { defer: true }).catch((error: unknown) =>
+        deps.log(
+          `ringfence: audit: the result of ${shownRequestLabel(request)} could not be recorded: ${redactedLine((error as Error).message)}`,
+        ),
+      );
+    observed?.ended();
+    // Only after its result entry is durable: the server's refusal goes to the client as an error.
+    if (wire) throw wire;
+    return reply;
+  } finally {
+    resulting?.end();
+  }
 }
 
 /** How the upstream request ended, before any check of the gateway's ran on its answer. */
@@ -286,13 +334,16 @@ const CANCELLED_BEFORE_FORWARD: Refusal = {
 };
 
 /** The client's cancel and progress, and the policy's cap on the call's whole time. */
-export function callOptions(deps: PipelineDeps, request: ForwardedRequest): CallOptions {
+export function callOptions(deps: PipelineDeps, request: ForwardedRequest, forwarding?: Span): CallOptions {
   const { server } = request.entry;
   const cap = deps.policy.maxCallSeconds(server);
+  // Traced, the server's parent is the gateway's forward span (same trace as the client's); not
+  // traced, the client's own traceparent goes on as it came.
+  const traceparent = forwarding ? forwarding.traceparent() : request.traceparent;
   return {
     ...(request.signal ? { signal: request.signal } : {}),
     ...(request.onProgress ? { onProgress: request.onProgress } : {}),
-    ...(request.traceparent ? { traceparent: request.traceparent } : {}),
+    ...(traceparent ? { traceparent } : {}),
     ...(request.upstreamInput ? { upstreamInput: request.upstreamInput } : {}),
     ...(request.clientCapabilities ? { clientCapabilities: request.clientCapabilities } : {}),
     ...(cap !== undefined

@@ -6,6 +6,7 @@ import type { CallObserver } from '../../ports/observer.js';
 import type { PolicyView } from '../../ports/policy.js';
 import type { SchemaChecks } from '../../ports/schema.js';
 import type { CallProgress, ClientGrants, UpstreamInput, UpstreamRequests } from '../../ports/upstream.js';
+import type { CallTracer, Span } from '../../traces/index.js';
 import type { CatalogEntry, PromptEntry, TemplateEntry } from '../catalog.js';
 
 export type { CallToolResult };
@@ -32,6 +33,8 @@ interface RequestBase {
   readonly onProgress?: (progress: CallProgress) => void;
   /** The client's W3C trace context (`_meta.traceparent`), already checked: passed on upstream. */
   readonly traceparent?: string;
+  /** The call's span, when traces are on and this call is sampled (`runForward` sets it). */
+  readonly span?: Span;
   /**
    * Present when the caller relays a 2026 server's `input_required` (serve/input-required/): such
    * an answer is then the reply as it is, for the relay to decide (see `CallOptions`).
@@ -144,6 +147,8 @@ export interface PipelineDeps {
   readonly linkUri: (server: string, uri: string, follow: boolean) => string;
   /** The credential scan: arguments as egress, results as ingress (`secrets.ts`). */
   readonly secrets: SecretScanner;
+  /** OpenTelemetry spans per call (traces/); absent when the OTEL_* variables do not turn them on. */
+  readonly tracer?: CallTracer;
   /** Told each request's decision and times (metrics, traces); absent: nothing is observed. */
   readonly observer?: CallObserver;
 }

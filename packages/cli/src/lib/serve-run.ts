@@ -1,5 +1,6 @@
 import { AgentError, AgentStore } from '@ringfence/gateway/agents';
 import { newSessionId, startupMark } from '@ringfence/gateway/startup';
+import { parseByteSize } from './byte-size.js';
 import { type Failure, REPORT_LINE } from './failure.js';
 import { reportLine, type ServingDeps, servingDeps } from './serving.js';
 
@@ -14,6 +15,7 @@ export interface ServeFlags {
   'allow-mount'?: string[] | undefined;
   'sandbox-tools'?: boolean | undefined;
   'sandbox-image'?: string[] | undefined;
+  'sandbox-save-cap'?: string | undefined;
 }
 
 /**
@@ -31,6 +33,9 @@ export async function runServe(flags: ServeFlags): Promise<void> {
     allowMounts: flags['allow-mount'] ?? [],
     ...(flags.only !== undefined ? { only: flags.only } : {}),
     ...(flags['sandbox-tools'] ? { sandboxImages: flags['sandbox-image'] ?? [] } : {}),
+    ...(flags['sandbox-save-cap'] !== undefined
+      ? { sandboxSaveCap: parseByteSize(flags['sandbox-save-cap'])! }
+      : {}),
     // Before any container is begun: an unknown agent token serves, and starts, nothing.
     admit: async (home) => {
       agents = new AgentStore(home);

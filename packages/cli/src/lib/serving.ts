@@ -102,6 +102,8 @@ export async function servingDeps(
      * (`--sandbox-image`); absent: they are not served.
      */
     sandboxImages?: readonly string[];
+    /** `--sandbox-save-cap` in bytes: what checkpoints and snapshots may take together. */
+    sandboxSaveCap?: number;
     /** Run after the policy check and before any server starts: what it refuses starts nothing. */
     admit?: (home: string) => Promise<void>;
   } = {},
@@ -145,7 +147,14 @@ export async function servingDeps(
   };
   const selected = servers.filter((server): server is ContainerServerConfig => server.transport !== 'http');
   const ownServer = options.sandboxImages
-    ? await ownServerOf(home, policy, options.sandboxImages, options.allowMounts ?? [], containerRuntime)
+    ? await ownServerOf(
+        home,
+        policy,
+        options.sandboxImages,
+        options.allowMounts ?? [],
+        containerRuntime,
+        options.sandboxSaveCap,
+      )
     : undefined;
   const early = new EarlyContainers(selected, containerRuntime);
   // Its code alone first: once it is loaded, the engine probe, the reaper's start and then the
@@ -208,6 +217,7 @@ async function ownServerOf(
   images: readonly string[],
   allowMounts: readonly string[],
   runtime: () => Promise<ContainerRuntime>,
+  saveCapBytes?: number,
 ): Promise<Upstream> {
   const { OwnServer, Sandboxes } = await import('@ringfence/gateway/sandbox');
   return new OwnServer(
@@ -216,6 +226,7 @@ async function ownServerOf(
       policy,
       images,
       mountRoots: workspaceRoots(allowMounts).slice(1),
+      ...(saveCapBytes !== undefined ? { saveCapBytes } : {}),
       engine: async () => {
         const built = await runtime();
         return built.available ? built.shared : { unavailable: built.reason };

@@ -24,6 +24,7 @@ function fakeEngine(objects: { Id: string; Labels: Record<string, string> }[]) {
       return objects.map((o) => ({ ...o, Names: [`/${o.Id}`] }));
     },
     listNetworks: async () => objects.map((o) => ({ ...o, Name: `net-${o.Id}` })),
+    listImages: async () => [],
     getContainer: (id: string) => ({ remove: async () => void removed.push(id) }),
     getNetwork: (id: string) => ({
       inspect: async () => ({ Containers: {} }),
@@ -45,7 +46,7 @@ describe('reapOnce', () => {
     ]);
     const report = await reapOnce(docker, owner);
     expect(removed.sort()).toEqual(['mine', 'mine']);
-    expect(report).toEqual({ containers: ['mine'], networks: ['net-mine'], errors: [] });
+    expect(report).toEqual({ containers: ['mine'], networks: ['net-mine'], images: [], errors: [] });
     expect(filtersSeen[0]).toEqual({
       label: ['ringfence.managed=1', 'ringfence.session=sess-a', 'ringfence.pid=4242'],
     });

@@ -11,12 +11,18 @@ const labels = (pid: number, start: string, host: string) => ({
   [LABEL.host]: host,
 });
 
-function fakeEngine(containers: { Id: string; Labels: Record<string, string> }[]) {
+function fakeEngine(
+  containers: { Id: string; Labels: Record<string, string> }[],
+  images: { Id: string; Labels: Record<string, string>; RepoTags?: string[] }[] = [],
+) {
   const removed: string[] = [];
   const docker = {
     listContainers: async () => containers.map((c) => ({ ...c, Names: [`/${c.Id}`] })),
     listNetworks: async () => [],
+    // The engine-side filter is not applied here: the code's own label check must decide.
+    listImages: async () => images,
     getContainer: (id: string) => ({ remove: async () => void removed.push(id) }),
+    getImage: (ref: string) => ({ remove: async () => void removed.push(ref) }),
   } as unknown as Docker;
   return { docker, removed };
 }
@@ -38,6 +44,40 @@ describe('sweepDeadGateways', () => {
     expect(removed.sort()).toEqual(['dead', 'reused-pid']);
   });
 
+  it("removes dead owners' sandbox checkpoints by their ringfence-saved tag; never a snapshot, a live owner's or another role", async () => {
+    const role = (r: string) => ({ [LABEL.role]: r });
+    const { docker, removed } = fakeEngine(
+      [],
+      [
+        {
+          Id: 'i1',
+          Labels: { ...labels(200, '6000', host), ...role('checkpoint') },
+          RepoTags: ['ringfence-saved/checkpoint:s-a-1', 'mine:latest'],
+        },
+        { Id: 'i2', Labels: { ...labels(200, '6000', host), ...role('checkpoint') } },
+        {
+          Id: 'live',
+          Labels: { ...labels(100, '5000', host), ...role('checkpoint') },
+          RepoTags: ['ringfence-saved/checkpoint:s-a-2'],
+        },
+        // A snapshot's pid labels are blank: a dead owner by the labels, but never a gateway's to sweep.
+        {
+          Id: 'snap',
+          Labels: { ...labels(Number.NaN, '', host), ...role('snapshot') },
+          RepoTags: ['ringfence-saved/snapshot:h-x'],
+        },
+        {
+          Id: 'server-image',
+          Labels: { ...labels(200, '6000', host), ...role('server') },
+          RepoTags: ['x:1'],
+        },
+      ],
+    );
+    const report = await sweepDeadGateways(docker, { host, probe: alive });
+    expect(removed.sort()).toEqual(['i2', 'ringfence-saved/checkpoint:s-a-1']);
+    expect(report.images.sort()).toEqual(['i2', 'ringfence-saved/checkpoint:s-a-1']);
+  });
+
   it('sweeps through a list that raced a container exiting (Podman 4.3: 500 "read /proc/<pid>/cgroup")', async () => {
     const { docker, removed } = fakeEngine([{ Id: 'dead', Labels: labels(200, '6000', host) }]);
     const list = docker.listContainers.bind(docker);
@@ -54,7 +94,7 @@ describe('sweepDeadGateways', () => {
       return list(options);
     }) as typeof docker.listContainers;
     const report = await sweepDeadGateways(docker, { host, probe: alive });
-    expect(report).toEqual({ containers: ['dead'], networks: [], errors: [] });
+    expect(report).toEqual({ containers: ['dead'], networks: [], images: [], errors: [] });
     expect(removed).toEqual(['dead']);
   });
 });

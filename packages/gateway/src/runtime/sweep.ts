@@ -7,6 +7,8 @@ import { hostIdentity, ownerIsAlive } from './process-identity.js';
 export interface SweepReport {
   readonly containers: string[];
   readonly networks: string[];
+  /** Sandbox checkpoints (`sandbox/saved.ts`): images, removed after the containers made from them. */
+  readonly images: string[];
   readonly errors: string[];
 }
 
@@ -35,7 +37,7 @@ export async function removeManaged(
   select: (labels: Record<string, string> | undefined) => boolean,
   labels: readonly string[] = [],
 ): Promise<SweepReport> {
-  const report: SweepReport = { containers: [], networks: [], errors: [] };
+  const report: SweepReport = { containers: [], networks: [], images: [], errors: [] };
   const filters = { label: [`${LABEL.managed}=1`, ...labels] };
   const containers = await listContainers(docker, { all: true, filters });
   await Promise.all(
@@ -52,6 +54,7 @@ export async function removeManaged(
         }
       }),
   );
+  await removeCheckpointImages(docker, select, labels, report);
   const networks = await docker.listNetworks({ filters });
   for (const network of networks.filter((n) => select(n.Labels))) {
     try {
@@ -61,6 +64,35 @@ export async function removeManaged(
     }
   }
   return report;
+}
+
+/**
+ * A sandbox's checkpoints are images committed from it, owned like its container: they go with it.
+ * Only `ringfence.role=checkpoint` images: snapshots (role `snapshot`) are the home's, never a
+ * gateway's, so no reaper or sweep takes them. Removed by their ringfence-saved tag, so one a
+ * later checkpoint was built on loses its tag and goes with that later one.
+ */
+async function removeCheckpointImages(
+  docker: Docker,
+  select: (labels: Record<string, string> | undefined) => boolean,
+  labels: readonly string[],
+  report: SweepReport,
+): Promise<void> {
+  const filters = { label: [`${LABEL.managed}=1`, `${LABEL.role}=checkpoint`, ...labels] };
+  const images = await docker.listImages({ filters });
+  const checkpoint = (l: Record<string, string> | undefined) => l?.[LABEL.role] === 'checkpoint' && select(l);
+  for (const image of images.filter((i) => checkpoint(i.Labels ?? undefined))) {
+    const refs = (image.RepoTags ?? []).filter((t) => t.startsWith('ringfence-saved/'));
+    for (const ref of refs.length > 0 ? refs : [image.Id]) {
+      try {
+        await docker.getImage(ref).remove();
+        report.images.push(ref);
+      } catch (error) {
+        if ((error as { statusCode?: number }).statusCode === 404) continue;
+        report.errors.push(`${ref}: ${(error as Error).message}`);
+      }
+    }
+  }
 }
 
 /**

@@ -13,7 +13,9 @@ export type SandboxErrorCode =
   | 'SANDBOX_MOUNT'
   /** No container engine answers. */
   | 'SANDBOX_ENGINE'
-  | 'SANDBOX_RUN';
+  | 'SANDBOX_RUN'
+  /** A checkpoint or snapshot would take more than `mcp serve --sandbox-save-cap` allows. */
+  | 'SANDBOX_SAVE_CAP';
 
 /** A refusal or failure of one of ringfence's own tools: its message says what to do next. */
 export class SandboxError extends RingfenceError<SandboxErrorCode> {}

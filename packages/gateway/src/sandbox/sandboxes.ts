@@ -32,7 +32,12 @@ export interface SandboxesOptions {
   readonly images: readonly string[];
   /** Where mounts may come from: the `--allow-mount` directories only (not the working directory). */
   readonly mountRoots: readonly WorkspaceRoot[];
+  /** The most bytes checkpoints and snapshots may take together (`mcp serve --sandbox-save-cap`). */
+  readonly saveCapBytes?: number;
 }
+
+/** 10 GiB unless the person says otherwise. */
+export const DEFAULT_SAVE_CAP_BYTES = 10 * 1024 ** 3;
 
 /** What a sandbox's container says of itself, for listings (never used to decide anything). */
 const NETWORK_LABEL = 'ringfence.sandbox_network';
@@ -65,6 +70,14 @@ export class Sandboxes {
     return this.options.mountRoots;
   }
 
+  get home(): string {
+    return this.options.home;
+  }
+
+  get saveCapBytes(): number {
+    return this.options.saveCapBytes ?? DEFAULT_SAVE_CAP_BYTES;
+  }
+
   async engine(): Promise<SharedEngine> {
     this.used = true;
     const engine = await this.options.engine();
@@ -92,7 +105,7 @@ export class Sandboxes {
     return found.filter((c) => ownedBy(c.Labels, owner) && c.Labels?.[LABEL.sandbox] !== undefined);
   }
 
-  private async find(engine: SharedEngine, name: string): Promise<Docker.ContainerInfo> {
+  async find(engine: SharedEngine, name: string): Promise<Docker.ContainerInfo> {
     const [found] = await this.containers(engine, name);
     if (!found)
       throw new SandboxError(
@@ -131,7 +144,8 @@ export class Sandboxes {
     return info;
   }
 
-  async create(request: CreateRequest): Promise<SandboxSummary> {
+  /** `fromImage`: the id of a snapshot to make it from (`request.image` is still the one checked). */
+  async create(request: CreateRequest, fromImage?: string): Promise<SandboxSummary> {
     if (this.creating.has(request.name))
       throw new SandboxError(
         'SANDBOX_EXISTS',
@@ -139,13 +153,13 @@ export class Sandboxes {
       );
     this.creating.add(request.name);
     try {
-      return await this.createOnce(request);
+      return await this.createOnce(request, fromImage);
     } finally {
       this.creating.delete(request.name);
     }
   }
 
-  private async createOnce(request: CreateRequest): Promise<SandboxSummary> {
+  private async createOnce(request: CreateRequest, fromImage?: string): Promise<SandboxSummary> {
     const engine = await this.engine();
     const rule = egressRuleOf(request);
     const cannot = engineRefusal(engine.engine, rule.mode);
@@ -174,7 +188,8 @@ export class Sandboxes {
         'SANDBOX_EXISTS',
         `a sandbox "${request.name}" already exists in this session; choose another name or delete it with sandbox_delete.`,
       );
-    const config = unitConfig(request, info.Id);
+    const imageId = fromImage ?? info.Id;
+    const config = unitConfig(request, imageId);
     const mark = { ...sandboxMark(request.name), [NETWORK_LABEL]: networkKind(rule.mode) };
     try {
       const networks = await createServerNetworks(
@@ -199,7 +214,7 @@ export class Sandboxes {
         this.sidecars.set(request.name, sidecar);
         proxyAddress = sidecar.address;
       }
-      const spec = sandboxContainerSpec(request, info.Id, {
+      const spec = sandboxContainerSpec(request, imageId, {
         session: engine.session,
         network: networks.serverNetwork,
         processLimits: engine.processLimits,
@@ -235,7 +250,7 @@ export class Sandboxes {
     return runInSandbox(engine.docker.getContainer(found.Id), request, options);
   }
 
-  async delete(name: string): Promise<{ containers: string[]; networks: string[] }> {
+  async delete(name: string): Promise<{ containers: string[]; networks: string[]; images: string[] }> {
     const engine = await this.engine();
     await this.find(engine, name);
     return this.remove(engine, name);
@@ -256,11 +271,11 @@ export class Sandboxes {
     );
   }
 
-  /** Its container, sidecar and networks: exactly those labelled with its name and owned by us. */
+  /** Its container, sidecar, networks and checkpoints: exactly those labelled with its name and owned by us. */
   private async remove(
     engine: SharedEngine,
     name: string,
-  ): Promise<{ containers: string[]; networks: string[] }> {
+  ): Promise<{ containers: string[]; networks: string[]; images: string[] }> {
     const sidecar = this.sidecars.get(name);
     this.sidecars.delete(name);
     await sidecar?.stop().catch(() => {});
@@ -275,7 +290,7 @@ export class Sandboxes {
         'SANDBOX_RUN',
         `removing the sandbox "${name}" failed: ${report.errors.join('; ')}`,
       );
-    return { containers: report.containers, networks: report.networks };
+    return { containers: report.containers, networks: report.networks, images: report.images };
   }
 }
 

@@ -1,3 +1,5 @@
+import { SAVE_TOOLS } from './tools-save.js';
+
 /**
  * ringfence's own tools, served as the server `ringfence` (docs/sandboxes.md). Each description
  * says what it touches. They are listed, pinned by this build, decided and audited like any
@@ -102,6 +104,7 @@ export const OWN_TOOLS: readonly Record<string, unknown>[] = [
       additionalProperties: false,
     },
   },
+  ...SAVE_TOOLS,
   {
     name: 'sandbox_delete',
     description:

@@ -25,7 +25,9 @@ const read = (path: string) => [
   '-e',
   `const fs = require('fs'); process.stdout.write(fs.existsSync(${JSON.stringify(path)}) ? fs.readFileSync(${JSON.stringify(path)}, 'utf8') : '<none>')`,
 ];
+// biome-ignore lint/suspicious/noExplicitAny: a tool's JSON result, read field by field
 const json = (result: unknown) => JSON.parse(firstText(result)) as Record<string, any>;
+const field = (object: object, key: string) => (object as Record<string, unknown>)[key];
 
 /** node-base with /work writable by the sandbox user: a workspace whose files a commit keeps. */
 async function workspaceImage(): Promise<string> {
@@ -229,10 +231,10 @@ describe('save and undo: checkpoints, rewind, snapshots through a real client', 
       'Tmpfs',
       'ReadonlyRootfs',
     ])
-      expect((after.HostConfig as any)[key], key).toEqual((before.HostConfig as any)[key]);
+      expect(field(after.HostConfig, key), key).toEqual(field(before.HostConfig, key));
     for (const key of ['User', 'Env', 'Cmd', 'Entrypoint', 'WorkingDir', 'NetworkDisabled'])
-      expect((after.Config as any)[key], key).toEqual((before.Config as any)[key]);
-    expect((after.Config as any).NetworkDisabled).toBe(true);
+      expect(field(after.Config, key), key).toEqual(field(before.Config, key));
+    expect(field(after.Config, 'NetworkDisabled')).toBe(true);
     // Its labels are what they were; the checkpoint's own are blanked, not inherited.
     const extra = Object.fromEntries(
       Object.entries(after.Config.Labels).filter(([key]) => !(key in before.Config.Labels)),

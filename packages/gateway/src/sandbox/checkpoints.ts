@@ -10,12 +10,14 @@ import {
   checkpointTag,
   describeSaved,
   homeId,
+  ImageSizes,
   isOurCheckpoint,
   isOurSnapshot,
   newCheckpointId,
   SAVED_LABEL,
   type SavedImage,
   type SavedRole,
+  savedImageOf,
   savedImages,
   savedLabels,
   snapshotTag,
@@ -32,15 +34,23 @@ const mib = (bytes: number) => `${(bytes / MiB).toFixed(1)} MiB`;
  */
 export class SaveAndUndo {
   private readonly home: string;
+  private sizes: ImageSizes | undefined;
 
   constructor(private readonly sandboxes: Sandboxes) {
     this.home = homeId(sandboxes.home);
   }
 
+  private sizesOf(engine: SharedEngine): ImageSizes {
+    this.sizes ??= new ImageSizes(engine.docker);
+    return this.sizes;
+  }
+
   /** Everything saved that counts against the cap: this gateway's checkpoints and this home's snapshots. */
   private async saved(engine: SharedEngine): Promise<SavedImage[]> {
     const owner = ownerOf(engine);
-    return savedImages(engine.docker, (l) => isOurCheckpoint(l, owner) || isOurSnapshot(l, this.home));
+    const ours = (l: Record<string, string> | undefined) =>
+      isOurCheckpoint(l, owner) || isOurSnapshot(l, this.home);
+    return savedImages(engine.docker, ours, this.sizesOf(engine));
   }
 
   async checkpoint(request: CheckpointRequest): Promise<Record<string, unknown>> {
@@ -53,7 +63,8 @@ export class SaveAndUndo {
     const engine = await this.sandboxes.engine();
     await this.sandboxes.find(engine, name);
     const owner = ownerOf(engine);
-    return (await savedImages(engine.docker, (l) => isOurCheckpoint(l, owner, name))).map(describeSaved);
+    const ours = (l: Record<string, string> | undefined) => isOurCheckpoint(l, owner, name);
+    return (await savedImages(engine.docker, ours, this.sizesOf(engine))).map(describeSaved);
   }
 
   async rewind(name: string, checkpoint: string): Promise<Record<string, unknown>> {
@@ -63,7 +74,10 @@ export class SaveAndUndo {
       this.checkpointImage(engine, name, checkpoint),
     ]);
     const started = Date.now();
-    await recreateFrom(engine.docker, found.Id, image.Id);
+    const { removing } = await recreateFrom(engine.docker, found.Id, image.Id);
+    // The old container is stopped and renamed: no tool finds it. Its removal (its layer's bytes
+    // deleted) finishes after this answer; the sandbox's delete and the gateway's close wait for it.
+    this.sandboxes.settleLater(removing);
     return { sandbox: name, rewound_to: checkpoint, duration_ms: Date.now() - started };
   }
 
@@ -158,35 +172,40 @@ export class SaveAndUndo {
         },
       );
     }
-    const after = await this.saved(engine);
-    const made = after.find((s) => s.role === role && s.key === key && s.sandbox === name);
-    if (!made)
-      throw new SandboxError(
-        'SANDBOX_RUN',
-        `the engine committed ${ref} but it is not listed as ringfence's.`,
-      );
-    if (total(after) > cap) {
+    const committed = await engine.docker.getImage(ref).inspect();
+    const sizes = this.sizesOf(engine);
+    sizes.remember(committed.Id, committed.Size);
+    const made = savedImageOf(
+      {
+        Id: committed.Id,
+        Size: committed.Size,
+        Created: Math.floor(Date.parse(committed.Created) / 1000),
+        Labels: committed.Config?.Labels ?? {},
+        RepoTags: committed.RepoTags ?? [],
+      },
+      committed.Parent ? await sizes.of(committed.Parent) : undefined,
+    );
+    if (total(before) + made.addedBytes > cap) {
       await engine.docker
         .getImage(ref)
         .remove()
         .catch(() => {});
-      throw overCap(cap, total(after) - made.addedBytes, made.addedBytes);
+      throw overCap(cap, total(before), made.addedBytes);
     }
     return made;
   }
 
+  /** By the name ringfence gave it, and then by its labels: a person's image under that name is not ours. */
   private async checkpointImage(engine: SharedEngine, name: string, checkpoint: string) {
     const owner = ownerOf(engine);
-    const [found] = await engine.docker.listImages({
-      filters: {
-        label: [
-          `${LABEL.role}=checkpoint`,
-          `${LABEL.sandbox}=${name}`,
-          `${SAVED_LABEL.checkpoint}=${checkpoint}`,
-        ],
-      },
-    });
-    if (!found || !isOurCheckpoint(found.Labels ?? undefined, owner, name))
+    let found: Docker.ImageInspectInfo | undefined;
+    try {
+      found = await engine.docker.getImage(checkpointTag(engine.session, name, checkpoint)).inspect();
+    } catch (error) {
+      if ((error as { statusCode?: number }).statusCode !== 404) throw error;
+    }
+    const labels = found?.Config?.Labels ?? undefined;
+    if (!found || !isOurCheckpoint(labels, owner, name) || labels?.[SAVED_LABEL.checkpoint] !== checkpoint)
       throw new SandboxError(
         'SANDBOX_UNKNOWN',
         `the sandbox "${name}" has no checkpoint "${checkpoint}"; see its checkpoints with sandbox_checkpoint_list.`,

@@ -44,12 +44,22 @@ export function sameSpecFrom(
 
 /**
  * Replace a container by one made from `image` with its very settings, under its very name. The
- * old one steps aside (renamed) until the new one runs, so a failure leaves the sandbox as it was.
+ * old one is stopped first (its processes end before the new one starts) and steps aside,
+ * renamed, until the new one runs, so a failure leaves the sandbox as it was, stopped files and
+ * all. `removing` is the old one's removal, begun and not awaited: the caller decides who waits.
  */
-export async function recreateFrom(docker: Docker, containerId: string, image: string): Promise<string> {
+export async function recreateFrom(
+  docker: Docker,
+  containerId: string,
+  image: string,
+): Promise<{ id: string; removing: Promise<unknown> }> {
   const old = docker.getContainer(containerId);
   const info = await old.inspect();
   const spec = sameSpecFrom(info, image);
+  await old.kill().catch((error: { statusCode?: number }) => {
+    // 409: it was not running (its files are all there is to put back).
+    if (error.statusCode !== 409) throw error;
+  });
   await old.rename({ name: `${spec.name}-rewinding-${randomBytes(3).toString('hex')}` });
   let made: Docker.Container | undefined;
   try {
@@ -58,6 +68,7 @@ export async function recreateFrom(docker: Docker, containerId: string, image: s
   } catch (error) {
     if (made) await removeContainer(made).catch(() => {});
     await old.rename({ name: spec.name! }).catch(() => {});
+    await old.start().catch(() => {});
     throw new SandboxError(
       'SANDBOX_RUN',
       `rewinding failed, the sandbox is as it was: ${(error as Error).message}`,
@@ -66,6 +77,5 @@ export async function recreateFrom(docker: Docker, containerId: string, image: s
       },
     );
   }
-  await removeContainer(old);
-  return made.id;
+  return { id: made.id, removing: removeContainer(old) };
 }

@@ -12,7 +12,7 @@ import { removeManaged } from '../runtime/sweep.js';
 import type { CreateRequest, RunRequest } from './args.js';
 import { SandboxError } from './errors.js';
 import { type RunOptions, type RunOutcome, runInSandbox } from './run.js';
-import { egressRuleOf, sandboxContainerSpec, sandboxMark, unitConfig } from './spec.js';
+import { egressRuleOf, sandboxContainerName, sandboxContainerSpec, sandboxMark, unitConfig } from './spec.js';
 import { OWN_SERVER } from './tools.js';
 
 export interface SandboxSummary {
@@ -59,6 +59,8 @@ export class Sandboxes {
    * (a name taken in the engine) can never clean up the first one's objects, which carry the same labels.
    */
   private readonly creating = new Set<string>();
+  /** Engine work begun and not awaited (a rewound sandbox's old container going): awaited before any removal. */
+  private readonly settling = new Set<Promise<unknown>>();
 
   constructor(private readonly options: SandboxesOptions) {}
 
@@ -76,6 +78,16 @@ export class Sandboxes {
 
   get saveCapBytes(): number {
     return this.options.saveCapBytes ?? DEFAULT_SAVE_CAP_BYTES;
+  }
+
+  /** Work a tool began and did not wait for: its failure is left to the removal that follows. */
+  settleLater(work: Promise<unknown>): void {
+    const settled = work.catch(() => {}).finally(() => this.settling.delete(settled));
+    this.settling.add(settled);
+  }
+
+  private async settled(): Promise<void> {
+    await Promise.all([...this.settling]);
   }
 
   async engine(): Promise<SharedEngine> {
@@ -102,7 +114,15 @@ export class Sandboxes {
         ],
       },
     });
-    return found.filter((c) => ownedBy(c.Labels, owner) && c.Labels?.[LABEL.sandbox] !== undefined);
+    // Under its own name only: a sandbox's old container being removed after a rewind is not it.
+    return found.filter((c) => {
+      const sandbox = c.Labels?.[LABEL.sandbox];
+      return (
+        ownedBy(c.Labels, owner) &&
+        sandbox !== undefined &&
+        c.Names?.[0] === `/${sandboxContainerName(sandbox, engine.session)}`
+      );
+    });
   }
 
   async find(engine: SharedEngine, name: string): Promise<Docker.ContainerInfo> {
@@ -259,6 +279,7 @@ export class Sandboxes {
   /** Every sandbox of this gateway (at its close). */
   async removeAll(): Promise<void> {
     if (!this.used) return;
+    await this.settled();
     const engine = await this.options.engine();
     if ('unavailable' in engine) return;
     for (const sidecar of this.sidecars.values()) await sidecar.stop().catch(() => {});
@@ -276,6 +297,7 @@ export class Sandboxes {
     engine: SharedEngine,
     name: string,
   ): Promise<{ containers: string[]; networks: string[]; images: string[] }> {
+    await this.settled();
     const sidecar = this.sidecars.get(name);
     this.sidecars.delete(name);
     await sidecar?.stop().catch(() => {});

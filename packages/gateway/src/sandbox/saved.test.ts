@@ -63,7 +63,6 @@ describe('saved images: labels and ownership', () => {
     const cp = savedLabels('checkpoint', { ...options, checkpoint: 'abcd0123' });
     const docker = {
       listImages: async () => [
-        { Id: 'base', Size: 100, Created: 1, Labels: {}, RepoTags: ['base:1'] },
         {
           Id: 'a',
           Size: 150,
@@ -82,6 +81,8 @@ describe('saved images: labels and ownership', () => {
         },
         { Id: 'forged', Size: 999, Created: 4, Labels: { ...cp, [LABEL.pid]: '1' } },
       ],
+      // The base image is not ringfence's: not listed, its size read by inspect.
+      getImage: (id: string) => ({ inspect: async () => ({ Size: id === 'base' ? 100 : 0 }) }),
     } as unknown as Docker;
     const found = await savedImages(docker, (l) => isOurCheckpoint(l, owner, 'work'));
     expect(found.map((s) => [s.key, s.sizeBytes, s.addedBytes, s.tag])).toEqual([

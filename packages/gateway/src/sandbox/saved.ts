@@ -142,39 +142,75 @@ export interface SavedImage {
   readonly labels: Record<string, string>;
 }
 
+/** An image's size by its id: ids name content, so a size once read never changes. */
+export class ImageSizes {
+  private readonly known = new Map<string, number>();
+
+  constructor(private readonly docker: Docker) {}
+
+  remember(id: string, size: number): void {
+    this.known.set(id, size);
+  }
+
+  async of(id: string): Promise<number | undefined> {
+    const known = this.known.get(id);
+    if (known !== undefined) return known;
+    try {
+      const size = (await this.docker.getImage(id).inspect()).Size;
+      this.known.set(id, size);
+      return size;
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+/** A saved image as a tool reports it, from the engine's listing or inspect of it. */
+export function savedImageOf(
+  image: { Id: string; Size: number; Created: number; Labels: Record<string, string>; RepoTags: string[] },
+  parentSize: number | undefined,
+): SavedImage {
+  const labels = image.Labels;
+  const role = labels[LABEL.role] as SavedRole;
+  const tag = image.RepoTags.find((t) => t.startsWith(`${SAVED_REPOSITORY}/`)) ?? '';
+  const note = labels[SAVED_LABEL.note];
+  return {
+    role,
+    key: role === 'checkpoint' ? labels[SAVED_LABEL.checkpoint]! : labels[SAVED_LABEL.snapshot]!,
+    sandbox: labels[LABEL.sandbox] ?? '',
+    ...(note ? { note } : {}),
+    baseImage: labels[SAVED_LABEL.baseImage] ?? '',
+    image: image.Id,
+    tag,
+    created: new Date(image.Created * 1000).toISOString(),
+    sizeBytes: image.Size,
+    addedBytes: parentSize === undefined ? image.Size : Math.max(0, image.Size - parentSize),
+    labels,
+  };
+}
+
 /**
- * Every image on the engine, in one call (its parents' sizes are needed for what each saved image
- * added), and of those the saved images `keep` picks, newest first.
+ * The saved images `keep` picks, newest first: one listing of ringfence's own images (the engine
+ * filters by label; `keep` decides by owner), and their parents' sizes for what each added.
  */
 export async function savedImages(
   docker: Docker,
   keep: (labels: Record<string, string> | undefined) => boolean,
+  sizes: ImageSizes = new ImageSizes(docker),
 ): Promise<SavedImage[]> {
-  const all = await docker.listImages({ all: true });
-  const sizeOf = new Map(all.map((i) => [i.Id, i.Size]));
-  return all
-    .filter((i) => keep(i.Labels ?? undefined))
-    .sort((a, b) => b.Created - a.Created)
-    .map((i) => {
-      const labels = i.Labels ?? {};
-      const role = labels[LABEL.role] as SavedRole;
-      const parent = i.ParentId ? sizeOf.get(i.ParentId) : undefined;
-      const tag = (i.RepoTags ?? []).find((t) => t.startsWith(`${SAVED_REPOSITORY}/`)) ?? '';
-      const note = labels[SAVED_LABEL.note];
-      return {
-        role,
-        key: role === 'checkpoint' ? labels[SAVED_LABEL.checkpoint]! : labels[SAVED_LABEL.snapshot]!,
-        sandbox: labels[LABEL.sandbox] ?? '',
-        ...(note ? { note } : {}),
-        baseImage: labels[SAVED_LABEL.baseImage] ?? '',
-        image: i.Id,
-        tag,
-        created: new Date(i.Created * 1000).toISOString(),
-        sizeBytes: i.Size,
-        addedBytes: parent === undefined ? i.Size : Math.max(0, i.Size - parent),
-        labels,
-      };
-    });
+  const listed = await docker.listImages({
+    filters: { label: [`${LABEL.managed}=1`, `${LABEL.server}=${OWN_SERVER}`] },
+  });
+  for (const image of listed) sizes.remember(image.Id, image.Size);
+  const picked = listed.filter((i) => keep(i.Labels ?? undefined)).sort((a, b) => b.Created - a.Created);
+  return Promise.all(
+    picked.map(async (i) =>
+      savedImageOf(
+        { Id: i.Id, Size: i.Size, Created: i.Created, Labels: i.Labels ?? {}, RepoTags: i.RepoTags ?? [] },
+        i.ParentId ? await sizes.of(i.ParentId) : undefined,
+      ),
+    ),
+  );
 }
 
 /** What a saved image is shown as in a tool's result. */

@@ -6,6 +6,9 @@
 //     node-base has no shell or coreutils, so the trivial command is `node -e 0` for both.
 //  2. `sandbox_checkpoint` + `sandbox_rewind` of a sandbox with 100 MB changed vs `docker commit` +
 //     `docker run -d` of a plain container with the same 100 MB changed.
+// `engine_exec` is the same exec through the engine's API from this process (dockerode, no CLI
+// start-up): the floor any client of the engine pays, so `sandbox_run - engine_exec` is what the
+// gateway itself adds (JSON-RPC, pipeline, audit, finding the sandbox).
 // Rounds are interleaved; medians are quoted with their ratio. Goals (issue 24): run <= 1.3x,
 // checkpoint + rewind <= 1.2x. BENCH_ROUNDS (default 5), BENCH_RUNS (runs per round, default 20),
 // BENCH_CHANGED_MB (default 100).
@@ -87,7 +90,18 @@ await run('docker', [
   ...KEEP_ALIVE,
 ]);
 
-const times = { sandbox_run: [], docker_exec: [], checkpoint_rewind: [], commit_run: [] };
+const times = { sandbox_run: [], docker_exec: [], engine_exec: [], checkpoint_rewind: [], commit_run: [] };
+/** exec create, start, read to the end, inspect: what `docker exec` asks of the engine. */
+async function engineExec(name) {
+  const exec = await docker.getContainer(name).exec({ Cmd: TRIVIAL, AttachStdout: true, AttachStderr: true });
+  const stream = await exec.start({ hijack: true, stdin: false });
+  stream.resume();
+  await new Promise((resolve) => {
+    stream.once('end', resolve);
+    stream.once('close', resolve);
+  });
+  return (await exec.inspect()).ExitCode;
+}
 try {
   for (let round = 0; round < ROUNDS; round++) {
     // 1. One trivial command, alternating between the two paths.
@@ -98,6 +112,9 @@ try {
       start = process.hrtime.bigint();
       await run('docker', ['exec', sandboxContainer, ...TRIVIAL]);
       times.docker_exec.push(ms(start));
+      start = process.hrtime.bigint();
+      await engineExec(sandboxContainer);
+      times.engine_exec.push(ms(start));
     }
     // 2. 100 MB changed (not timed), then saved and put back.
     await tool('sandbox_run', { name: 'bench', command: WRITE, timeout_seconds: 120 });
@@ -149,6 +166,8 @@ const summary = {
   ratios: {
     sandbox_run_vs_docker_exec: Number((median(times.sandbox_run) / median(times.docker_exec)).toFixed(2)),
     sandbox_run_added_ms: Number((median(times.sandbox_run) - median(times.docker_exec)).toFixed(1)),
+    sandbox_run_vs_engine_exec: Number((median(times.sandbox_run) / median(times.engine_exec)).toFixed(2)),
+    gateway_added_ms: Number((median(times.sandbox_run) - median(times.engine_exec)).toFixed(1)),
     checkpoint_rewind_vs_commit_run: Number(
       (median(times.checkpoint_rewind) / median(times.commit_run)).toFixed(2),
     ),

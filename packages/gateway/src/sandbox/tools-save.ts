@@ -1,13 +1,9 @@
+import { argumentsOf, EGRESS, HOSTS, MOUNTS, NAME } from './schema-parts.js';
+
 /**
  * Save and undo (docs/sandboxes.md#save-and-undo): checkpoints of one sandbox, rewound to in
  * place, and snapshots that outlive it and make new sandboxes. Spread into OWN_TOOLS (tools.ts).
  */
-const NAME = {
-  type: 'string',
-  pattern: '^[a-z0-9][a-z0-9-]{0,31}$',
-  description: 'The sandbox name: 1-32 lower-case letters, digits or "-".',
-};
-
 const SNAPSHOT = {
   type: 'string',
   pattern: '^[a-z0-9][a-z0-9-]{0,31}$',
@@ -27,53 +23,36 @@ export const SAVE_TOOLS: readonly Record<string, unknown>[] = [
   {
     name: 'sandbox_checkpoint',
     description: `Saves a sandbox's files as a checkpoint to rewind to later, and reports its size. ${SAVE_NOTE} Touches the container engine: commits that sandbox's container to an image under ringfence-saved/checkpoint, labelled with the sandbox and owned by this gateway; it goes when the sandbox is deleted or this gateway ends. Refused beyond the person's save cap.`,
-    inputSchema: {
-      type: 'object',
-      properties: {
+    inputSchema: argumentsOf(
+      {
         name: NAME,
         label: { type: 'string', minLength: 1, maxLength: 200, description: 'Your own note for it.' },
       },
-      required: ['name'],
-      additionalProperties: false,
-    },
+      ['name'],
+    ),
   },
   {
     name: 'sandbox_checkpoint_list',
     description:
       "Lists a sandbox's checkpoints, newest first, with their sizes. Touches nothing; reads the engine's image list (this gateway's checkpoints only).",
-    inputSchema: {
-      type: 'object',
-      properties: { name: NAME },
-      required: ['name'],
-      additionalProperties: false,
-    },
+    inputSchema: argumentsOf({ name: NAME }, ['name']),
   },
   {
     name: 'sandbox_rewind',
     description:
       "Puts a sandbox's files back as they were at a checkpoint: its container is replaced by one made from the checkpoint with exactly the same settings (hardening, network, mounts, command). Processes running in it stop; the checkpoint stays, to rewind to again. Touches the container engine: that sandbox's container only.",
-    inputSchema: {
-      type: 'object',
-      properties: { name: NAME, checkpoint: CHECKPOINT },
-      required: ['name', 'checkpoint'],
-      additionalProperties: false,
-    },
+    inputSchema: argumentsOf({ name: NAME, checkpoint: CHECKPOINT }, ['name', 'checkpoint']),
   },
   {
     name: 'sandbox_snapshot',
     description: `Saves a sandbox's files as a named snapshot that outlives the sandbox and this gateway: snapshot_restore makes new sandboxes from it. ${SAVE_NOTE} Touches the container engine: commits that sandbox's container to an image under ringfence-saved/snapshot, labelled as this ringfence home's; it stays until snapshot_remove (or the person removes it). Refused beyond the person's save cap.`,
-    inputSchema: {
-      type: 'object',
-      properties: { name: NAME, snapshot_name: SNAPSHOT },
-      required: ['name', 'snapshot_name'],
-      additionalProperties: false,
-    },
+    inputSchema: argumentsOf({ name: NAME, snapshot_name: SNAPSHOT }, ['name', 'snapshot_name']),
   },
   {
     name: 'snapshot_list',
     description:
       "Lists the snapshots of this ringfence home, newest first, with their sizes, and the save cap. Touches nothing; reads the engine's image list (ringfence-made snapshots only).",
-    inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+    inputSchema: argumentsOf({}),
   },
   {
     name: 'snapshot_restore',
@@ -84,31 +63,9 @@ export const SAVE_TOOLS: readonly Record<string, unknown>[] = [
       properties: {
         snapshot: SNAPSHOT,
         name: NAME,
-        hosts: {
-          type: 'array',
-          maxItems: 64,
-          items: { type: 'string', minLength: 1, maxLength: 253 },
-          description: 'Hosts the new sandbox may reach (through the egress proxy); absent: no network.',
-        },
-        egress: {
-          type: 'string',
-          enum: ['any'],
-          description: '"any": an open network, where the policy allows.',
-        },
-        mounts: {
-          type: 'array',
-          maxItems: 16,
-          items: {
-            type: 'object',
-            properties: {
-              path: { type: 'string', minLength: 1, maxLength: 4096 },
-              mode: { type: 'string', enum: ['ro', 'rw'] },
-            },
-            required: ['path'],
-            additionalProperties: false,
-          },
-          description: 'As sandbox_create: directories under an --allow-mount directory.',
-        },
+        hosts: HOSTS,
+        egress: EGRESS,
+        mounts: MOUNTS,
         command: {
           type: 'array',
           minItems: 1,
@@ -125,11 +82,6 @@ export const SAVE_TOOLS: readonly Record<string, unknown>[] = [
     name: 'snapshot_remove',
     description:
       'Removes a snapshot. Refused while a sandbox made from it exists (delete that first). Touches the container engine: removes that image only (a ringfence-made snapshot of this home).',
-    inputSchema: {
-      type: 'object',
-      properties: { snapshot: SNAPSHOT },
-      required: ['snapshot'],
-      additionalProperties: false,
-    },
+    inputSchema: argumentsOf({ snapshot: SNAPSHOT }, ['snapshot']),
   },
 ];

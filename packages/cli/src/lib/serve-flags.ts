@@ -62,6 +62,12 @@ export const serveFlags = {
       );
     },
   }),
+  'sandbox-allow-address': Flags.string({
+    description:
+      '--sandbox-tools: a private address range (CIDR) the hosts a sandbox names may resolve into, as --egress-allow-address for a server (repeatable; within the policy)',
+    multiple: true,
+    helpValue: 'CIDR',
+  }),
   'allow-mount': Flags.string({
     description:
       'another directory mounts may come from, DIR or DIR:rw (the current directory always may, writable)',

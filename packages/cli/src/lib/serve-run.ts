@@ -16,6 +16,7 @@ export interface ServeFlags {
   'sandbox-tools'?: boolean | undefined;
   'sandbox-image'?: string[] | undefined;
   'sandbox-save-cap'?: string | undefined;
+  'sandbox-allow-address'?: string[] | undefined;
 }
 
 /**
@@ -32,7 +33,12 @@ export async function runServe(flags: ServeFlags): Promise<void> {
   const deps = await servingDeps(session, {
     allowMounts: flags['allow-mount'] ?? [],
     ...(flags.only !== undefined ? { only: flags.only } : {}),
-    ...(flags['sandbox-tools'] ? { sandboxImages: flags['sandbox-image'] ?? [] } : {}),
+    ...(flags['sandbox-tools']
+      ? {
+          sandboxImages: flags['sandbox-image'] ?? [],
+          sandboxAddresses: flags['sandbox-allow-address'] ?? [],
+        }
+      : {}),
     ...(flags['sandbox-save-cap'] !== undefined
       ? { sandboxSaveCap: parseByteSize(flags['sandbox-save-cap'])! }
       : {}),

@@ -104,6 +104,8 @@ export async function servingDeps(
     sandboxImages?: readonly string[];
     /** `--sandbox-save-cap` in bytes: what checkpoints and snapshots may take together. */
     sandboxSaveCap?: number;
+    /** `--sandbox-allow-address`: private ranges sandboxes' named hosts may resolve into. */
+    sandboxAddresses?: readonly string[];
     /** Run after the policy check and before any server starts: what it refuses starts nothing. */
     admit?: (home: string) => Promise<void>;
   } = {},
@@ -152,6 +154,7 @@ export async function servingDeps(
         policy,
         options.sandboxImages,
         options.allowMounts ?? [],
+        options.sandboxAddresses ?? [],
         containerRuntime,
         options.sandboxSaveCap,
       )
@@ -216,6 +219,7 @@ async function ownServerOf(
   policy: PolicyView,
   images: readonly string[],
   allowMounts: readonly string[],
+  allowAddresses: readonly string[],
   runtime: () => Promise<ContainerRuntime>,
   saveCapBytes?: number,
 ): Promise<Upstream> {
@@ -226,6 +230,7 @@ async function ownServerOf(
       policy,
       images,
       mountRoots: workspaceRoots(allowMounts).slice(1),
+      allowAddresses,
       ...(saveCapBytes !== undefined ? { saveCapBytes } : {}),
       engine: async () => {
         const built = await runtime();

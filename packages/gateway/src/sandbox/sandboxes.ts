@@ -1,3 +1,4 @@
+import { parseCidr } from '@ringfence/egress-proxy/contract';
 import type Docker from 'dockerode';
 import type { PolicyView } from '../ports/policy.js';
 import { engineRefusal } from '../runtime/engine.js';
@@ -34,6 +35,11 @@ export interface SandboxesOptions {
   readonly mountRoots: readonly WorkspaceRoot[];
   /** The most bytes checkpoints and snapshots may take together (`mcp serve --sandbox-save-cap`). */
   readonly saveCapBytes?: number;
+  /**
+   * Private address ranges named hosts may resolve into (`mcp serve --sandbox-allow-address`), as
+   * a server's `--egress-allow-address`: the person's choice, within the policy, never the assistant's.
+   */
+  readonly allowAddresses?: readonly string[];
 }
 
 /** 10 GiB unless the person says otherwise. */
@@ -62,7 +68,23 @@ export class Sandboxes {
   /** Engine work begun and not awaited (a rewound sandbox's old container going): awaited before any removal. */
   private readonly settling = new Set<Promise<unknown>>();
 
-  constructor(private readonly options: SandboxesOptions) {}
+  constructor(private readonly options: SandboxesOptions) {
+    for (const range of options.allowAddresses ?? []) {
+      try {
+        parseCidr(range);
+      } catch (error) {
+        throw new SandboxError(
+          'SANDBOX_ARGUMENTS',
+          `--sandbox-allow-address "${range}" is refused: ${(error as Error).message}. Give an address range as ADDRESS/PREFIX (10.20.0.0/16, fd00::/8).`,
+          { cause: error },
+        );
+      }
+    }
+  }
+
+  get allowAddresses(): readonly string[] {
+    return this.options.allowAddresses ?? [];
+  }
 
   get images(): readonly string[] {
     return this.options.images;
@@ -181,12 +203,25 @@ export class Sandboxes {
 
   private async createOnce(request: CreateRequest, fromImage?: string): Promise<SandboxSummary> {
     const engine = await this.engine();
-    const rule = egressRuleOf(request);
+    const rule = egressRuleOf(request, this.allowAddresses);
     const cannot = engineRefusal(engine.engine, rule.mode);
-    if (cannot) throw new SandboxError('SANDBOX_EGRESS', cannot);
+    // The engine's words are written for servers; say what the assistant can do instead.
+    if (cannot)
+      throw new SandboxError(
+        'SANDBOX_EGRESS',
+        rule.mode === 'deny'
+          ? cannot
+          : `${cannot} For a sandbox: make it without hosts or egress (no network), or the person serves sandboxes on an engine that can contain its network.`,
+      );
     const info = await this.checkedImage(engine, request.image);
-    const refusal = this.options.policy.egressRefusal(OWN_SERVER, rule);
+    const refusal = this.options.policy.egressRefusal(OWN_SERVER, egressRuleOf(request));
     if (refusal) throw new SandboxError('SANDBOX_EGRESS', refusal);
+    // The person's address ranges are checked apart, so the refusal says whose choice is too wide.
+    if (rule.addresses && this.options.policy.egressRefusal(OWN_SERVER, rule))
+      throw new SandboxError(
+        'SANDBOX_EGRESS',
+        `the organisation policy lets server ringfence reach no private addresses, and this gateway was started with --sandbox-allow-address ${rule.addresses.join(', ')}. The person can start \`ringfence mcp serve\` without it, or ask the policy admin for default_egress "any".`,
+      );
     if (rule.mode === 'allow' && !engine.sidecarImage)
       throw new SandboxError(
         'SANDBOX_EGRESS',
@@ -209,7 +244,7 @@ export class Sandboxes {
         `a sandbox "${request.name}" already exists in this session; choose another name or delete it with sandbox_delete.`,
       );
     const imageId = fromImage ?? info.Id;
-    const config = unitConfig(request, imageId);
+    const config = unitConfig(request, imageId, this.allowAddresses);
     const mark = { ...sandboxMark(request.name), [NETWORK_LABEL]: networkKind(rule.mode) };
     try {
       const networks = await createServerNetworks(

@@ -48,6 +48,18 @@ const keyring = step(
   [],
   { optional: true },
 );
+// And Debian's prometheus, which npm test's metrics test scrapes the gateway with.
+const prometheus = step(
+  'Make sure the prometheus npm test scrapes with is installed (Debian prometheus)',
+  join(repo, 'scripts/ensure-prometheus'),
+// The same for the audit export's test: Debian's rsyslogd (and its TLS driver), which the test
+// starts itself with a private configuration on a loopback port.
+const rsyslog = step(
+  'Make sure the syslog collector npm test sends to is installed (Debian rsyslog, rsyslog-gnutls)',
+  join(repo, 'scripts/ensure-rsyslog'),
+  [],
+  { optional: true },
+);
 step('Build the offline images (no registry)', process.execPath, [cli, 'images', 'build']);
 step('Check this machine', process.execPath, [cli, 'doctor']);
 step('Run the scripted session: containers, pins, egress, audit', process.execPath, [
@@ -58,7 +70,15 @@ if (browser !== 0)
   process.stderr.write(
     'demo: npm test needs a browser this demo could not install (see "ensure-browser" above): run scripts/ensure-browser as root, or do what it said, first.\n',
   );
+if (rsyslog !== 0)
+  process.stderr.write(
+    'demo: npm test needs rsyslogd and rsyslog-gnutls, which this demo could not install (see "ensure-rsyslog" above): run scripts/ensure-rsyslog as root, or do what it said, first.\n',
+  );
 if (keyring !== 0)
   process.stderr.write(
     'demo: npm test needs dbus-daemon and gnome-keyring, which this demo could not install (see "ensure-keyring" above): run scripts/ensure-keyring as root, or do what it said, first.\n',
+  );
+if (prometheus !== 0)
+  process.stderr.write(
+    'demo: npm test needs prometheus, which this demo could not install (see "ensure-prometheus" above): run scripts/ensure-prometheus as root, or do what it said, first.\n',
   );

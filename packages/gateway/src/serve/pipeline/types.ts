@@ -2,6 +2,7 @@ import { RingfenceError } from '@ringfence/policy';
 import type { SecretScanner } from '../../credentials/scan/scanner.js';
 import type { AuditSink } from '../../ports/audit.js';
 import type { Caller, CallToolResult } from '../../ports/caller.js';
+import type { CallObserver } from '../../ports/observer.js';
 import type { PolicyView } from '../../ports/policy.js';
 import type { SchemaChecks } from '../../ports/schema.js';
 import type { CallProgress, ClientGrants, UpstreamInput, UpstreamRequests } from '../../ports/upstream.js';
@@ -143,6 +144,8 @@ export interface PipelineDeps {
   readonly linkUri: (server: string, uri: string, follow: boolean) => string;
   /** The credential scan: arguments as egress, results as ingress (`secrets.ts`). */
   readonly secrets: SecretScanner;
+  /** Told each request's decision and times (metrics, traces); absent: nothing is observed. */
+  readonly observer?: CallObserver;
 }
 
 export type RefusalCode =

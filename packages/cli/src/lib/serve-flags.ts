@@ -1,5 +1,6 @@
 import * as Flags from '@oclif/core/flags';
 import { parse } from '@oclif/core/parser';
+import { parseByteSize } from './byte-size.js';
 
 /** `--session` names containers and networks. */
 export const SESSION_FLAG = /^[a-z0-9][a-z0-9-]{0,31}$/;
@@ -51,6 +52,20 @@ export const serveFlags = {
       '--sandbox-tools: an image sandboxes may be made from, exactly as named (repeatable; never pulled)',
     multiple: true,
     helpValue: 'IMAGE',
+  }),
+  'sandbox-save-cap': Flags.string({
+    description:
+      '--sandbox-tools: the most disk sandbox checkpoints and snapshots may take together, such as 2g or 500m; 0 turns saving off [default: 10g]',
+    helpValue: 'SIZE',
+    parse: async (input) => {
+      if (parseByteSize(input) !== undefined) return input;
+      throw Object.assign(
+        new Error('--sandbox-save-cap must be a size such as 10g, 500m or 0 (saving off).'),
+        {
+          oclif: { exit: 2 },
+        },
+      );
+    },
   }),
   'sandbox-allow-address': Flags.string({
     description:

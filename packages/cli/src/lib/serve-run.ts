@@ -1,6 +1,7 @@
 import { AgentError, AgentStore } from '@ringfence/gateway/agents';
 import type { GatewayMetrics } from '@ringfence/gateway/metrics';
 import { newSessionId, startupMark } from '@ringfence/gateway/startup';
+import { parseByteSize } from './byte-size.js';
 import { type Failure, REPORT_LINE } from './failure.js';
 import { reportLine, type ServingDeps, servingDeps } from './serving.js';
 
@@ -15,6 +16,7 @@ export interface ServeFlags {
   'allow-mount'?: string[] | undefined;
   'sandbox-tools'?: boolean | undefined;
   'sandbox-image'?: string[] | undefined;
+  'sandbox-save-cap'?: string | undefined;
   'sandbox-allow-address'?: string[] | undefined;
   metrics?: string | undefined;
 }
@@ -44,6 +46,9 @@ export async function runServe(flags: ServeFlags): Promise<void> {
           sandboxImages: flags['sandbox-image'] ?? [],
           sandboxAddresses: flags['sandbox-allow-address'] ?? [],
         }
+      : {}),
+    ...(flags['sandbox-save-cap'] !== undefined
+      ? { sandboxSaveCap: parseByteSize(flags['sandbox-save-cap'])! }
       : {}),
     // Before any container is begun: an unknown agent token serves, and starts, nothing.
     admit: async (home) => {

@@ -105,6 +105,8 @@ export async function servingDeps(
      * (`--sandbox-image`); absent: they are not served.
      */
     sandboxImages?: readonly string[];
+    /** `--sandbox-save-cap` in bytes: what checkpoints and snapshots may take together. */
+    sandboxSaveCap?: number;
     /** `--sandbox-allow-address`: private ranges sandboxes' named hosts may resolve into. */
     sandboxAddresses?: readonly string[];
     /** Run after the policy check and before any server starts: what it refuses starts nothing. */
@@ -172,6 +174,7 @@ export async function servingDeps(
         options.allowMounts ?? [],
         options.sandboxAddresses ?? [],
         containerRuntime,
+        options.sandboxSaveCap,
       )
     : undefined;
   const early = new EarlyContainers(selected, containerRuntime);
@@ -250,6 +253,7 @@ async function ownServerOf(
   allowMounts: readonly string[],
   allowAddresses: readonly string[],
   runtime: () => Promise<ContainerRuntime>,
+  saveCapBytes?: number,
 ): Promise<Upstream> {
   const { OwnServer, Sandboxes } = await import('@ringfence/gateway/sandbox');
   return new OwnServer(
@@ -259,6 +263,7 @@ async function ownServerOf(
       images,
       mountRoots: workspaceRoots(allowMounts).slice(1),
       allowAddresses,
+      ...(saveCapBytes !== undefined ? { saveCapBytes } : {}),
       engine: async () => {
         const built = await runtime();
         return built.available ? built.shared : { unavailable: built.reason };

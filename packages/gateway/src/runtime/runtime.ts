@@ -117,6 +117,7 @@ export async function createContainerRuntime(options: {
     sweepDeadGateways(docker).catch((error: unknown) => ({
       containers: [] as string[],
       networks: [] as string[],
+      images: [] as string[],
       errors: [(error as Error).message],
     })),
     findSidecarImage(docker),
@@ -124,9 +125,9 @@ export async function createContainerRuntime(options: {
     await giveUp();
     throw error;
   });
-  if (swept.containers.length + swept.networks.length > 0) {
+  if (swept.containers.length + swept.networks.length + swept.images.length > 0) {
     options.log(
-      `ringfence: removed ${swept.containers.length} container(s) and ${swept.networks.length} network(s) left by gateways that no longer run.`,
+      `ringfence: removed ${swept.containers.length} container(s), ${swept.networks.length} network(s) and ${swept.images.length} sandbox checkpoint(s) left by gateways that no longer run.`,
     );
   }
   startupMark('runtime: swept');

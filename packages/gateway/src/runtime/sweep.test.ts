@@ -72,6 +72,40 @@ describe('sweepDeadGateways', () => {
     expect(report.errors).toEqual([]);
   });
 
+  it("removes dead owners' sandbox checkpoints by their ringfence-saved tag; never a snapshot, a live owner's or another role", async () => {
+    const role = (r: string) => ({ [LABEL.role]: r });
+    const { docker, removed } = fakeEngine(
+      [],
+      [
+        {
+          Id: 'i1',
+          Labels: { ...labels(200, '6000', host), ...role('checkpoint') },
+          RepoTags: ['ringfence-saved/checkpoint:s-a-1', 'mine:latest'],
+        },
+        { Id: 'i2', Labels: { ...labels(200, '6000', host), ...role('checkpoint') } },
+        {
+          Id: 'live',
+          Labels: { ...labels(100, '5000', host), ...role('checkpoint') },
+          RepoTags: ['ringfence-saved/checkpoint:s-a-2'],
+        },
+        // A snapshot's pid labels are blank: a dead owner by the labels, but never a gateway's to sweep.
+        {
+          Id: 'snap',
+          Labels: { ...labels(Number.NaN, '', host), ...role('snapshot') },
+          RepoTags: ['ringfence-saved/snapshot:h-x'],
+        },
+        {
+          Id: 'server-image',
+          Labels: { ...labels(200, '6000', host), ...role('server') },
+          RepoTags: ['x:1'],
+        },
+      ],
+    );
+    const report = await sweepDeadGateways(docker, { host, probe: alive });
+    expect(removed.sort()).toEqual(['i2', 'ringfence-saved/checkpoint:s-a-1']);
+    expect(report.images.sort()).toEqual(['i2', 'ringfence-saved/checkpoint:s-a-1']);
+  });
+
   it('sweeps through a list that raced a container exiting (Podman 4.3: 500 "read /proc/<pid>/cgroup")', async () => {
     const { docker, removed } = fakeEngine([{ Id: 'dead', Labels: labels(200, '6000', host) }]);
     const list = docker.listContainers.bind(docker);
@@ -88,7 +122,7 @@ describe('sweepDeadGateways', () => {
       return list(options);
     }) as typeof docker.listContainers;
     const report = await sweepDeadGateways(docker, { host, probe: alive });
-    expect(report).toEqual({ containers: ['dead'], networks: [], errors: [] });
+    expect(report).toEqual({ containers: ['dead'], networks: [], images: [], errors: [] });
     expect(removed).toEqual(['dead']);
   });
 });

@@ -8,8 +8,8 @@ import { hostIdentity, ownerIsAlive } from './process-identity.js';
 export interface SweepReport {
   readonly containers: string[];
   readonly networks: string[];
-  /** Images ringfence committed (sandbox forks, checkpoints), by the reference each was removed by. */
-  readonly images?: string[];
+  /** Images ringfence committed (sandbox forks, checkpoints), by the reference each was removed by. Snapshots are never in it. */
+  readonly images: string[];
   readonly errors: string[];
 }
 
@@ -38,11 +38,7 @@ export async function removeManaged(
   select: (labels: Record<string, string> | undefined) => boolean,
   labels: readonly string[] = [],
 ): Promise<SweepReport> {
-  const report: { -readonly [K in keyof SweepReport]: SweepReport[K] } = {
-    containers: [],
-    networks: [],
-    errors: [],
-  };
+  const report: SweepReport = { containers: [], networks: [], images: [], errors: [] };
   const filters = { label: [`${LABEL.managed}=1`, ...labels] };
   const containers = await listContainers(docker, { all: true, filters });
   await Promise.all(
@@ -59,8 +55,13 @@ export async function removeManaged(
         }
       }),
   );
-  const images = await removeManagedImages(docker, select, filters.label);
-  if (images.images.length > 0) report.images = images.images;
+  // Snapshots (`sandbox/saved.ts`) are the home's, never a gateway's: no close, reaper or sweep takes one.
+  const images = await removeManagedImages(
+    docker,
+    (l) => l?.[LABEL.role] !== 'snapshot' && select(l),
+    filters.label,
+  );
+  report.images.push(...images.images);
   report.errors.push(...images.errors);
   const networks = await docker.listNetworks({ filters });
   for (const network of networks.filter((n) => select(n.Labels))) {

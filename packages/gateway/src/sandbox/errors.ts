@@ -17,7 +17,10 @@ export type SandboxErrorCode =
   /** A path in a sandbox that is not there, or may not be written (a read-only mount). */
   | 'SANDBOX_PATH'
   /** The engine's archive of a sandbox's files is not a tar this reader takes. */
-  | 'SANDBOX_ARCHIVE';
+  | 'SANDBOX_ARCHIVE'
+
+  /** A checkpoint or snapshot would take more than `mcp serve --sandbox-save-cap` allows. */
+  | 'SANDBOX_SAVE_CAP';
 
 /** A refusal or failure of one of ringfence's own tools: its message says what to do next. */
 export class SandboxError extends RingfenceError<SandboxErrorCode> {}

@@ -38,7 +38,7 @@ export async function listAllSandboxes(docker: Docker, name?: string): Promise<P
 }
 
 /**
- * Remove one sandbox (its container, sidecar and networks): only objects labelled
+ * Remove one sandbox (its container, sidecar, networks and checkpoints): only objects labelled
  * `ringfence.managed=1` and `ringfence.sandbox=NAME` (of `session` when given). A name two
  * sessions use needs the session, so one person's command cannot remove the wrong one.
  */
@@ -46,7 +46,7 @@ export async function removeSandbox(
   docker: Docker,
   name: string,
   session?: string,
-): Promise<{ containers: string[]; networks: string[] }> {
+): Promise<{ containers: string[]; networks: string[]; images: string[] }> {
   const matches = (await listAllSandboxes(docker, name)).filter(
     (s) => session === undefined || s.session === session,
   );
@@ -72,5 +72,5 @@ export async function removeSandbox(
       'SANDBOX_RUN',
       `removing the sandbox "${name}" failed: ${report.errors.join('; ')}`,
     );
-  return { containers: report.containers, networks: report.networks };
+  return { containers: report.containers, networks: report.networks, images: report.images };
 }

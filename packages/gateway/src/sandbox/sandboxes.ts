@@ -13,7 +13,7 @@ import { removeManaged } from '../runtime/sweep.js';
 import type { CreateRequest, RunRequest } from './args.js';
 import { SandboxError } from './errors.js';
 import { type RunOptions, type RunOutcome, runInSandbox } from './run.js';
-import { egressRuleOf, sandboxContainerSpec, sandboxMark, unitConfig } from './spec.js';
+import { egressRuleOf, sandboxContainerName, sandboxContainerSpec, sandboxMark, unitConfig } from './spec.js';
 import { OWN_SERVER } from './tools.js';
 
 export interface SandboxSummary {
@@ -33,12 +33,17 @@ export interface SandboxesOptions {
   readonly images: readonly string[];
   /** Where mounts may come from: the `--allow-mount` directories only (not the working directory). */
   readonly mountRoots: readonly WorkspaceRoot[];
+  /** The most bytes checkpoints and snapshots may take together (`mcp serve --sandbox-save-cap`). */
+  readonly saveCapBytes?: number;
   /**
    * Private address ranges named hosts may resolve into (`mcp serve --sandbox-allow-address`), as
    * a server's `--egress-allow-address`: the person's choice, within the policy, never the assistant's.
    */
   readonly allowAddresses?: readonly string[];
 }
+
+/** 10 GiB unless the person says otherwise. */
+export const DEFAULT_SAVE_CAP_BYTES = 10 * 1024 ** 3;
 
 /** What a sandbox's container says of itself, for listings (never used to decide anything). */
 const NETWORK_LABEL = 'ringfence.sandbox_network';
@@ -69,6 +74,8 @@ export class Sandboxes {
    * (a name taken in the engine) can never clean up the first one's objects, which carry the same labels.
    */
   private readonly creating = new Set<string>();
+  /** Engine work begun and not awaited (a rewound sandbox's old container going): awaited before any removal. */
+  private readonly settling = new Set<Promise<unknown>>();
 
   constructor(private readonly options: SandboxesOptions) {
     for (const range of options.allowAddresses ?? []) {
@@ -96,6 +103,24 @@ export class Sandboxes {
     return this.options.mountRoots;
   }
 
+  get home(): string {
+    return this.options.home;
+  }
+
+  get saveCapBytes(): number {
+    return this.options.saveCapBytes ?? DEFAULT_SAVE_CAP_BYTES;
+  }
+
+  /** Work a tool began and did not wait for: its failure is left to the removal that follows. */
+  settleLater(work: Promise<unknown>): void {
+    const settled = work.catch(() => {}).finally(() => this.settling.delete(settled));
+    this.settling.add(settled);
+  }
+
+  private async settled(): Promise<void> {
+    await Promise.all([...this.settling]);
+  }
+
   async engine(): Promise<SharedEngine> {
     this.used = true;
     const engine = await this.options.engine();
@@ -120,10 +145,18 @@ export class Sandboxes {
         ],
       },
     });
-    return found.filter((c) => ownedBy(c.Labels, owner) && c.Labels?.[LABEL.sandbox] !== undefined);
+    // Under its own name only: a sandbox's old container being removed after a rewind is not it.
+    return found.filter((c) => {
+      const sandbox = c.Labels?.[LABEL.sandbox];
+      return (
+        ownedBy(c.Labels, owner) &&
+        sandbox !== undefined &&
+        c.Names?.[0] === `/${sandboxContainerName(sandbox, engine.session)}`
+      );
+    });
   }
 
-  private async find(engine: SharedEngine, name: string): Promise<Docker.ContainerInfo> {
+  async find(engine: SharedEngine, name: string): Promise<Docker.ContainerInfo> {
     const [found] = await this.containers(engine, name);
     if (!found)
       throw new SandboxError(
@@ -300,7 +333,7 @@ export class Sandboxes {
     return runInSandbox(engine.docker.getContainer(found.Id), request, options);
   }
 
-  async delete(name: string): Promise<{ containers: string[]; networks: string[]; images?: string[] }> {
+  async delete(name: string): Promise<{ containers: string[]; networks: string[]; images: string[] }> {
     const engine = await this.engine();
     await this.find(engine, name);
     return this.remove(engine, name);
@@ -309,6 +342,7 @@ export class Sandboxes {
   /** Every sandbox of this gateway (at its close). */
   async removeAll(): Promise<void> {
     if (!this.used) return;
+    await this.settled();
     const engine = await this.options.engine();
     if ('unavailable' in engine) return;
     for (const sidecar of this.sidecars.values()) await sidecar.stop().catch(() => {});
@@ -321,11 +355,12 @@ export class Sandboxes {
     );
   }
 
-  /** Its container, sidecar, images and networks: exactly those labelled with its name and owned by us. */
+  /** Its container, sidecar, networks and checkpoints: exactly those labelled with its name and owned by us. */
   private async remove(
     engine: SharedEngine,
     name: string,
-  ): Promise<{ containers: string[]; networks: string[]; images?: string[] }> {
+  ): Promise<{ containers: string[]; networks: string[]; images: string[] }> {
+    await this.settled();
     const sidecar = this.sidecars.get(name);
     this.sidecars.delete(name);
     await sidecar?.stop().catch(() => {});
@@ -340,11 +375,7 @@ export class Sandboxes {
         'SANDBOX_RUN',
         `removing the sandbox "${name}" failed: ${report.errors.join('; ')}`,
       );
-    return {
-      containers: report.containers,
-      networks: report.networks,
-      ...(report.images ? { images: report.images } : {}),
-    };
+    return { containers: report.containers, networks: report.networks, images: report.images };
   }
 }
 

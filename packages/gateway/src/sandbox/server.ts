@@ -11,6 +11,8 @@ import type {
 } from '../ports/upstream.js';
 import { LABEL } from '../runtime/labels.js';
 import { parseCreate, parseNameOnly, parseNothing, parseRun } from './args.js';
+import { parseCheckpoint, parseRestore, parseRewind, parseSnapshot, parseSnapshotOnly } from './args-save.js';
+import { SaveAndUndo } from './checkpoints.js';
 import { SandboxError } from './errors.js';
 import { parseExplore, parseFork, parseReadFile, parseWriteFile } from './explore-args.js';
 import { exploreIn, readFileIn, writeFileIn } from './files.js';
@@ -44,7 +46,11 @@ export class OwnServer implements Upstream {
     ceilingMs: Math.max(DEFAULT_CALL_LIMITS.ceilingMs, (MAX_TIMEOUT_SECONDS + 30) * 1000),
   };
 
-  constructor(private readonly sandboxes: Sandboxes) {}
+  private readonly saves: SaveAndUndo;
+
+  constructor(private readonly sandboxes: Sandboxes) {
+    this.saves = new SaveAndUndo(sandboxes);
+  }
 
   async start(): Promise<void> {}
 
@@ -93,6 +99,29 @@ export class OwnServer implements Upstream {
         return json(await readFileIn(this.sandboxes, parseReadFile(args)));
       case 'sandbox_write_file':
         return json({ written: await writeFileIn(this.sandboxes, parseWriteFile(args)) });
+      case 'sandbox_checkpoint':
+        return json({ checkpointed: await this.saves.checkpoint(parseCheckpoint(args)) });
+      case 'sandbox_checkpoint_list': {
+        const sandbox = parseNameOnly(args, name);
+        return json({ sandbox, checkpoints: await this.saves.checkpoints(sandbox) });
+      }
+      case 'sandbox_rewind': {
+        const { name: sandbox, checkpoint } = parseRewind(args);
+        return json({ rewound: await this.saves.rewind(sandbox, checkpoint) });
+      }
+      case 'sandbox_snapshot': {
+        const { name: sandbox, snapshot } = parseSnapshot(args);
+        return json({ snapshotted: await this.saves.snapshot(sandbox, snapshot) });
+      }
+      case 'snapshot_list':
+        parseNothing(args, name);
+        return json(await this.saves.snapshots());
+      case 'snapshot_restore': {
+        const request = parseRestore(args);
+        return json({ restored: { snapshot: request.snapshot, ...(await this.saves.restore(request)) } });
+      }
+      case 'snapshot_remove':
+        return json(await this.saves.removeSnapshot(parseSnapshotOnly(args, name)));
       case 'sandbox_delete':
         return json({ deleted: await this.sandboxes.delete(parseNameOnly(args, name)) });
       default:
@@ -117,7 +146,7 @@ export class OwnServer implements Upstream {
       allow_addresses: this.sandboxes.allowAddresses,
       sandboxes,
       label: LABEL.sandbox,
-      not_built_yet: ['checkpoint', 'rewind', 'snapshot', 'images pull', 'start/stop', 'logs', 'exec'],
+      not_built_yet: ['images pull', 'start/stop', 'logs', 'exec'],
     };
   }
 

@@ -1,17 +1,13 @@
+import { EGRESS, HOSTS, MOUNTS, NAME } from './schema-parts.js';
 /**
  * ringfence's own tools, served as the server `ringfence` (docs/sandboxes.md). Each description
  * says what it touches. They are listed, pinned by this build, decided and audited like any
  * server's: a policy rule naming `server: ringfence` allows, asks or denies them.
  */
 import { EXPLORE_TOOLS } from './tools-explore.js';
+import { SAVE_TOOLS } from './tools-save.js';
 
 export const OWN_SERVER = 'ringfence';
-
-const NAME = {
-  type: 'string',
-  pattern: '^[a-z0-9][a-z0-9-]{0,31}$',
-  description: 'The sandbox name: 1-32 lower-case letters, digits or "-".',
-};
 
 const ARGV = {
   type: 'array',
@@ -46,32 +42,9 @@ export const OWN_TOOLS: readonly Record<string, unknown>[] = [
           maxLength: 512,
           description: 'An image `ringfence_status` lists.',
         },
-        hosts: {
-          type: 'array',
-          maxItems: 64,
-          items: { type: 'string', minLength: 1, maxLength: 253 },
-          description: 'Hosts the sandbox may reach (through the egress proxy); absent: no network.',
-        },
-        egress: {
-          type: 'string',
-          enum: ['any'],
-          description: '"any": an open network, where the policy allows.',
-        },
-        mounts: {
-          type: 'array',
-          maxItems: 16,
-          items: {
-            type: 'object',
-            properties: {
-              path: { type: 'string', minLength: 1, maxLength: 4096 },
-              mode: { type: 'string', enum: ['ro', 'rw'] },
-            },
-            required: ['path'],
-            additionalProperties: false,
-          },
-          description:
-            'Directories under an --allow-mount directory, mounted at /workspace/<path relative to it>; rw only where that directory allows writing. Default mode: ro.',
-        },
+        hosts: HOSTS,
+        egress: EGRESS,
+        mounts: MOUNTS,
         command: {
           ...ARGV,
           description: 'The main process that keeps the sandbox running; default ["sleep", "infinity"].',
@@ -104,6 +77,7 @@ export const OWN_TOOLS: readonly Record<string, unknown>[] = [
       additionalProperties: false,
     },
   },
+  ...SAVE_TOOLS,
   {
     name: 'sandbox_delete',
     description:

@@ -47,6 +47,24 @@ export const serveFlags = {
     multiple: true,
     helpValue: 'IMAGE',
   }),
+  'sandbox-persistent': Flags.boolean({
+    description:
+      '--sandbox-tools: the assistant may make persistent sandboxes (sandbox_create persistent: true), which outlive this gateway until removed (ringfence sandbox rm); later gateways of this home may use them',
+  }),
+  sandbox: Flags.string({
+    description:
+      'the sandbox the assistant itself works in: written as `sandbox` in every audit entry of this gateway (1-32 of a-z, 0-9 and "-")',
+    helpValue: 'NAME',
+    parse: async (input) => {
+      if (SESSION_FLAG.test(input)) return input;
+      throw Object.assign(
+        new Error(
+          '--sandbox must be a sandbox name: 1-32 lower-case letters, digits or "-" (as sandbox_create names them).',
+        ),
+        { oclif: { exit: 2 } },
+      );
+    },
+  }),
   'allow-mount': Flags.string({
     description:
       'another directory mounts may come from, DIR or DIR:rw (the current directory always may, writable)',

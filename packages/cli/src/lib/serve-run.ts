@@ -14,6 +14,8 @@ export interface ServeFlags {
   'allow-mount'?: string[] | undefined;
   'sandbox-tools'?: boolean | undefined;
   'sandbox-image'?: string[] | undefined;
+  'sandbox-persistent'?: boolean | undefined;
+  sandbox?: string | undefined;
 }
 
 /**
@@ -31,6 +33,8 @@ export async function runServe(flags: ServeFlags): Promise<void> {
     allowMounts: flags['allow-mount'] ?? [],
     ...(flags.only !== undefined ? { only: flags.only } : {}),
     ...(flags['sandbox-tools'] ? { sandboxImages: flags['sandbox-image'] ?? [] } : {}),
+    ...(flags['sandbox-persistent'] ? { sandboxPersistent: true } : {}),
+    ...(flags.sandbox !== undefined ? { sandbox: flags.sandbox } : {}),
     // Before any container is begun: an unknown agent token serves, and starts, nothing.
     admit: async (home) => {
       agents = new AgentStore(home);

@@ -102,6 +102,10 @@ export async function servingDeps(
      * (`--sandbox-image`); absent: they are not served.
      */
     sandboxImages?: readonly string[];
+    /** `--sandbox-persistent`: sandboxes may be made to outlive this gateway. */
+    sandboxPersistent?: boolean;
+    /** `--sandbox NAME`: the sandbox the assistant works in, written in every audit entry. */
+    sandbox?: string;
     /** Run after the policy check and before any server starts: what it refuses starts nothing. */
     admit?: (home: string) => Promise<void>;
   } = {},
@@ -120,7 +124,12 @@ export async function servingDeps(
   // Each listed tool's schema is compiled in a worker before anything is listed: started now, the
   // workers load on the other core while this thread loads the rest, instead of after it.
   void guard.warmUp(1);
-  const audit = await AuditLog.open({ session, path: defaultAuditPath(), onNotice: reportLine });
+  const audit = await AuditLog.open({
+    session,
+    path: defaultAuditPath(),
+    onNotice: reportLine,
+    ...(options.sandbox !== undefined ? { sandbox: options.sandbox } : {}),
+  });
   startupMark('serving: audit log open');
   // The container runtime (engine probe, reaper process, sweep of dead gateways' leftovers,
   // sidecar image lookup, and dockerode with its dependencies) is built on first need only: a
@@ -145,7 +154,14 @@ export async function servingDeps(
   };
   const selected = servers.filter((server): server is ContainerServerConfig => server.transport !== 'http');
   const ownServer = options.sandboxImages
-    ? await ownServerOf(home, policy, options.sandboxImages, options.allowMounts ?? [], containerRuntime)
+    ? await ownServerOf(
+        home,
+        policy,
+        options.sandboxImages,
+        options.allowMounts ?? [],
+        containerRuntime,
+        options.sandboxPersistent === true,
+      )
     : undefined;
   const early = new EarlyContainers(selected, containerRuntime);
   // Its code alone first: once it is loaded, the engine probe, the reaper's start and then the
@@ -208,6 +224,7 @@ async function ownServerOf(
   images: readonly string[],
   allowMounts: readonly string[],
   runtime: () => Promise<ContainerRuntime>,
+  persistent: boolean,
 ): Promise<Upstream> {
   const { OwnServer, Sandboxes } = await import('@ringfence/gateway/sandbox');
   return new OwnServer(
@@ -216,6 +233,7 @@ async function ownServerOf(
       policy,
       images,
       mountRoots: workspaceRoots(allowMounts).slice(1),
+      persistent,
       engine: async () => {
         const built = await runtime();
         return built.available ? built.shared : { unavailable: built.reason };

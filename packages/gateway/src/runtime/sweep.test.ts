@@ -38,6 +38,16 @@ describe('sweepDeadGateways', () => {
     expect(removed.sort()).toEqual(['dead', 'reused-pid']);
   });
 
+  it("leaves a dead gateway's persistent sandbox (labelled ringfence.persistent=1), and only that", async () => {
+    const { docker, removed } = fakeEngine([
+      { Id: 'kept', Labels: { ...labels(200, '6000', host), [LABEL.persistent]: '1' } },
+      { Id: 'not-quite', Labels: { ...labels(200, '6000', host), [LABEL.persistent]: 'yes' } },
+      { Id: 'dead', Labels: labels(200, '6000', host) },
+    ]);
+    await sweepDeadGateways(docker, { host, probe: alive });
+    expect(removed.sort()).toEqual(['dead', 'not-quite']);
+  });
+
   it('sweeps through a list that raced a container exiting (Podman 4.3: 500 "read /proc/<pid>/cgroup")', async () => {
     const { docker, removed } = fakeEngine([{ Id: 'dead', Labels: labels(200, '6000', host) }]);
     const list = docker.listContainers.bind(docker);

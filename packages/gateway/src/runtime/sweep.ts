@@ -1,6 +1,6 @@
 import type Docker from 'dockerode';
 import { listContainers, removeContainer } from './engine-races.js';
-import { LABEL } from './labels.js';
+import { isPersistent, LABEL } from './labels.js';
 import { removeNetworks } from './networks.js';
 import { hostIdentity, ownerIsAlive } from './process-identity.js';
 
@@ -16,6 +16,8 @@ function deadOwner(
   probe?: (pid: number) => string | undefined,
 ): boolean {
   if (labels?.[LABEL.managed] !== '1') return false;
+  // A persistent sandbox outlives its gateway by design: only its removal by name takes it.
+  if (isPersistent(labels)) return false;
   // Objects another host's gateway made (a shared or remote engine) are not ours to judge.
   if (labels[LABEL.host] !== host) return false;
   const pid = Number(labels[LABEL.pid]);

@@ -3,7 +3,7 @@ import type { PolicyView } from '../ports/policy.js';
 import { engineRefusal } from '../runtime/engine.js';
 import { listContainers } from '../runtime/engine-races.js';
 import { imageIdentity } from '../runtime/image-check.js';
-import { currentOwner, LABEL, ownedBy } from '../runtime/labels.js';
+import { currentOwner, isPersistent, LABEL, ownedBy } from '../runtime/labels.js';
 import { resolveMounts, verifyMounts, type WorkspaceRoot } from '../runtime/mounts.js';
 import { createServerNetworks } from '../runtime/networks.js';
 import type { SharedEngine } from '../runtime/runtime.js';
@@ -11,6 +11,7 @@ import { type RunningSidecar, startSidecar } from '../runtime/sidecar.js';
 import { removeManaged } from '../runtime/sweep.js';
 import type { CreateRequest, RunRequest } from './args.js';
 import { SandboxError } from './errors.js';
+import { type HomeOwner, homeOwnerId, persistentLabels, usableBy } from './persistence.js';
 import { type RunOptions, type RunOutcome, runInSandbox } from './run.js';
 import { egressRuleOf, sandboxContainerSpec, sandboxMark, unitConfig } from './spec.js';
 import { OWN_SERVER } from './tools.js';
@@ -21,6 +22,10 @@ export interface SandboxSummary {
   readonly state: string;
   readonly network: 'none' | 'hosts' | 'any';
   readonly container: string;
+  /** Outlives its gateway (`ringfence.persistent=1`). */
+  readonly persistent: boolean;
+  /** The session of the gateway that made it (another one's, for a persistent sandbox adopted). */
+  readonly session: string;
 }
 
 export interface SandboxesOptions {
@@ -32,6 +37,8 @@ export interface SandboxesOptions {
   readonly images: readonly string[];
   /** Where mounts may come from: the `--allow-mount` directories only (not the working directory). */
   readonly mountRoots: readonly WorkspaceRoot[];
+  /** `mcp serve --sandbox-persistent`: the assistant may make sandboxes that outlive the gateway. */
+  readonly persistent?: boolean;
 }
 
 /** What a sandbox's container says of itself, for listings (never used to decide anything). */
@@ -54,6 +61,7 @@ export class Sandboxes {
    * (a name taken in the engine) can never clean up the first one's objects, which carry the same labels.
    */
   private readonly creating = new Set<string>();
+  private homeOwner: Promise<HomeOwner> | undefined;
 
   constructor(private readonly options: SandboxesOptions) {}
 
@@ -63,6 +71,27 @@ export class Sandboxes {
 
   get mountRoots(): readonly WorkspaceRoot[] {
     return this.options.mountRoots;
+  }
+
+  get policy(): PolicyView {
+    return this.options.policy;
+  }
+
+  get persistentAllowed(): boolean {
+    return this.options.persistent === true;
+  }
+
+  /**
+   * This home as the owner of persistent sandboxes. Read only where persistent sandboxes are
+   * allowed: a gateway without `--sandbox-persistent` neither makes nor adopts any.
+   */
+  private async home(engine: SharedEngine): Promise<HomeOwner | undefined> {
+    if (!this.persistentAllowed) return undefined;
+    this.homeOwner ??= homeOwnerId(this.options.home).then((id) => ({
+      id,
+      host: currentOwner(engine.session).host,
+    }));
+    return this.homeOwner;
   }
 
   async engine(): Promise<SharedEngine> {
@@ -76,9 +105,13 @@ export class Sandboxes {
     return engine;
   }
 
-  /** This gateway's containers of one sandbox (or of all), by label, owner checked. */
+  /**
+   * This gateway's containers of one sandbox (or of all), by label, owner checked: made by this
+   * process, or persistent and of this home (persistence.ts).
+   */
   private async containers(engine: SharedEngine, name?: string): Promise<Docker.ContainerInfo[]> {
     const owner = currentOwner(engine.session);
+    const home = await this.home(engine);
     const found = await listContainers(engine.docker, {
       all: true,
       filters: {
@@ -89,10 +122,11 @@ export class Sandboxes {
         ],
       },
     });
-    return found.filter((c) => ownedBy(c.Labels, owner) && c.Labels?.[LABEL.sandbox] !== undefined);
+    return found.filter((c) => usableBy(c.Labels, owner, home));
   }
 
-  private async find(engine: SharedEngine, name: string): Promise<Docker.ContainerInfo> {
+  /** One sandbox this gateway may use, or a refusal that says how to find one. */
+  async find(engine: SharedEngine, name: string): Promise<Docker.ContainerInfo> {
     const [found] = await this.containers(engine, name);
     if (!found)
       throw new SandboxError(
@@ -100,6 +134,11 @@ export class Sandboxes {
         `there is no sandbox "${name}" in this session. See the sandboxes with sandbox_list, or make one with sandbox_create.`,
       );
     return found;
+  }
+
+  /** The engine ids of the sandboxes this gateway may use now. */
+  async containerIds(engine: SharedEngine): Promise<string[]> {
+    return (await this.containers(engine)).map((c) => c.Id);
   }
 
   async list(): Promise<SandboxSummary[]> {
@@ -148,6 +187,18 @@ export class Sandboxes {
   private async createOnce(request: CreateRequest): Promise<SandboxSummary> {
     const engine = await this.engine();
     const rule = egressRuleOf(request);
+    if (request.persistent && !this.persistentAllowed)
+      throw new SandboxError(
+        'SANDBOX_PERSISTENT',
+        'persistent sandboxes are not allowed here: the person starts `ringfence mcp serve --sandbox-persistent` to allow them. Leave persistent out for a sandbox that goes with this gateway.',
+      );
+    if (request.persistent && rule.mode === 'allow')
+      throw new SandboxError(
+        'SANDBOX_PERSISTENT',
+        'a persistent sandbox cannot have hosts: its egress proxy reports each connection to the gateway that made it, and once that gateway ends no one would record them. Use no network, or ask for a sandbox that is not persistent.',
+      );
+    const home = request.persistent ? await this.home(engine) : undefined;
+    const lasting = home ? persistentLabels(home) : {};
     const cannot = engineRefusal(engine.engine, rule.mode);
     if (cannot) throw new SandboxError('SANDBOX_EGRESS', cannot);
     const info = await this.checkedImage(engine, request.image);
@@ -175,7 +226,7 @@ export class Sandboxes {
         `a sandbox "${request.name}" already exists in this session; choose another name or delete it with sandbox_delete.`,
       );
     const config = unitConfig(request, info.Id);
-    const mark = { ...sandboxMark(request.name), [NETWORK_LABEL]: networkKind(rule.mode) };
+    const mark = { ...sandboxMark(request.name), [NETWORK_LABEL]: networkKind(rule.mode), ...lasting };
     try {
       const networks = await createServerNetworks(
         engine.docker,
@@ -209,7 +260,12 @@ export class Sandboxes {
       });
       const container = await engine.docker.createContainer({
         ...spec,
-        Labels: { ...spec.Labels, [NETWORK_LABEL]: networkKind(rule.mode), [IMAGE_LABEL]: request.image },
+        Labels: {
+          ...spec.Labels,
+          [NETWORK_LABEL]: networkKind(rule.mode),
+          [IMAGE_LABEL]: request.image,
+          ...lasting,
+        },
       });
       verifyMounts(mounts);
       await container.start();
@@ -230,7 +286,7 @@ export class Sandboxes {
     if (found.State !== 'running')
       throw new SandboxError(
         'SANDBOX_RUN',
-        `the sandbox "${request.name}" is ${found.State}, not running; delete it and make it again.`,
+        `the sandbox "${request.name}" is ${found.State}, not running; start it with sandbox_start.`,
       );
     return runInSandbox(engine.docker.getContainer(found.Id), request, options);
   }
@@ -241,7 +297,10 @@ export class Sandboxes {
     return this.remove(engine, name);
   }
 
-  /** Every sandbox of this gateway (at its close). */
+  /**
+   * Every sandbox of this gateway (at its close), except the persistent ones: they outlive it by
+   * design, and those an earlier gateway made are not this one's to end.
+   */
   async removeAll(): Promise<void> {
     if (!this.used) return;
     const engine = await this.options.engine();
@@ -251,7 +310,7 @@ export class Sandboxes {
     const owner = currentOwner(engine.session);
     await removeManaged(
       engine.docker,
-      (labels) => ownedBy(labels, owner) && labels?.[LABEL.sandbox] !== undefined,
+      (labels) => ownedBy(labels, owner) && labels?.[LABEL.sandbox] !== undefined && !isPersistent(labels),
       [LABEL.sandbox, `${LABEL.session}=${engine.session}`],
     );
   }
@@ -265,10 +324,12 @@ export class Sandboxes {
     this.sidecars.delete(name);
     await sidecar?.stop().catch(() => {});
     const owner = currentOwner(engine.session);
+    const home = await this.home(engine);
+    // No session pre-filter: a persistent sandbox adopted from an earlier gateway has its session.
     const report = await removeManaged(
       engine.docker,
-      (labels) => ownedBy(labels, owner) && labels?.[LABEL.sandbox] === name,
-      [`${LABEL.sandbox}=${name}`, `${LABEL.session}=${engine.session}`],
+      (labels) => usableBy(labels, owner, home) && labels?.[LABEL.sandbox] === name,
+      [`${LABEL.sandbox}=${name}`],
     );
     if (report.errors.length > 0)
       throw new SandboxError(
@@ -289,5 +350,7 @@ function summaryOf(c: Docker.ContainerInfo): SandboxSummary {
     state: c.State,
     network: (c.Labels[NETWORK_LABEL] ?? 'none') as SandboxSummary['network'],
     container: c.Names?.[0]?.replace(/^\//, '') ?? c.Id,
+    persistent: isPersistent(c.Labels),
+    session: c.Labels[LABEL.session] ?? '',
   };
 }

@@ -11,7 +11,10 @@ import type {
 } from '../ports/upstream.js';
 import { LABEL } from '../runtime/labels.js';
 import { parseCreate, parseNameOnly, parseNothing, parseRun } from './args.js';
+import { parseExec, parseImage, parseLogs } from './args-lifecycle.js';
 import { SandboxError } from './errors.js';
+import { listImages, pullImage } from './images.js';
+import { Lifecycle } from './lifecycle.js';
 import type { RunOutcome } from './run.js';
 import type { Sandboxes } from './sandboxes.js';
 import { MAX_TIMEOUT_SECONDS, OWN_SERVER, OWN_TOOLS } from './tools.js';
@@ -41,7 +44,11 @@ export class OwnServer implements Upstream {
     ceilingMs: Math.max(DEFAULT_CALL_LIMITS.ceilingMs, (MAX_TIMEOUT_SECONDS + 30) * 1000),
   };
 
-  constructor(private readonly sandboxes: Sandboxes) {}
+  private readonly lifecycle: Lifecycle;
+
+  constructor(private readonly sandboxes: Sandboxes) {
+    this.lifecycle = new Lifecycle(sandboxes);
+  }
 
   async start(): Promise<void> {}
 
@@ -84,6 +91,19 @@ export class OwnServer implements Upstream {
       }
       case 'sandbox_delete':
         return json({ deleted: await this.sandboxes.delete(parseNameOnly(args, name)) });
+      case 'sandbox_stop':
+        return json({ stopped: await this.lifecycle.stop(parseNameOnly(args, name)) });
+      case 'sandbox_start':
+        return json({ started: await this.lifecycle.start(parseNameOnly(args, name)) });
+      case 'sandbox_logs':
+        return json(await this.lifecycle.logs(parseLogs(args)));
+      case 'sandbox_exec':
+        return json(await this.lifecycle.exec(parseExec(args)));
+      case 'image_list':
+        parseNothing(args, name);
+        return json({ images: await listImages(this.sandboxes) });
+      case 'image_pull':
+        return json(await pullImage(this.sandboxes, parseImage(args), options.signal));
       default:
         throw new SandboxError('SANDBOX_ARGUMENTS', `ringfence has no tool "${name}".`);
     }
@@ -105,17 +125,7 @@ export class OwnServer implements Upstream {
       mount_roots: this.sandboxes.mountRoots.map((root) => ({ path: root.path, writable: root.writable })),
       sandboxes,
       label: LABEL.sandbox,
-      not_built_yet: [
-        'checkpoint',
-        'rewind',
-        'snapshot',
-        'fork',
-        'explore',
-        'images pull',
-        'start/stop',
-        'logs',
-        'exec',
-      ],
+      not_built_yet: ['checkpoint', 'rewind', 'snapshot', 'fork', 'explore'],
     };
   }
 

@@ -3,6 +3,8 @@
  * says what it touches. They are listed, pinned by this build, decided and audited like any
  * server's: a policy rule naming `server: ringfence` allows, asks or denies them.
  */
+import { LIFECYCLE_TOOLS } from './tools-lifecycle.js';
+
 export const OWN_SERVER = 'ringfence';
 
 const NAME = {
@@ -33,7 +35,7 @@ export const OWN_TOOLS: readonly Record<string, unknown>[] = [
   {
     name: 'sandbox_create',
     description:
-      'Creates a sandbox: a hardened container (all capabilities dropped, no new privileges, non-root, memory/pids/CPU limits) from one of the images the person allowed, with a writable root file system. No network unless `hosts` names hosts (reached only through an egress proxy) or `egress` is "any" (where the policy allows). Mounts only directories under `mcp serve --allow-mount`. Touches the container engine: creates one container and, with hosts, an egress sidecar container and two networks, all labelled ringfence.sandbox=NAME. Removed when this gateway ends.',
+      'Creates a sandbox: a hardened container (all capabilities dropped, no new privileges, non-root, memory/pids/CPU limits) from one of the images the person allowed, with a writable root file system. No network unless `hosts` names hosts (reached only through an egress proxy) or `egress` is "any" (where the policy allows). Mounts only directories under `mcp serve --allow-mount`. Touches the container engine: creates one container and, with hosts, an egress sidecar container and two networks, all labelled ringfence.sandbox=NAME. Removed when this gateway ends, unless persistent.',
     inputSchema: {
       type: 'object',
       properties: {
@@ -74,6 +76,11 @@ export const OWN_TOOLS: readonly Record<string, unknown>[] = [
           ...ARGV,
           description: 'The main process that keeps the sandbox running; default ["sleep", "infinity"].',
         },
+        persistent: {
+          type: 'boolean',
+          description:
+            'true: the sandbox outlives this gateway (the person may remove it with `ringfence sandbox rm`); later gateways of the same person may use it. Only where the person started `mcp serve --sandbox-persistent`; never with hosts.',
+        },
       },
       required: ['name', 'image'],
       additionalProperties: false,
@@ -113,6 +120,7 @@ export const OWN_TOOLS: readonly Record<string, unknown>[] = [
       additionalProperties: false,
     },
   },
+  ...LIFECYCLE_TOOLS,
 ];
 
 export const OWN_TOOL_NAMES: ReadonlySet<string> = new Set(OWN_TOOLS.map((t) => String(t.name)));

@@ -388,6 +388,7 @@ export class Gateway extends EventEmitter<{
       log: this.options.log,
       linkUri: (server, uri, follow) => this.resources.link(server, uri, follow),
       secrets: this.secrets,
+      ...(this.options.ownServer ? { ownServer: this.options.ownServer.name } : {}),
     };
   }
 

@@ -143,6 +143,11 @@ export interface PipelineDeps {
   readonly linkUri: (server: string, uri: string, follow: boolean) => string;
   /** The credential scan: arguments as egress, results as ingress (`secrets.ts`). */
   readonly secrets: SecretScanner;
+  /**
+   * ringfence's own server (`mcp serve --sandbox-tools`), when served: a call to one of its tools
+   * names in its audit entries the sandbox it acts on (its `name` argument).
+   */
+  readonly ownServer?: string;
 }
 
 export type RefusalCode =

@@ -10,7 +10,7 @@ export const EXEC_ID = /^x[0-9a-f]{12}$/;
 
 export interface LogsRequest {
   readonly name: string;
-  /** Lines from the end (the main process's log); ignored for an exec. */
+  /** Lines from the end of the main process's log, both streams counted together; ignored for an exec. */
   readonly tail: number;
   /** Unix seconds: only what was written since (the main process's log). */
   readonly since?: number;

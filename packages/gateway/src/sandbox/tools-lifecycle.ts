@@ -40,7 +40,7 @@ export const LIFECYCLE_TOOLS: readonly Record<string, unknown>[] = [
   },
   {
     name: 'sandbox_logs',
-    description: `Reads a sandbox's output: its main process's (the last \`tail\` lines, default ${DEFAULT_LOG_TAIL}, optionally only \`since\` a time), or with \`exec\` a background command's (what the gateway kept of it, and its exit code once it ended). At most max_bytes (default ${DEFAULT_LOG_BYTES}) of each stream, the end kept. Touches nothing; reads the engine's log of that sandbox container or the gateway's memory.`,
+    description: `Reads a sandbox's output: its main process's (the last \`tail\` lines of its log, both streams counted together, default ${DEFAULT_LOG_TAIL}, optionally only \`since\` a time), or with \`exec\` a background command's (what the gateway kept of it, and its exit code once it ended). At most max_bytes (default ${DEFAULT_LOG_BYTES}) of each stream, the end kept. Touches nothing; reads the engine's log of that sandbox container or the gateway's memory.`,
     inputSchema: {
       type: 'object',
       properties: {

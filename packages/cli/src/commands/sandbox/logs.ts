@@ -6,13 +6,13 @@ import { connectEngine } from '../../lib/engine.js';
 
 export default class SandboxLogs extends RingfenceCommand {
   static override description =
-    "Show an assistant's sandbox's main process output (the last --tail lines of stdout and stderr, as the engine keeps them: at most 2 MiB). Anything a terminal would obey or hide is shown as \\u{…}. Background commands (sandbox_exec) are kept by their gateway only: the assistant reads them with sandbox_logs.";
+    "Show an assistant's sandbox's main process output (the last --tail lines of its log, stdout and stderr apart, as the engine keeps them: at most 2 MiB). Anything a terminal would obey or hide is shown as \\u{…}. Background commands (sandbox_exec) are kept by their gateway only: the assistant reads them with sandbox_logs.";
   static override enableJsonFlag = true;
   static override args = { name: Args.string({ required: true, description: 'sandbox name' }) };
   static override flags = {
     session: Flags.string({ description: 'the session whose sandbox it is (see ringfence sandbox ls)' }),
     tail: Flags.integer({
-      description: 'lines from the end of each stream',
+      description: 'lines from the end of the log (stdout and stderr together)',
       default: 200,
       min: 1,
       max: 100_000,

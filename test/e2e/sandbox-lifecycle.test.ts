@@ -10,6 +10,7 @@ import {
   listContainers,
   managedObjects,
   nodeBase,
+  reaperPids,
   removeTestContainers,
   TEST_LABEL,
   uniqueName,
@@ -280,7 +281,9 @@ describe("ringfence's own tools: a sandbox's life (stop, start, logs, exec), ima
 
   it('image_list shows the allowed images: present or not, size, whether the policy admits each', async () => {
     const { images } = json(await call('image_list', {}));
-    const by = Object.fromEntries((images as { image: string; size?: number; refusal?: string }[]).map((i) => [i.image, i]));
+    const by = Object.fromEntries(
+      (images as { image: string; size?: number; refusal?: string }[]).map((i) => [i.image, i]),
+    );
     expect(Object.keys(by).sort()).toEqual([base, workImage, refs.allowed, refs.denied].sort());
     expect(by[base]).toMatchObject({ present: true, allowed_by_policy: true });
     expect(by[base]?.size).toBeGreaterThan(0);
@@ -363,6 +366,7 @@ describe("ringfence's own tools: a sandbox's life (stop, start, logs, exec), ima
   });
 
   it('kill -9 of the gateway: the persistent sandbox stays, every other one goes', async () => {
+    expect(await reaperPids(sessions.a)).toHaveLength(1);
     process.kill(-a.pid, 'SIGKILL');
     const names = async () =>
       (await listContainers(docker, { all: true, filters: { label: [`ringfence.session=${sessions.a}`] } }))
@@ -371,9 +375,11 @@ describe("ringfence's own tools: a sandbox's life (stop, start, logs, exec), ima
     await expect
       .poll(names, { timeout: 20_000, interval: 250 })
       .toEqual([`ringfence-sandbox-${sessions.a}-lasting`]);
-    // The reaper's later passes (1 s and 3 s after the first) leave it too.
-    await new Promise((resolve) => setTimeout(resolve, 4500));
+    // The reaper ran all its passes (at 0, 1 and 3 s) and exited: what is left now, it left.
+    await expect.poll(() => reaperPids(sessions.a), { timeout: 20_000, interval: 250 }).toEqual([]);
     expect(await names()).toEqual([`ringfence-sandbox-${sessions.a}-lasting`]);
+    const lasting = await docker.getContainer(`ringfence-sandbox-${sessions.a}-lasting`).inspect();
+    expect(lasting.State.Running).toBe(true);
   });
 
   it('a later gateway of the same home sees it, runs in it, and leaves it at its close; one without --sandbox-persistent neither sees nor makes one', async () => {

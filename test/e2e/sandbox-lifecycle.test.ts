@@ -216,10 +216,13 @@ describe("ringfence's own tools: a sandbox's life (stop, start, logs, exec), ima
     expect(logs.stdout.text).not.toContain('\u001b');
     expect(logs.stdout.escaped).toBeGreaterThanOrEqual(2);
     expect(logs.stderr.text).toBe('main err\nmain err\n');
-    // `tail` counts lines of the log as the engine keeps it, both streams together.
-    const last = json(await call('sandbox_logs', { name: 'keep', tail: 2 }));
-    expect(last.stdout.text).toBe('\\u{1B}[31mred\n');
+    // `tail` counts lines of the log as the engine keeps it, both streams together: the last 3
+    // are the second run's (the two streams' lines may interleave in any order).
+    const last = json(await call('sandbox_logs', { name: 'keep', tail: 3 }));
+    expect(last.stdout.text).toBe('main started\n\\u{1B}[31mred\n');
     expect(last.stderr.text).toBe('main err\n');
+    const one = json(await call('sandbox_logs', { name: 'keep', tail: 1 }));
+    expect(`${one.stdout.text}${one.stderr.text}`.split('\n').filter(Boolean)).toHaveLength(1);
     const capped = json(await call('sandbox_logs', { name: 'keep', max_bytes: 4 }));
     expect(capped.stdout.text).toBe('red\n');
     expect(capped.stdout.dropped_bytes).toBeGreaterThan(0);
@@ -338,7 +341,12 @@ describe("ringfence's own tools: a sandbox's life (stop, start, logs, exec), ima
     json(await call('sandbox_create', { name: 'fleeting', image: base, command: KEEP_ALIVE }));
     const labels = (await docker.getContainer(`ringfence-sandbox-${sessions.a}-lasting`).inspect()).Config
       .Labels;
-    expect(labels).toMatchObject({ 'ringfence.persistent': '1', 'ringfence.sandbox': 'lasting' });
+    // Not `ringfence.managed=1`, which every reaper and sweep (of any version) selects.
+    expect(labels).toMatchObject({
+      'ringfence.managed': 'persistent',
+      'ringfence.persistent': '1',
+      'ringfence.sandbox': 'lasting',
+    });
     expect(labels['ringfence.home']).toMatch(/^[0-9a-f]{32}$/);
     const ls = await ringfence(['sandbox', 'ls', '--json'], env());
     const listed = JSON.parse(ls.stdout).sandboxes as { name: string; persistent: boolean }[];
@@ -452,14 +460,17 @@ describe("ringfence's own tools: a sandbox's life (stop, start, logs, exec), ima
     expect(logs.stdout).not.toContain('\u001b');
     expect(logs.stdout).toContain('--- stderr\nmain err');
     const asJson = await ringfence(
-      ['sandbox', 'logs', 'lasting', '--session', sessions.a, '--tail', '2', '--json'],
+      ['sandbox', 'logs', 'lasting', '--session', sessions.a, '--tail', '3', '--json'],
       env(),
     );
     expect(JSON.parse(asJson.stdout)).toMatchObject({
       name: 'lasting',
-      stdout: '\\u{1B}[31mred\n',
+      stdout: 'main started\n\\u{1B}[31mred\n',
       stderr: 'main err\n',
     });
+    const one = await ringfence(['sandbox', 'logs', 'lasting', '--tail', '1', '--json'], env());
+    const oneLine = JSON.parse(one.stdout) as { stdout: string; stderr: string };
+    expect(`${oneLine.stdout}${oneLine.stderr}`.split('\n').filter(Boolean)).toHaveLength(1);
     const unknown = await ringfence(['sandbox', 'logs', 'nothing-here'], env());
     expect(unknown.code).not.toBe(0);
     expect(unknown.stderr).toMatch(/no sandbox "nothing-here"\. See them with: ringfence sandbox ls/);

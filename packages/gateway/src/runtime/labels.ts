@@ -20,6 +20,13 @@ export const LABEL = {
   home: 'ringfence.home',
 } as const;
 
+/**
+ * `ringfence.managed` of a persistent sandbox's objects, instead of `1`: the reaper and sweep of
+ * every ringfence version select `ringfence.managed=1` only, so even a gateway older than
+ * persistent sandboxes, sweeping the same engine, never takes one for a dead gateway's leftover.
+ */
+export const MANAGED_PERSISTENT = 'persistent';
+
 /** Whether an object's labels say it is meant to outlive its gateway (never removed by the reaper or sweep). */
 export const isPersistent = (labels: Record<string, string> | undefined): boolean =>
   labels?.[LABEL.persistent] === '1';

@@ -41,6 +41,11 @@ describe('sweepDeadGateways', () => {
   it("leaves a dead gateway's persistent sandbox (labelled ringfence.persistent=1), and only that", async () => {
     const { docker, removed } = fakeEngine([
       { Id: 'kept', Labels: { ...labels(200, '6000', host), [LABEL.persistent]: '1' } },
+      // As persistent sandboxes are labelled: `ringfence.managed=persistent`, which no sweep selects.
+      {
+        Id: 'persistent',
+        Labels: { ...labels(200, '6000', host), [LABEL.managed]: 'persistent', [LABEL.persistent]: '1' },
+      },
       { Id: 'not-quite', Labels: { ...labels(200, '6000', host), [LABEL.persistent]: 'yes' } },
       { Id: 'dead', Labels: labels(200, '6000', host) },
     ]);

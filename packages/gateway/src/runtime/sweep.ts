@@ -26,8 +26,8 @@ function deadOwner(
 }
 
 /**
- * Remove the containers, then the networks, labelled `ringfence.managed=1` (and `labels`, an
- * engine-side pre-filter) that `select` picks by their labels. Containers go in parallel and by
+ * Remove the containers, then the networks, labelled `ringfence.managed=1` (or the
+ * `ringfence.managed=…` that `labels` names) and `labels` (an engine-side pre-filter) that `select` picks by their labels. Containers go in parallel and by
  * force (a server that ignores the end of its input is killed); networks go last, anything still
  * attached to them disconnected first. Failures are collected, not thrown, and an object already
  * gone is not a failure: the sweep and a reaper may race for the same leftovers.
@@ -38,7 +38,9 @@ export async function removeManaged(
   labels: readonly string[] = [],
 ): Promise<SweepReport> {
   const report: SweepReport = { containers: [], networks: [], errors: [] };
-  const filters = { label: [`${LABEL.managed}=1`, ...labels] };
+  // `ringfence.managed=1` unless the caller names another value (a persistent sandbox's removal by name).
+  const own = labels.some((label) => label.startsWith(`${LABEL.managed}=`));
+  const filters = { label: own ? [...labels] : [`${LABEL.managed}=1`, ...labels] };
   const containers = await listContainers(docker, { all: true, filters });
   await Promise.all(
     containers

@@ -22,6 +22,8 @@ describe('usableBy: which sandboxes a gateway may use', () => {
   it("its own, and a persistent one of its home on its host; never another gateway's ordinary one", () => {
     expect(usableBy(madeBy(me), me, undefined)).toBe(true);
     expect(usableBy(madeBy(earlier, persistentLabels(home)), me, home)).toBe(true);
+    // Every reaper and sweep selects `ringfence.managed=1`; a persistent sandbox is not that.
+    expect(persistentLabels(home)[LABEL.managed]).toBe('persistent');
     expect(usableBy(madeBy(earlier), me, home)).toBe(false);
   });
 
@@ -42,6 +44,10 @@ describe('usableBy: which sandboxes a gateway may use', () => {
     ).toBe(false);
     expect(usableBy(madeBy(earlier, persistentLabels(home)), me, undefined)).toBe(false);
     expect(usableBy(undefined, me, home)).toBe(false);
+    // Persistent labels on an object still `ringfence.managed=1`: not made as a persistent sandbox is.
+    expect(usableBy(madeBy(earlier, { ...persistentLabels(home), [LABEL.managed]: '1' }), me, home)).toBe(
+      false,
+    );
   });
 });
 

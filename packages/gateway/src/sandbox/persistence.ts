@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LABEL, type Owner, ownedBy } from '../runtime/labels.js';
+import { LABEL, MANAGED_PERSISTENT, type Owner, ownedBy } from '../runtime/labels.js';
 
 /**
  * Who may use a persistent sandbox once the gateway that made it has ended: any later gateway of
@@ -31,11 +31,25 @@ export async function homeOwnerId(home: string): Promise<string> {
   return OWNER_ID.test(kept) ? kept : made;
 }
 
-/** The labels that make every object of a sandbox outlive its gateway, owned by the home. */
+/**
+ * The labels that make every object of a sandbox outlive its gateway, owned by the home. They
+ * replace `ringfence.managed=1` (MANAGED_PERSISTENT), which every reaper and sweep selects.
+ */
 export const persistentLabels = (owner: HomeOwner): Record<string, string> => ({
+  [LABEL.managed]: MANAGED_PERSISTENT,
   [LABEL.persistent]: '1',
   [LABEL.home]: owner.id,
 });
+
+/** The engine pre-filter of a sandbox's objects by its `ringfence.managed` value. */
+export const managedFilter = (persistent: boolean): string =>
+  `${LABEL.managed}=${persistent ? MANAGED_PERSISTENT : '1'}`;
+
+/** Whether an object is a sandbox's, of either kind (gateway-bound or persistent). */
+export const isSandboxObject = (labels: Record<string, string> | undefined): boolean =>
+  labels?.[LABEL.sandbox] !== undefined &&
+  (labels[LABEL.managed] === '1' ||
+    (labels[LABEL.managed] === MANAGED_PERSISTENT && labels[LABEL.persistent] === '1'));
 
 /**
  * Whether a sandbox object is this gateway's to use: made by this very process (its owner labels),
@@ -50,7 +64,7 @@ export function usableBy(
   if (ownedBy(labels, process)) return true;
   return (
     home !== undefined &&
-    labels[LABEL.managed] === '1' &&
+    labels[LABEL.managed] === MANAGED_PERSISTENT &&
     labels[LABEL.persistent] === '1' &&
     labels[LABEL.home] === home.id &&
     labels[LABEL.host] === home.host

@@ -4,6 +4,7 @@ import { isPersistent, LABEL } from '../runtime/labels.js';
 import { removeManaged } from '../runtime/sweep.js';
 import { SandboxError } from './errors.js';
 import { splitLog } from './lifecycle.js';
+import { isSandboxObject, managedFilter } from './persistence.js';
 
 /** A sandbox as the person at the terminal sees it (`ringfence sandbox ls`): any session's. */
 export interface PersonSandbox {
@@ -17,19 +18,17 @@ export interface PersonSandbox {
   readonly persistent: boolean;
 }
 
+// No `ringfence.managed=1` pre-filter: a persistent sandbox is `ringfence.managed=persistent`
+// (isSandboxObject reads either).
 const sandboxFilter = (name?: string) => ({
-  label: [
-    `${LABEL.managed}=1`,
-    `${LABEL.role}=sandbox`,
-    name === undefined ? LABEL.sandbox : `${LABEL.sandbox}=${name}`,
-  ],
+  label: [`${LABEL.role}=sandbox`, name === undefined ? LABEL.sandbox : `${LABEL.sandbox}=${name}`],
 });
 
 /** Every container labelled as an assistant's sandbox, whichever gateway made it. */
 export async function listAllSandboxes(docker: Docker, name?: string): Promise<PersonSandbox[]> {
   const found = await listContainers(docker, { all: true, filters: sandboxFilter(name) });
   return found
-    .filter((c) => c.Labels?.[LABEL.sandbox] !== undefined)
+    .filter((c) => isSandboxObject(c.Labels))
     .map((c) => ({
       name: c.Labels[LABEL.sandbox]!,
       session: c.Labels[LABEL.session] ?? '',
@@ -97,11 +96,13 @@ export async function removeSandbox(
   name: string,
   session?: string,
 ): Promise<{ containers: string[]; networks: string[] }> {
-  const chosen = (await chooseSandbox(docker, name, session)).session;
+  const found = await chooseSandbox(docker, name, session);
+  const chosen = found.session;
   const report = await removeManaged(
     docker,
-    (labels) => labels?.[LABEL.sandbox] === name && labels[LABEL.session] === chosen,
-    [`${LABEL.sandbox}=${name}`, `${LABEL.session}=${chosen}`],
+    (labels) =>
+      isSandboxObject(labels) && labels?.[LABEL.sandbox] === name && labels[LABEL.session] === chosen,
+    [managedFilter(found.persistent), `${LABEL.sandbox}=${name}`, `${LABEL.session}=${chosen}`],
   );
   if (report.errors.length > 0)
     throw new SandboxError(

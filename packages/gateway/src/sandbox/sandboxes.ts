@@ -11,7 +11,7 @@ import { type RunningSidecar, startSidecar } from '../runtime/sidecar.js';
 import { removeManaged } from '../runtime/sweep.js';
 import type { CreateRequest, RunRequest } from './args.js';
 import { SandboxError } from './errors.js';
-import { type HomeOwner, homeOwnerId, persistentLabels, usableBy } from './persistence.js';
+import { type HomeOwner, homeOwnerId, managedFilter, persistentLabels, usableBy } from './persistence.js';
 import { type RunOptions, type RunOutcome, runInSandbox } from './run.js';
 import { egressRuleOf, sandboxContainerSpec, sandboxMark, unitConfig } from './spec.js';
 import { OWN_SERVER } from './tools.js';
@@ -112,14 +112,11 @@ export class Sandboxes {
   private async containers(engine: SharedEngine, name?: string): Promise<Docker.ContainerInfo[]> {
     const owner = currentOwner(engine.session);
     const home = await this.home(engine);
+    // No `ringfence.managed=1` pre-filter: a persistent sandbox is `ringfence.managed=persistent`.
     const found = await listContainers(engine.docker, {
       all: true,
       filters: {
-        label: [
-          `${LABEL.managed}=1`,
-          `${LABEL.role}=sandbox`,
-          name === undefined ? LABEL.sandbox : `${LABEL.sandbox}=${name}`,
-        ],
+        label: [`${LABEL.role}=sandbox`, name === undefined ? LABEL.sandbox : `${LABEL.sandbox}=${name}`],
       },
     });
     return found.filter((c) => usableBy(c.Labels, owner, home));
@@ -326,11 +323,21 @@ export class Sandboxes {
     const owner = currentOwner(engine.session);
     const home = await this.home(engine);
     // No session pre-filter: a persistent sandbox adopted from an earlier gateway has its session.
-    const report = await removeManaged(
-      engine.docker,
-      (labels) => usableBy(labels, owner, home) && labels?.[LABEL.sandbox] === name,
-      [`${LABEL.sandbox}=${name}`],
-    );
+    const select = (labels: Record<string, string> | undefined) =>
+      usableBy(labels, owner, home) && labels?.[LABEL.sandbox] === name;
+    const report = await removeManaged(engine.docker, select, [
+      managedFilter(false),
+      `${LABEL.sandbox}=${name}`,
+    ]);
+    if (home) {
+      const lasting = await removeManaged(engine.docker, select, [
+        managedFilter(true),
+        `${LABEL.sandbox}=${name}`,
+      ]);
+      report.containers.push(...lasting.containers);
+      report.networks.push(...lasting.networks);
+      report.errors.push(...lasting.errors);
+    }
     if (report.errors.length > 0)
       throw new SandboxError(
         'SANDBOX_RUN',

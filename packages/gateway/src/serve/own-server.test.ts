@@ -184,7 +184,11 @@ describe('the sandbox a call to ringfence acts on, in its audit entries', () => 
     await gateway.callTool('sandbox_stop', { name: 'Not A Name' }, {}, undefined);
     const calls = entries.filter((e) => e.refs.phase === 'call' || e.type === 'mcp.result');
     const of = (tool: string) => calls.filter((e) => e.refs.tool === tool);
-    expect(of('sandbox_stop').slice(0, 2).map((e) => [e.type, e.refs.sandbox])).toEqual([
+    expect(
+      of('sandbox_stop')
+        .slice(0, 2)
+        .map((e) => [e.type, e.refs.sandbox]),
+    ).toEqual([
       ['mcp.decision', 'box'],
       ['mcp.result', 'box'],
     ]);

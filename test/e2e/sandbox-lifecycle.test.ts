@@ -137,7 +137,7 @@ describe("ringfence's own tools: a sandbox's life (stop, start, logs, exec), ima
 
   afterAll(async () => {
     await a?.client.close().catch(() => {});
-    for (const name of ['lasting']) await ringfence(['sandbox', 'rm', name], env()).catch(() => {});
+    for (const name of ['lasting', 'second']) await ringfence(['sandbox', 'rm', name], env()).catch(() => {});
     for (const ref of Object.values(refs))
       if (ref)
         await docker
@@ -418,6 +418,16 @@ describe("ringfence's own tools: a sandbox's life (stop, start, logs, exec), ima
         command: KEEP_ALIVE,
       });
       expect(firstText(taken)).toMatch(/already exists/);
+      // One it makes itself, persistent, and one that is not: its clean close leaves only the first.
+      json(
+        await callOn(b.client, 'sandbox_create', {
+          name: 'second',
+          image: base,
+          persistent: true,
+          command: KEEP_ALIVE,
+        }),
+      );
+      json(await callOn(b.client, 'sandbox_create', { name: 'brief', image: base, command: KEEP_ALIVE }));
     } finally {
       await b.close();
     }
@@ -446,7 +456,10 @@ describe("ringfence's own tools: a sandbox's life (stop, start, logs, exec), ima
     }
     await expect
       .poll(async () => (await managedObjects(sessions.b)).containers, { timeout: 15_000 })
-      .toEqual([]);
+      .toEqual([`ringfence-sandbox-${sessions.b}-second`]);
+    const removedSecond = await ringfence(['sandbox', 'rm', 'second', '--json'], env());
+    expect(JSON.parse(removedSecond.stdout).containers).toEqual([`ringfence-sandbox-${sessions.b}-second`]);
+    expect(await managedObjects(sessions.b)).toEqual({ containers: [], networks: [] });
     expect((await managedObjects(sessions.a)).containers).toEqual([
       `ringfence-sandbox-${sessions.a}-lasting`,
     ]);

@@ -20,7 +20,11 @@ function fakeContainer() {
     exec: async (options: { Cmd: string[] }) => {
       const stream = new PassThrough();
       let code: number | undefined;
-      const entry = { stream, cmd: options.Cmd, exit: (c: number) => ((code = c), stream.end()) };
+      const exit = (c: number) => {
+        code = c;
+        stream.end();
+      };
+      const entry = { stream, cmd: options.Cmd, exit };
       execs.push(entry);
       return {
         start: async () => stream,

@@ -34,7 +34,9 @@ describe('ringfence sandbox logs', () => {
 
   it('says how to get an engine when none answers', async () => {
     const { error } = await runCommand(['sandbox', 'logs', 'box'], { root });
-    expect(error?.message).toMatch(/No container engine answers at unix:\/\/.*no-engine\.sock.*ensure-engine/);
+    expect(error?.message).toMatch(
+      /No container engine answers at unix:\/\/.*no-engine\.sock.*ensure-engine/,
+    );
     expect(process.exitCode).toBe(1);
   });
 });

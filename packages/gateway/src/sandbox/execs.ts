@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
 import { FrameDemux } from '../runtime/attach.js';
 import type { ExecRequest } from './args-lifecycle.js';
 import { SandboxError } from './errors.js';
+import { openExec } from './exec-stream.js';
 import { EXEC_OUTPUT_BYTES, MAX_EXECS_KEPT, MAX_EXECS_RUNNING } from './limits-lifecycle.js';
 
 /** The last `cap` bytes written to one stream, and how many came in all. */
@@ -85,15 +85,7 @@ export class BackgroundExecs {
         'SANDBOX_RUN',
         `${MAX_EXECS_RUNNING} background commands already run in the sandbox "${request.name}"; wait for one to end (see sandbox_logs with its exec id), or stop the sandbox with sandbox_stop.`,
       );
-    const exec = await container.exec({
-      Cmd: [...request.command],
-      AttachStdin: false,
-      AttachStdout: true,
-      AttachStderr: true,
-      Tty: false,
-      ...(request.workdir ? { WorkingDir: request.workdir } : {}),
-    });
-    const stream = (await exec.start({ hijack: true, stdin: false })) as Duplex;
+    const { exec, stream } = await openExec(container, request.command, request.workdir);
     const record: ExecRecord = {
       id: `x${randomBytes(6).toString('hex')}`,
       command: [...request.command],

@@ -48,6 +48,12 @@ const keyring = step(
   [],
   { optional: true },
 );
+const registry = step(
+  'Make sure the registry npm test pulls through is installed (Debian docker-registry, run on 127.0.0.1 by the test)',
+  join(repo, 'scripts/ensure-registry'),
+  [],
+  { optional: true },
+);
 step('Build the offline images (no registry)', process.execPath, [cli, 'images', 'build']);
 step('Check this machine', process.execPath, [cli, 'doctor']);
 step('Run the scripted session: containers, pins, egress, audit', process.execPath, [
@@ -57,6 +63,10 @@ process.stderr.write('\ndemo: done. Next: npm test, and README.md and docs/ for 
 if (browser !== 0)
   process.stderr.write(
     'demo: npm test needs a browser this demo could not install (see "ensure-browser" above): run scripts/ensure-browser as root, or do what it said, first.\n',
+  );
+if (registry !== 0)
+  process.stderr.write(
+    'demo: npm test needs docker-registry, which this demo could not install (see "ensure-registry" above): run scripts/ensure-registry as root, or do what it said, first.\n',
   );
 if (keyring !== 0)
   process.stderr.write(

@@ -19,12 +19,16 @@ const FORBIDDEN = {
   sandbox: ['serve', 'upstream', 'registration'],
   'policy-view': ['serve', 'runtime', 'upstream'],
   config: ['serve', 'runtime', 'upstream', 'registration', 'pins'],
-  audit: ['serve', 'runtime', 'upstream', 'registration'],
+  audit: ['serve', 'runtime', 'upstream', 'registration', 'audit-export'],
+  // Reads the audit log's file and ships it; knows nothing of how calls are served.
+  'audit-export': ['serve', 'runtime', 'upstream', 'registration', 'sandbox'],
   schema: ['serve', 'runtime', 'upstream', 'registration'],
   pins: ['serve', 'runtime', 'upstream', 'registration'],
   // The task registry and wire forms: used by serve/ and upstream/, knowing neither.
   tasks: ['serve', 'runtime', 'upstream', 'registration', 'images'],
   'local-http': ['serve', 'runtime', 'upstream', 'registration', 'console'],
+  // Metrics: told through ports/observer.ts, never reaching into what they count.
+  metrics: ['serve', 'runtime', 'upstream', 'registration', 'sandbox', 'audit', 'schema'],
   // The console only reads a home's files: it never starts, serves or registers anything.
   console: ['serve', 'runtime', 'upstream', 'registration', 'images', 'schema', 'doctor'],
 };

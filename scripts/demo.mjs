@@ -54,6 +54,21 @@ const registry = step(
   [],
   { optional: true },
 );
+// And Debian's prometheus, which npm test's metrics test scrapes the gateway with.
+const prometheus = step(
+  'Make sure the prometheus npm test scrapes with is installed (Debian prometheus)',
+  join(repo, 'scripts/ensure-prometheus'),
+  [],
+  { optional: true },
+);
+// The same for the audit export's test: Debian's rsyslogd (and its TLS driver), which the test
+// starts itself with a private configuration on a loopback port.
+const rsyslog = step(
+  'Make sure the syslog collector npm test sends to is installed (Debian rsyslog, rsyslog-gnutls)',
+  join(repo, 'scripts/ensure-rsyslog'),
+  [],
+  { optional: true },
+);
 step('Build the offline images (no registry)', process.execPath, [cli, 'images', 'build']);
 step('Check this machine', process.execPath, [cli, 'doctor']);
 step('Run the scripted session: containers, pins, egress, audit', process.execPath, [
@@ -68,7 +83,15 @@ if (registry !== 0)
   process.stderr.write(
     'demo: npm test needs docker-registry, which this demo could not install (see "ensure-registry" above): run scripts/ensure-registry as root, or do what it said, first.\n',
   );
+if (rsyslog !== 0)
+  process.stderr.write(
+    'demo: npm test needs rsyslogd and rsyslog-gnutls, which this demo could not install (see "ensure-rsyslog" above): run scripts/ensure-rsyslog as root, or do what it said, first.\n',
+  );
 if (keyring !== 0)
   process.stderr.write(
     'demo: npm test needs dbus-daemon and gnome-keyring, which this demo could not install (see "ensure-keyring" above): run scripts/ensure-keyring as root, or do what it said, first.\n',
+  );
+if (prometheus !== 0)
+  process.stderr.write(
+    'demo: npm test needs prometheus, which this demo could not install (see "ensure-prometheus" above): run scripts/ensure-prometheus as root, or do what it said, first.\n',
   );

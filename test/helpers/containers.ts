@@ -118,6 +118,9 @@ async function fixtureImage(file: string, repository: string, hostPath?: string)
 /** The probe server (test/fixtures/probe-server.mjs): the hostile server looking around. */
 export const probeImage = () => fixtureImage('probe-server.mjs', 'ringfence-test/probe');
 
+/** A server offering tools under ringfence's own names (test/fixtures/impostor-server.mjs). */
+export const impostorImage = () => fixtureImage('impostor-server.mjs', 'ringfence-test/impostor');
+
 /** A server that asks its client for sampling, elicitation and roots (test/fixtures/asking-server.mjs). */
 export const askingImage = () => fixtureImage('asking-server.mjs', 'ringfence-test/asking');
 

@@ -34,6 +34,8 @@ describe('the fast path of `mcp serve` parses as the oclif command does', () => 
     [['--only', 'docs']],
     [['--only=docs', '--session', 'ab-1']],
     [['--http', '127.0.0.1:8765', '--insecure-listen']],
+    [['--metrics', '9464']],
+    [['--http', '127.0.0.1:8765', '--metrics', '127.0.0.1:9464']],
     [['--allow-mount', '/data', '--allow-mount', '/src:rw']],
     [['--session-idle', '5', '--max-sessions', '3']],
     [['--session', 'Not_A_Session']],

@@ -6,6 +6,7 @@
 //   HTTP client  → ringfence `mcp serve --http`  → HTTP upstream
 //   HTTP client  → mcp-proxy → (stdio) supergateway → HTTP upstream   (mcp-proxy only speaks stdio
 //                  upstream; only mcp-proxy's own process is counted for its CPU)
+// and `mcp serve --metrics` (ringfence_stdio_metrics) beside the same gateway without it.
 // Per relay: p50/p99 of sequential calls, calls/s with 1 and 8 callers, and the relay process's
 // CPU time (user+system, all its threads, from /proc) per call. Rounds are interleaved so a noisy
 // neighbour hits every relay alike; medians over rounds are quoted, with ratios against direct.
@@ -154,8 +155,11 @@ const shmDir = existsSync('/dev/shm') ? await mkdtemp('/dev/shm/rf-bench-') : un
 const shmHome = shmDir ? join(shmDir, 'home') : undefined;
 const upstream = await startUpstream(dir);
 const baseHome = baselineCli && join(dir, 'baseline-home');
+// `mcp serve --metrics` beside the same gateway without it: what counting costs per call.
+const metricsHome = join(dir, 'metrics-home');
 for (const [target, via] of [
   [home, cli],
+  [metricsHome, cli],
   [shmHome, cli],
   [baseHome, baselineCli],
 ].filter(([target]) => target)) {
@@ -187,6 +191,18 @@ try {
       })),
       tool: 'up_echo',
     };
+  if (want('ringfence_stdio_metrics')) {
+    const metricsPort = await freePort();
+    targets.ringfence_stdio_metrics = {
+      ...(await stdioRelay(
+        'rf-metrics',
+        process.execPath,
+        [cli, 'mcp', 'serve', '--metrics', `127.0.0.1:${metricsPort}`],
+        { RINGFENCE_HOME: metricsHome },
+      )),
+      tool: 'up_echo',
+    };
+  }
   if (shmHome && want('ringfence_stdio_audit_on_tmpfs'))
     targets.ringfence_stdio_audit_on_tmpfs = {
       ...(await stdioRelay('rf-tmpfs', process.execPath, [cli, 'mcp', 'serve'], { RINGFENCE_HOME: shmHome })),
@@ -307,6 +323,7 @@ try {
   const goals = {
     cpu_stdio_vs_supergateway: cpuRatio('ringfence_stdio', 'supergateway_stdio'),
     cpu_http_vs_mcp_proxy: cpuRatio('ringfence_http', 'mcp_proxy_http'),
+    cpu_stdio_metrics_on_vs_off: cpuRatio('ringfence_stdio_metrics', 'ringfence_stdio'),
     ...(baselineCli
       ? {
           baseline_cpu_stdio_vs_supergateway: cpuRatio('baseline_stdio', 'supergateway_stdio'),

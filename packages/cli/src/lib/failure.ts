@@ -8,7 +8,7 @@ import { isRingfenceError } from '@ringfence/policy';
  * Codes that mean the command line itself was wrong. They exit 2, as oclif's own parse errors do,
  * so a script can tell "you called it wrongly" from "it refused" (1).
  */
-const USAGE_CODES: ReadonlySet<string> = new Set(['REGISTRATION_USAGE']);
+const USAGE_CODES: ReadonlySet<string> = new Set(['REGISTRATION_USAGE', 'EXPORT_TARGET']);
 
 export const REPORT_LINE =
   'ringfence did not expect this failure, so it may be a bug: please report it to the ringfence maintainers with the command you ran and this message (run it again with DEBUG=* to see where it happened).';

@@ -12,7 +12,12 @@ export const serveFlags = {
   http: Flags.string({
     description: 'serve streamable HTTP on HOST:PORT instead of stdio (bearer token required)',
   }),
-  'insecure-listen': Flags.boolean({ description: 'allow --http on a non-loopback address' }),
+  'insecure-listen': Flags.boolean({ description: 'allow --http or --metrics on a non-loopback address' }),
+  metrics: Flags.string({
+    description:
+      'serve Prometheus metrics at http://[HOST:]PORT/metrics (HOST defaults to 127.0.0.1; another address needs --insecure-listen and the bearer token) and GET /healthz',
+    helpValue: '[HOST:]PORT',
+  }),
   'session-idle': Flags.integer({
     description: '--http: close a session after this many seconds without a request [default: 1800]',
     min: 1,
@@ -64,6 +69,12 @@ export const serveFlags = {
         { oclif: { exit: 2 } },
       );
     },
+  }),
+  'sandbox-allow-address': Flags.string({
+    description:
+      '--sandbox-tools: a private address range (CIDR) the hosts a sandbox names may resolve into, as --egress-allow-address for a server (repeatable; within the policy)',
+    multiple: true,
+    helpValue: 'CIDR',
   }),
   'allow-mount': Flags.string({
     description:

@@ -1,4 +1,5 @@
 import { AgentError, AgentStore } from '@ringfence/gateway/agents';
+import type { GatewayMetrics } from '@ringfence/gateway/metrics';
 import { newSessionId, startupMark } from '@ringfence/gateway/startup';
 import { type Failure, REPORT_LINE } from './failure.js';
 import { reportLine, type ServingDeps, servingDeps } from './serving.js';
@@ -16,6 +17,8 @@ export interface ServeFlags {
   'sandbox-image'?: string[] | undefined;
   'sandbox-persistent'?: boolean | undefined;
   sandbox?: string | undefined;
+  'sandbox-allow-address'?: string[] | undefined;
+  metrics?: string | undefined;
 }
 
 /**
@@ -29,10 +32,21 @@ export async function runServe(flags: ServeFlags): Promise<void> {
   const session = flags.session ?? newSessionId();
   let stdioIdentity: StdioIdentity | undefined;
   let agents: AgentStore | undefined;
+  // Made before anything it counts: the audit log and the container runtime report to it from their start.
+  const metrics = flags.metrics
+    ? new (await import('@ringfence/gateway/metrics')).GatewayMetrics()
+    : undefined;
   const deps = await servingDeps(session, {
+    ...(metrics ? { metrics } : {}),
     allowMounts: flags['allow-mount'] ?? [],
+    auditExport: true,
     ...(flags.only !== undefined ? { only: flags.only } : {}),
-    ...(flags['sandbox-tools'] ? { sandboxImages: flags['sandbox-image'] ?? [] } : {}),
+    ...(flags['sandbox-tools']
+      ? {
+          sandboxImages: flags['sandbox-image'] ?? [],
+          sandboxAddresses: flags['sandbox-allow-address'] ?? [],
+        }
+      : {}),
     ...(flags['sandbox-persistent'] ? { sandboxPersistent: true } : {}),
     ...(flags.sandbox !== undefined ? { sandbox: flags.sandbox } : {}),
     // Before any container is begun: an unknown agent token serves, and starts, nothing.
@@ -41,7 +55,7 @@ export async function runServe(flags: ServeFlags): Promise<void> {
       stdioIdentity = await stdioIdentityOf(agents, flags);
     },
   });
-  const running = await start(deps, flags, agents!, stdioIdentity).catch(async (error: unknown) => {
+  const running = await start(deps, flags, agents!, stdioIdentity, metrics).catch(async (error: unknown) => {
     await deps.close();
     throw error;
   });
@@ -82,6 +96,7 @@ async function start(
   flags: ServeFlags,
   agents: AgentStore,
   stdioIdentity: StdioIdentity | undefined,
+  metrics: GatewayMetrics | undefined,
 ) {
   // Loading the endpoint's code holds this thread for a while: first let the container runtime
   // handle the engine's answers that have come in (each of its steps waits for the one before).
@@ -97,6 +112,7 @@ async function start(
       ...(flags['max-sessions'] ? { perToken: flags['max-sessions'] } : {}),
     },
     ...(flags.only !== undefined ? { only: flags.only } : {}),
+    ...(metrics && flags.metrics ? { metrics: { address: flags.metrics, registry: metrics } } : {}),
     ...(process.env.RINGFENCE_MCP_TOKEN ? { httpToken: process.env.RINGFENCE_MCP_TOKEN } : {}),
     ...(stdioIdentity ? { stdioIdentity } : {}),
     resolveAgentToken: async (token) => {

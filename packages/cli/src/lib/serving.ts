@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { AuditLog, defaultAuditPath } from '@ringfence/gateway/audit';
 import {
   answerCapBytes,
@@ -10,6 +12,7 @@ import {
 } from '@ringfence/gateway/config';
 import type { KnownCredentials } from '@ringfence/gateway/credentials';
 import { resolveHome } from '@ringfence/gateway/home';
+import type { GatewayMetrics } from '@ringfence/gateway/metrics';
 import { policyView } from '@ringfence/gateway/policy-view';
 import {
   type ContainedServer,
@@ -106,14 +109,23 @@ export async function servingDeps(
     sandboxPersistent?: boolean;
     /** `--sandbox NAME`: the sandbox the assistant works in, written in every audit entry. */
     sandbox?: string;
+    /** `--sandbox-allow-address`: private ranges sandboxes' named hosts may resolve into. */
+    sandboxAddresses?: readonly string[];
     /** Run after the policy check and before any server starts: what it refuses starts nothing. */
     admit?: (home: string) => Promise<void>;
+    /** `mcp serve --metrics`: what the audit log and the container runtime report to. */
+    metrics?: GatewayMetrics;
+    /** `mcp serve`: stream the audit log to the sinks of `audit-export.json` while serving. */
+    auditExport?: boolean;
   } = {},
 ): Promise<ServingDeps> {
   const home = resolveHome();
   startupMark('serving: modules loaded');
   const { view: policy, policy: verifiedPolicy } = await loadPolicy(home);
   startupMark('serving: policy checked');
+  // A wrong audit-export.json is refused before anything starts: a team that configured an
+  // export must not get a gateway that silently exports nothing.
+  const exportSinks = options.auditExport ? await loadAuditExportSettings(home) : [];
   await options.admit?.(home);
   // Read and selected once, before anything is opened: an unreadable file or an --only that names
   // no server is refused here with nothing to close.
@@ -129,8 +141,11 @@ export async function servingDeps(
     path: defaultAuditPath(),
     onNotice: reportLine,
     ...(options.sandbox !== undefined ? { sandbox: options.sandbox } : {}),
+    ...(options.metrics ? { timings: options.metrics.audit } : {}),
   });
   startupMark('serving: audit log open');
+  // audit-export.json in the home: the collectors this gateway streams its log to as it writes.
+  const streaming = await auditStreaming(home, exportSinks);
   // The container runtime (engine probe, reaper process, sweep of dead gateways' leftovers,
   // sidecar image lookup, and dockerode with its dependencies) is built on first need only: a
   // gateway of remote servers never pays for it. When a container server is to be served it is
@@ -148,6 +163,7 @@ export async function servingDeps(
         audit,
         policy,
         workspaceRoots: workspaceRoots(options.allowMounts),
+        ...(options.metrics ? { observer: options.metrics.runtime } : {}),
       });
     });
     return runtime;
@@ -159,6 +175,7 @@ export async function servingDeps(
         policy,
         options.sandboxImages,
         options.allowMounts ?? [],
+        options.sandboxAddresses ?? [],
         containerRuntime,
         options.sandboxPersistent === true,
       )
@@ -208,8 +225,22 @@ export async function servingDeps(
       if (built?.available) built.flushAudit();
       await guard.close();
       await audit.close();
+      await streaming?.close();
     },
   };
+}
+
+async function loadAuditExportSettings(home: string) {
+  if (!existsSync(join(home, 'audit-export.json'))) return [];
+  const { loadExportSettings } = await import('@ringfence/gateway/audit-export');
+  return loadExportSettings(home);
+}
+
+/** Streams the log to each configured sink while the gateway runs (none configured: nothing loaded). */
+async function auditStreaming(home: string, sinks: Awaited<ReturnType<typeof loadAuditExportSettings>>) {
+  if (sinks.length === 0) return undefined;
+  const { startAuditStreaming } = await import('@ringfence/gateway/audit-export');
+  return startAuditStreaming({ home, auditPath: defaultAuditPath(), sinks, report: reportLine });
 }
 
 /**
@@ -223,6 +254,7 @@ async function ownServerOf(
   policy: PolicyView,
   images: readonly string[],
   allowMounts: readonly string[],
+  allowAddresses: readonly string[],
   runtime: () => Promise<ContainerRuntime>,
   persistent: boolean,
 ): Promise<Upstream> {
@@ -234,6 +266,7 @@ async function ownServerOf(
       images,
       mountRoots: workspaceRoots(allowMounts).slice(1),
       persistent,
+      allowAddresses,
       engine: async () => {
         const built = await runtime();
         return built.available ? built.shared : { unavailable: built.reason };

@@ -10,7 +10,7 @@ export {
   type ShapeCheck,
   serializeEntry,
 } from './format.js';
-export { AuditLog, type AuditLogOptions, defaultAuditPath } from './log.js';
+export { AuditLog, type AuditLogOptions, type AuditTimings, defaultAuditPath } from './log.js';
 export {
   type AuditLogLine,
   type AuditTail,

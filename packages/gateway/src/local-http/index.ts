@@ -10,3 +10,4 @@ export {
   sha256,
   tokensEqual,
 } from './guard.js';
+export { answerHealthProbe, HEALTH_PATH } from './health.js';

@@ -35,4 +35,18 @@ describe('EgressAuditor', () => {
     auditor.line('s', line('evil.test'));
     expect(written).toHaveLength(4);
   });
+
+  it('tells the observer every decision, the folded repeats too', () => {
+    const seen: string[] = [];
+    const auditor = new EgressAuditor(
+      () => {},
+      60_000,
+      (server, allowed) => seen.push(`${server} ${allowed}`),
+    );
+    for (let i = 0; i < 3; i++) auditor.line('s', line('evil.test'));
+    auditor.line('s', line('ok.test', true));
+    auditor.line('s', 'not json');
+    expect(seen).toEqual(['s false', 's false', 's false', 's true']);
+    auditor.flush();
+  });
 });

@@ -14,6 +14,8 @@ export class EgressAuditor {
   constructor(
     private readonly write: (input: EgressInput) => void,
     private readonly windowMs = 1000,
+    /** Told every decision, folded or not (`mcp serve --metrics` counts them). */
+    private readonly observe?: (server: string, allowed: boolean) => void,
   ) {}
 
   line(server: string, line: string): void {
@@ -21,6 +23,7 @@ export class EgressAuditor {
     if (!decision) return;
     const input = egressInputFromDecision(server, decision);
     const { refs } = input;
+    this.observe?.(refs.server, refs.allowed);
     const key = JSON.stringify([
       refs.server,
       refs.host,

@@ -4,8 +4,9 @@ import { resolveSecretReferences } from '../credentials/references.js';
 import { CredentialStore } from '../credentials/store.js';
 import { findSidecarImage } from '../images/sidecar.js';
 import type { AuditSink } from '../ports/audit.js';
+import type { RuntimeObserver } from '../ports/observer.js';
 import type { PolicyView } from '../ports/policy.js';
-import type { ContainerLauncher } from '../ports/upstream.js';
+import type { ContainedServer, ContainerLauncher } from '../ports/upstream.js';
 import { redactedLine } from '../text/redact.js';
 import { startupMark } from '../util/startup.js';
 import { DockerContainedServer, type StartHooks } from './contained-server.js';
@@ -62,6 +63,8 @@ export async function createContainerRuntime(options: {
   testHooks?: StartHooks;
   /** `@secret:` env values → the stored values, at each start (absent: the home's credential store). */
   resolveSecrets?: (config: ContainerServerConfig) => Promise<ContainerServerConfig>;
+  /** Told each container start and each egress decision (`mcp serve --metrics`). */
+  observer?: RuntimeObserver;
 }): Promise<ContainerRuntime> {
   const credentials = new CredentialStore(options.home);
   const resolveSecrets =
@@ -128,11 +131,18 @@ export async function createContainerRuntime(options: {
   }
   startupMark('runtime: swept');
   for (const problem of swept.errors) options.log(`ringfence: sweeping leftovers: ${redactedLine(problem)}`);
-  const egress = new EgressAuditor((input) => {
-    options.audit
-      .append(input)
-      .catch((error: unknown) => options.log(`ringfence: audit: ${redactedLine((error as Error).message)}`));
-  });
+  const observer = options.observer;
+  const egress = new EgressAuditor(
+    (input) => {
+      options.audit
+        .append(input)
+        .catch((error: unknown) =>
+          options.log(`ringfence: audit: ${redactedLine((error as Error).message)}`),
+        );
+    },
+    undefined,
+    observer ? (server, allowed) => observer.egress(server, allowed) : undefined,
+  );
   const onEgressLine = (server: string, line: string) => egress.line(server, line);
   // No container before the reaper watches (or is known not to).
   const reaperFailure = await reaper;
@@ -147,8 +157,8 @@ export async function createContainerRuntime(options: {
     docker,
     flushAudit: () => egress.flush(),
     shared: { docker, session: options.session, engine, processLimits, sidecarImage, onEgressLine },
-    launch: (config) =>
-      new DockerContainedServer(config, {
+    launch: (config) => {
+      const server = new DockerContainedServer(config, {
         docker,
         session: options.session,
         home: options.home,
@@ -160,6 +170,28 @@ export async function createContainerRuntime(options: {
         resolveSecrets,
         ...(options.policy ? { policy: options.policy } : {}),
         ...(options.testHooks ? { hooks: options.testHooks } : {}),
-      }),
+      });
+      return observer ? observedStarts(config.name, server, observer) : server;
+    },
+  };
+}
+
+/** A contained server whose starts are told to the observer: each one that succeeded or failed. */
+function observedStarts(name: string, server: ContainedServer, observer: RuntimeObserver): ContainedServer {
+  return {
+    start: () =>
+      server.start().then(
+        (stdio) => {
+          observer.containerStarted(name);
+          return stdio;
+        },
+        (error: unknown) => {
+          observer.containerFailed(name);
+          throw error;
+        },
+      ),
+    onExit: (listener) => server.onExit(listener),
+    stderr: () => server.stderr(),
+    stop: () => server.stop(),
   };
 }

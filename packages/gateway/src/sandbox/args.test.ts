@@ -37,6 +37,12 @@ describe('sandbox tool arguments', () => {
     [{ name: 'a', image: 'img', mounts: [{ path: 'x', privileged: true }] }, 'path and mode'],
     [{ name: 'a', image: 'img', command: 'sleep 1' }, 'argv'],
     [{ name: 'a', image: 'img', privileged: true }, 'privileged'],
+    // Hosts the proxy would refuse are refused before anything is made: an address (named hosts
+    // never reach addresses), a flag smuggled as a host, a bare wildcard.
+    [{ name: 'a', image: 'img', hosts: ['169.254.169.254'] }, '--sandbox-allow-address'],
+    [{ name: 'a', image: 'img', hosts: ['--allow-address=0.0.0.0/0'] }, 'is refused'],
+    [{ name: 'a', image: 'img', hosts: ['*'] }, 'is refused'],
+    [{ name: 'a', image: 'img', hosts: ['a.example', 'b.example:99999'] }, 'b.example:99999'],
   ])('create refuses %j', (args, word) => {
     expect(refused(() => parseCreate(args as Record<string, unknown>))).toContain(word);
   });

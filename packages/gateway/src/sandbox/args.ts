@@ -1,3 +1,4 @@
+import { parseAllowEntry } from '@ringfence/egress-proxy/contract';
 import { SandboxError } from './errors.js';
 import {
   DEFAULT_OUTPUT_BYTES,
@@ -79,6 +80,17 @@ export function parseCreate(args: Record<string, unknown>): CreateRequest {
     !hosts.every((h) => typeof h === 'string' && h.length > 0)
   )
     refuse('hosts must be an array of at most 64 host names.');
+  // Checked by the proxy's own parser now, so a host it would refuse (an IP address, a malformed
+  // name) is refused before any network or sidecar is made, with words for the assistant.
+  for (const host of hosts as string[]) {
+    try {
+      parseAllowEntry(host);
+    } catch (error) {
+      refuse(
+        `hosts: "${host}" is refused (${(error as Error).message}); name a host as api.example.com, *.example.com or HOST:PORT. Addresses cannot be named: the person allows address ranges with \`mcp serve --sandbox-allow-address\`.`,
+      );
+    }
+  }
   if (args.egress !== undefined && args.egress !== 'any') refuse('egress may only be "any" (or left out).');
   const egressAny = args.egress === 'any';
   if (egressAny && (hosts as string[]).length > 0)

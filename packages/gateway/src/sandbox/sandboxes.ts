@@ -1,3 +1,4 @@
+import { parseCidr } from '@ringfence/egress-proxy/contract';
 import type Docker from 'dockerode';
 import type { PolicyView } from '../ports/policy.js';
 import { engineRefusal } from '../runtime/engine.js';
@@ -39,6 +40,11 @@ export interface SandboxesOptions {
   readonly mountRoots: readonly WorkspaceRoot[];
   /** `mcp serve --sandbox-persistent`: the assistant may make sandboxes that outlive the gateway. */
   readonly persistent?: boolean;
+  /**
+   * Private address ranges named hosts may resolve into (`mcp serve --sandbox-allow-address`), as
+   * a server's `--egress-allow-address`: the person's choice, within the policy, never the assistant's.
+   */
+  readonly allowAddresses?: readonly string[];
 }
 
 /** What a sandbox's container says of itself, for listings (never used to decide anything). */
@@ -63,7 +69,23 @@ export class Sandboxes {
   private readonly creating = new Set<string>();
   private homeOwner: Promise<HomeOwner> | undefined;
 
-  constructor(private readonly options: SandboxesOptions) {}
+  constructor(private readonly options: SandboxesOptions) {
+    for (const range of options.allowAddresses ?? []) {
+      try {
+        parseCidr(range);
+      } catch (error) {
+        throw new SandboxError(
+          'SANDBOX_ARGUMENTS',
+          `--sandbox-allow-address "${range}" is refused: ${(error as Error).message}. Give an address range as ADDRESS/PREFIX (10.20.0.0/16, fd00::/8).`,
+          { cause: error },
+        );
+      }
+    }
+  }
+
+  get allowAddresses(): readonly string[] {
+    return this.options.allowAddresses ?? [];
+  }
 
   get images(): readonly string[] {
     return this.options.images;
@@ -183,7 +205,7 @@ export class Sandboxes {
 
   private async createOnce(request: CreateRequest): Promise<SandboxSummary> {
     const engine = await this.engine();
-    const rule = egressRuleOf(request);
+    const rule = egressRuleOf(request, this.allowAddresses);
     if (request.persistent && !this.persistentAllowed)
       throw new SandboxError(
         'SANDBOX_PERSISTENT',
@@ -197,10 +219,23 @@ export class Sandboxes {
     const home = request.persistent ? await this.home(engine) : undefined;
     const lasting = home ? persistentLabels(home) : {};
     const cannot = engineRefusal(engine.engine, rule.mode);
-    if (cannot) throw new SandboxError('SANDBOX_EGRESS', cannot);
+    // The engine's words are written for servers; say what the assistant can do instead.
+    if (cannot)
+      throw new SandboxError(
+        'SANDBOX_EGRESS',
+        rule.mode === 'deny'
+          ? cannot
+          : `${cannot} For a sandbox: make it without hosts or egress (no network), or the person serves sandboxes on an engine that can contain its network.`,
+      );
     const info = await this.checkedImage(engine, request.image);
-    const refusal = this.options.policy.egressRefusal(OWN_SERVER, rule);
+    const refusal = this.options.policy.egressRefusal(OWN_SERVER, egressRuleOf(request));
     if (refusal) throw new SandboxError('SANDBOX_EGRESS', refusal);
+    // The person's address ranges are checked apart, so the refusal says whose choice is too wide.
+    if (rule.addresses && this.options.policy.egressRefusal(OWN_SERVER, rule))
+      throw new SandboxError(
+        'SANDBOX_EGRESS',
+        `the organisation policy lets server ringfence reach no private addresses, and this gateway was started with --sandbox-allow-address ${rule.addresses.join(', ')}. The person can start \`ringfence mcp serve\` without it, or ask the policy admin for default_egress "any".`,
+      );
     if (rule.mode === 'allow' && !engine.sidecarImage)
       throw new SandboxError(
         'SANDBOX_EGRESS',
@@ -222,7 +257,7 @@ export class Sandboxes {
         'SANDBOX_EXISTS',
         `a sandbox "${request.name}" already exists in this session; choose another name or delete it with sandbox_delete.`,
       );
-    const config = unitConfig(request, info.Id);
+    const config = unitConfig(request, info.Id, this.allowAddresses);
     const mark = { ...sandboxMark(request.name), [NETWORK_LABEL]: networkKind(rule.mode), ...lasting };
     try {
       const networks = await createServerNetworks(

@@ -123,6 +123,7 @@ export class OwnServer implements Upstream {
       engine,
       images: this.sandboxes.images,
       mount_roots: this.sandboxes.mountRoots.map((root) => ({ path: root.path, writable: root.writable })),
+      allow_addresses: this.sandboxes.allowAddresses,
       sandboxes,
       label: LABEL.sandbox,
       not_built_yet: ['checkpoint', 'rewind', 'snapshot', 'fork', 'explore'],

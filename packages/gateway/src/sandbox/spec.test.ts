@@ -3,7 +3,8 @@ import { serverContainerSpec } from '../runtime/container-spec.js';
 import { currentOwner, ownedBy } from '../runtime/labels.js';
 import { containerProcessLimits } from '../runtime/process-limits.js';
 import { parseCreate } from './args.js';
-import { SANDBOX_USER, sandboxContainerSpec, unitConfig } from './spec.js';
+import { Sandboxes } from './sandboxes.js';
+import { egressRuleOf, SANDBOX_USER, sandboxContainerSpec, unitConfig } from './spec.js';
 
 const processLimits = containerProcessLimits({ nofile: 2048, nproc: 512 });
 const imageId = `sha256:${'b'.repeat(64)}`;
@@ -88,5 +89,37 @@ describe('sandboxContainerSpec', () => {
     expect(spec.NetworkDisabled).toBe(false);
     expect(spec.HostConfig).toMatchObject({ NetworkMode: 'inner', Dns: ['127.0.0.1'] });
     expect(spec.Env).toContain('HTTPS_PROXY=http://10.9.8.7:3128');
+  });
+});
+
+describe('egressRuleOf', () => {
+  const ranges = ['172.16.0.0/12'];
+  it("the person's address ranges widen named hosts only, never no network or an open one", () => {
+    expect(egressRuleOf(create({ hosts: ['db.internal:5432'] }), ranges)).toEqual({
+      mode: 'allow',
+      hosts: ['db.internal:5432'],
+      addresses: ranges,
+    });
+    expect(egressRuleOf(create(), ranges)).toEqual({ mode: 'deny' });
+    expect(egressRuleOf(create({ egress: 'any' }), ranges)).toEqual({ mode: 'any' });
+    // The sidecar gets them through the same unit config a server's does.
+    expect(unitConfig(create({ hosts: ['db.internal'] }), imageId, ranges).egress.addresses).toEqual(ranges);
+  });
+
+  it('refuses a malformed range when the gateway starts, naming the flag', () => {
+    const policy = {} as ConstructorParameters<typeof Sandboxes>[0]['policy'];
+    const options = {
+      engine: async () => ({ unavailable: 'none' }),
+      home: '/h',
+      policy,
+      images: [],
+      mountRoots: [],
+    };
+    expect(() => new Sandboxes({ ...options, allowAddresses: ['10.0.0.0/33'] })).toThrow(
+      /--sandbox-allow-address "10\.0\.0\.0\/33" is refused/,
+    );
+    expect(new Sandboxes({ ...options, allowAddresses: ['10.0.0.0/8'] }).allowAddresses).toEqual([
+      '10.0.0.0/8',
+    ]);
   });
 });

@@ -25,9 +25,22 @@ export function sandboxLabels(name: string, session: string): Record<string, str
 /** The extra label its sidecar and networks carry besides their usual owner labels. */
 export const sandboxMark = (name: string): Record<string, string> => ({ [LABEL.sandbox]: name });
 
-export function egressRuleOf(request: Pick<CreateRequest, 'hosts' | 'egressAny'>): EgressRule {
+/**
+ * The egress rule a create asks for. `addresses` are the private ranges the person lets named hosts
+ * resolve into (`mcp serve --sandbox-allow-address`): they widen named hosts only, never the
+ * assistant's choice, and a sandbox without hosts gets no network whatever they say.
+ */
+export function egressRuleOf(
+  request: Pick<CreateRequest, 'hosts' | 'egressAny'>,
+  addresses: readonly string[] = [],
+): EgressRule {
   if (request.egressAny) return { mode: 'any' };
-  if (request.hosts.length > 0) return { mode: 'allow', hosts: [...request.hosts] };
+  if (request.hosts.length > 0)
+    return {
+      mode: 'allow',
+      hosts: [...request.hosts],
+      ...(addresses.length > 0 ? { addresses: [...addresses] } : {}),
+    };
   return { mode: 'deny' };
 }
 
@@ -35,14 +48,18 @@ export function egressRuleOf(request: Pick<CreateRequest, 'hosts' | 'egressAny'>
  * A sandbox as a contained server's registration would describe it: its networks and sidecar are
  * then made by the very code that makes a server's (`runtime/networks.ts`, `runtime/sidecar.ts`).
  */
-export function unitConfig(request: CreateRequest, imageId: string): ContainerServerConfig {
+export function unitConfig(
+  request: CreateRequest,
+  imageId: string,
+  addresses: readonly string[] = [],
+): ContainerServerConfig {
   return {
     name: sandboxUnit(request.name),
     transport: 'container',
     image: request.image,
     image_id: imageId,
     command: [...request.command],
-    egress: egressRuleOf(request),
+    egress: egressRuleOf(request, addresses),
     limits: DEFAULT_LIMITS,
   };
 }

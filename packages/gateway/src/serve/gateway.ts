@@ -9,6 +9,7 @@ import type { PinStore } from '../pins/store.js';
 import type { AuditSink } from '../ports/audit.js';
 import { asOwner } from '../ports/call-owner.js';
 import type { Caller, CallToolResult } from '../ports/caller.js';
+import type { CallObserver } from '../ports/observer.js';
 import { LOCAL_ONLY, type PolicyView } from '../ports/policy.js';
 import type { SchemaChecks } from '../ports/schema.js';
 import type { Upstream } from '../ports/upstream.js';
@@ -76,6 +77,8 @@ export interface GatewayOptions {
   readonly credentials?: KnownCredentials;
   /** ringfence's own server (`mcp serve --sandbox-tools`), served beside the registered ones. */
   readonly ownServer?: Upstream;
+  /** Told each forwarded request's decision and times (`mcp serve --metrics`; traces). */
+  readonly observer?: CallObserver;
 }
 
 /**
@@ -389,6 +392,7 @@ export class Gateway extends EventEmitter<{
       linkUri: (server, uri, follow) => this.resources.link(server, uri, follow),
       secrets: this.secrets,
       ...(this.options.ownServer ? { ownServer: this.options.ownServer.name } : {}),
+      ...(this.options.observer ? { observer: this.options.observer } : {}),
     };
   }
 

@@ -14,6 +14,7 @@ import {
   parseListenAddress,
   sha256,
 } from '../local-http/guard.js';
+import { answerHealthProbe } from '../local-http/health.js';
 import { readBoundedBody } from '../util/bounded-body.js';
 import { createEndpointServer } from './endpoint.js';
 import type { Gateway } from './gateway.js';
@@ -86,6 +87,8 @@ export async function serveHttp(
     insecureListen?: boolean;
     resolveToken: TokenResolver;
     sessions?: SessionLimits;
+    /** Whether the gateway can serve, for `GET /healthz` (no token, nothing revealed); default: yes. */
+    serving?: () => boolean;
   },
 ): Promise<{
   server: HttpServer;
@@ -138,7 +141,11 @@ export async function serveHttp(
 
   // Set once listening (the port may have been chosen by the system).
   let hosts: ReadonlySet<string> = new Set();
+  const serving = options.serving ?? (() => true);
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // Before the Host check: a load balancer names the address it knows, and the answer reveals
+    // nothing (docs/operations.md, "Health"). Exactly `GET /healthz`; anything else goes on below.
+    if (answerHealthProbe(req, res, serving)) return;
     const refused = checkHostAndOrigin(req, hosts, 'gateway');
     if (refused) return refuse(res, refused.status, refused.message);
     const authorization = req.headers.authorization ?? '';

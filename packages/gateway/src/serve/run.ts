@@ -6,6 +6,8 @@ import type {
 } from '@modelcontextprotocol/server';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import type { ServerConfig } from '../config/servers.js';
+import { generateToken } from '../local-http/guard.js';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { PinStore } from '../pins/store.js';
 import type { AuditSink } from '../ports/audit.js';
 import type { PolicyView } from '../ports/policy.js';
@@ -53,6 +55,11 @@ export interface ServeOptions {
   readonly only?: string;
   /** ringfence's own server (`mcp serve --sandbox-tools`): its tools, served through the same pipeline. */
   readonly ownServer?: Upstream;
+  /**
+   * `mcp serve --metrics [HOST:]PORT`: the metrics the audit log and the runtime already report
+   * to, served on this address (docs/operations.md, "Metrics"); the pipeline reports to them too.
+   */
+  readonly metrics?: { readonly address: string; readonly registry: GatewayMetrics };
 }
 
 export interface RunningGateway {
@@ -91,10 +98,40 @@ export async function runGateway(options: ServeOptions): Promise<RunningGateway>
     ...(options.only !== undefined ? { naming: { prefixed: false } } : {}),
     ...(options.ownServer ? { ownServer: options.ownServer } : {}),
     ...(notice ? { notice } : {}),
+    ...(options.metrics ? { observer: options.metrics.registry } : {}),
   });
+  // What `GET /healthz` answers: from the end of the start to the beginning of the close.
+  let serving = false;
+  let token = options.httpToken;
+  /** The gateway's bearer token: RINGFENCE_MCP_TOKEN, or one made and shown once when first needed. */
+  const gatewayToken = (): string => {
+    if (token === undefined) {
+      token = generateToken();
+      options.log(`ringfence: bearer token for this session (shown once): ${token}`);
+    }
+    return token;
+  };
+  let sessions: () => Iterable<{ transport: string; count: number }> = () => [];
+  // Before the servers start: a taken port is refused at once, and /healthz says 503 until they have.
+  const metrics = options.metrics
+    ? await startMetrics(gateway, options.metrics, {
+        ...(options.insecureListen ? { insecureListen: true } : {}),
+        log: options.log,
+        token: gatewayToken,
+        serving: () => serving,
+        sessions: () => sessions(),
+      })
+    : undefined;
+
   // The notice names the home folder, rendered here like any other text the gateway did not write.
   if (notice) options.log(rendered(notice, 'line'));
-  await gateway.start();
+  try {
+    await gateway.start();
+  } catch (error) {
+    await metrics?.close();
+    throw error;
+  }
+  serving = true;
   const exposed = gateway.listTools().length;
   const prompts = gateway.listPrompts().length;
   const resources = gateway.resources.listResources().length + gateway.resources.listTemplates().length;
@@ -105,17 +142,21 @@ export async function runGateway(options: ServeOptions): Promise<RunningGateway>
 
   if (options.http) {
     // Only --http needs the HTTP server, its transport and hono: a stdio start does not load them.
-    const { generateToken, serveHttp, tokensEqual } = await import('./http.js');
-    const token = options.httpToken ?? generateToken();
-    if (!options.httpToken) options.log(`ringfence: bearer token for this session (shown once): ${token}`);
+    const { serveHttp, tokensEqual } = await import('./http.js');
+    const expected = gatewayToken();
     const resolveToken: TokenResolver = async (presented) =>
-      tokensEqual(presented, token) ? {} : await options.resolveAgentToken?.(presented);
+      tokensEqual(presented, expected) ? {} : await options.resolveAgentToken?.(presented);
     const http = await serveHttp(gateway, {
       address: options.http,
       ...(options.insecureListen ? { insecureListen: true } : {}),
       ...(options.httpSessions ? { sessions: options.httpSessions } : {}),
       resolveToken,
+      serving: () => serving,
+    }).catch(async (error: unknown) => {
+      await metrics?.close();
+      throw error;
     });
+    sessions = () => [{ transport: 'http', count: http.sessionCount() }];
     options.log(`ringfence: listening on ${http.url}`);
     let finish: () => void = () => {};
     const done = new Promise<void>((resolve) => {
@@ -126,6 +167,8 @@ export async function runGateway(options: ServeOptions): Promise<RunningGateway>
       url: http.url,
       done,
       close: async () => {
+        serving = false;
+        await metrics?.close();
         await http.close();
         await gateway.close();
         finish();
@@ -134,10 +177,14 @@ export async function runGateway(options: ServeOptions): Promise<RunningGateway>
   }
 
   let ended: () => void = () => {};
+  let connected = true;
   const done = new Promise<void>((resolve) => {
     ended = resolve;
     (options.stdin ?? process.stdin).once('end', () => resolve());
+  }).finally(() => {
+    connected = false;
   });
+  sessions = () => [{ transport: 'stdio', count: connected ? 1 : 0 }];
   // One connection, either era: a 2025 client's `initialize` pins a 2025 instance, a 2026 client's
   // first request a 2026 one (a `server/discover` probe's instance is closed, and its listeners
   // with it, when the client then falls back to `initialize`).
@@ -156,10 +203,51 @@ export async function runGateway(options: ServeOptions): Promise<RunningGateway>
     gateway,
     done,
     close: async () => {
+      serving = false;
+      await metrics?.close();
       await served.close().catch(() => {});
       await gateway.close();
     },
   };
+}
+
+/**
+ * The metrics endpoint (`--metrics`), its gauges read from the gateway at each scrape: sessions,
+ * and the definitions withheld now. Loaded only when asked for.
+ */
+async function startMetrics(
+  gateway: Gateway,
+  { registry, address }: NonNullable<ServeOptions['metrics']>,
+  hooks: {
+    insecureListen?: boolean;
+    log: (line: string) => void;
+    token: () => string;
+    serving: () => boolean;
+    sessions: () => Iterable<{ transport: string; count: number }>;
+  },
+) {
+  registry.readFrom({
+    sessions: hooks.sessions,
+    withheld: () =>
+      gateway
+        .withheld()
+        .filter((entry) => entry.kind !== 'filtered')
+        .map((entry) => ({ server: entry.server, definition: entry.definition, reason: entry.kind })),
+  });
+  const { serveMetrics } = await import('../metrics/server.js');
+  const listener = await serveMetrics({
+    address,
+    ...(hooks.insecureListen ? { insecureListen: true } : {}),
+    token: hooks.token,
+    render: () => registry.render(),
+    serving: hooks.serving,
+  });
+  // A scrape needs the token: make (and show) it now rather than at the first scrape.
+  if (listener.tokenRequired) hooks.token();
+  hooks.log(
+    `ringfence: metrics at ${listener.url}${listener.tokenRequired ? ' (bearer token required)' : ''}`,
+  );
+  return listener;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { Flags } from '@oclif/core';
 import { type AuditVerifyResult, defaultAuditPath, verifyAuditLog } from '@ringfence/gateway/audit';
+import { type AgainstResult, verifyAgainstExport } from '@ringfence/gateway/audit-export';
 import { RingfenceCommand } from '../../lib/base-command.js';
 
 const quote = (path: string) => `'${path.replaceAll("'", `'\\''`)}'`;
@@ -12,6 +13,7 @@ export default class AuditVerify extends RingfenceCommand {
     '<%= config.bin %> audit verify',
     '<%= config.bin %> audit verify --json',
     '<%= config.bin %> audit verify --file /backup/audit.jsonl.2026-11',
+    '<%= config.bin %> audit verify --against /var/log/ringfence-export.log',
   ];
 
   static override flags = {
@@ -19,18 +21,46 @@ export default class AuditVerify extends RingfenceCommand {
       description: 'Log file to check (default: audit.jsonl in RINGFENCE_HOME, ~/.ringfence).',
       helpValue: 'PATH',
     }),
+    against: Flags.string({
+      description:
+        "Also check the log against what left the machine: the file a collector wrote from `audit export` (rsyslog's output file, a JSON lines file). Catches a rewrite of the whole log, a cut back, changed or reordered entries, up to the last exported seq.",
+      helpValue: 'FILE',
+    }),
   };
 
   static override enableJsonFlag = true;
 
-  async run(): Promise<AuditVerifyResult> {
+  async run(): Promise<AuditVerifyResult | AgainstResult> {
     const { flags } = await this.parse(AuditVerify);
     const path = flags.file ?? defaultAuditPath();
+    if (flags.against !== undefined) return this.against(path, flags.against);
     const result = await verifyAuditLog(path);
     if (!this.jsonEnabled()) {
       for (const line of report(result)) this.log(line);
     }
     // Exit 1 on a broken log in text and JSON mode alike: scripts read the code.
+    if (!result.ok) process.exitCode = 1;
+    return result;
+  }
+
+  private async against(path: string, against: string): Promise<AgainstResult> {
+    const result = await verifyAgainstExport(path, against);
+    if (!this.jsonEnabled()) {
+      const counts = `${result.entries} local entries; ${against}: ${result.exported} exported entries${result.duplicates > 0 ? ` (+${result.duplicates} repeated: resends after a lost connection, or the same entry in the other form)` : ''}, ${result.anchors} anchors`;
+      if (result.ok) {
+        this.log(`ok  ${path}: ${result.message}.`);
+        this.log(`    ${counts}.`);
+        if (result.missing > 0)
+          this.log(
+            `    ${result.missing} seqs below the last exported one are not in ${against} (an export begun later, or a receiver that lost them).`,
+          );
+      } else {
+        this.log(`MISMATCH  ${path}`);
+        this.log(`          ${result.message} (${result.code}).`);
+        this.log(`          ${counts}.`);
+        this.log("          Keep both files as evidence: the collector's copy is what left this machine.");
+      }
+    }
     if (!result.ok) process.exitCode = 1;
     return result;
   }
@@ -42,7 +72,7 @@ function report(result: AuditVerifyResult): string[] {
     return [
       `ok  ${result.path}: ${result.entries} entries, chain intact.`,
       `    last hash: ${result.lastHash}`,
-      '    Keep a copy of the last hash outside this machine: it is what shows a later rewrite of the whole file.',
+      "    Keep a copy of the last hash outside this machine: it is what shows a later rewrite of the whole file (`ringfence audit export` sends it with the entries; then `audit verify --against` the collector's file).",
       ...interruptedLines(result.interrupted),
     ];
   }

@@ -3,6 +3,7 @@ import { canonicalForm, type PrecomputedDigest } from '../../audit/format.js';
 import { WireError } from '../../errors.js';
 import type { CallToolResult } from '../../ports/caller.js';
 import { MissingClientCapability, UpstreamError } from '../../ports/errors.js';
+import type { CallObservation } from '../../ports/observer.js';
 import type { CallOptions } from '../../ports/upstream.js';
 import { needsTasksExtension } from '../../tasks/wire.js';
 import { printable } from '../../text/printable.js';
@@ -11,6 +12,7 @@ import { isUpstreamInputRequired } from '../input-required/relay.js';
 import type { CompletionAnswer } from './completions.js';
 import { stepsOf } from './method-steps.js';
 import { shownRequestLabel } from './methods.js';
+import { observeCall, refusalObserved } from './observe.js';
 import { errorResult, recordDecision, recordResult, refuse } from './record.js';
 import { sanitise, upstreamErrorText } from './results.js';
 import { ingressSecrets } from './secrets.js';
@@ -57,15 +59,21 @@ export async function runForward(
   request: SubscriptionRequest | LogLevelRequest,
 ): Promise<Record<string, never> | CallToolResult>;
 export async function runForward(deps: PipelineDeps, request: ForwardedRequest): Promise<unknown> {
-  const decided = await decideForward(deps, request);
-  if (!decided.pass) return decided.reply;
+  const observed = observeCall(deps, request);
+  const decided = await decideForward(deps, request, observed);
+  if (!decided.pass) {
+    observed?.ended();
+    return decided.reply;
+  }
   const decisionSeq = await recordDecision(deps, request, decided.verdict, decided.digest);
   let settled: Settled;
+  observed?.forwarding();
   try {
     settled = { ok: true, value: await decided.forward(callOptions(deps, request)) };
   } catch (error) {
     settled = { ok: false, error };
   }
+  observed?.answered(settled.ok);
   const { reply, entry, wire } = await outcomeOf(deps, request, settled);
   // An upstream failure's entry is durable before the reply. After an answer the decision was made
   // durable before forwarding; the result entry is deferred (it shares the next call's write and
@@ -78,6 +86,7 @@ export async function runForward(deps: PipelineDeps, request: ForwardedRequest):
         `ringfence: audit: the result of ${shownRequestLabel(request)} could not be recorded: ${redactedLine((error as Error).message)}`,
       ),
     );
+  observed?.ended();
   // Only after its result entry is durable: the server's refusal goes to the client as an error.
   if (wire) throw wire;
   return reply;
@@ -105,15 +114,17 @@ export interface Decided {
 export async function decideForward(
   deps: PipelineDeps,
   request: ForwardedRequest,
+  /** Told the decision (metrics, traces), refusal or pass. */
+  observed?: CallObservation,
 ): Promise<Decided | { pass: false; reply: CallToolResult }> {
   const args = (request.args ?? {}) as Record<string, unknown>;
   // The arguments are serialised once: their canonical JSON gives the size cap its count and the
   // decision entry its digest.
   const { json, digest } = canonicalForm(args);
-  const refused = async (outcome: Refusal) => ({
-    pass: false as const,
-    reply: await refuse(deps, request, outcome, digest),
-  });
+  const refused = async (outcome: Refusal) => {
+    observed?.decided(refusalObserved(outcome));
+    return { pass: false as const, reply: await refuse(deps, request, outcome, digest) };
+  };
   const shaped = shapeAndSize(deps, request, json);
   if (!shaped.pass) return refused(shaped);
 
@@ -127,6 +138,7 @@ export async function decideForward(
 
   // A client that gave up while the checks ran (an ask can take minutes) gets nothing forwarded.
   if (request.signal?.aborted) return refused(CANCELLED_BEFORE_FORWARD);
+  observed?.decided({ allowed: true, rule: verdict.rule, ...(verdict.asked ? { asked: true } : {}) });
   return {
     pass: true,
     verdict: {

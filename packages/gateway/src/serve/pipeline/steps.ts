@@ -125,7 +125,7 @@ export async function rulesAndAsk(
   deps: PipelineDeps,
   request: ForwardedRequest,
   args: Record<string, unknown>,
-): Promise<{ pass: true; rule: string; reason: string; secrets?: string } | Refusal> {
+): Promise<{ pass: true; rule: string; reason: string; secrets?: string; asked?: true } | Refusal> {
   const { entry, caller } = request;
   // Rules name tools and prompts apart (`match.tool`, `match.prompt`), so one never stands for the
   // other; a prompt's completion is decided as the prompt requested with those arguments.
@@ -226,6 +226,7 @@ export async function rulesAndAsk(
         `the person you asked did not approve it (${answer}).`,
       );
     }
+    return { pass: true, rule: decision.rule, reason: decision.reason, ...noted, asked: true };
   }
   return { pass: true, rule: decision.rule, reason: decision.reason, ...noted };
 }

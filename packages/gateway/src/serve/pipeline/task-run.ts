@@ -1,5 +1,6 @@
 import type { CallToolResult } from '../../ports/caller.js';
 import { TaskError, type TaskRegistry, type TaskSnapshot } from '../../tasks/index.js';
+import { observeCall, refusalObserved } from './observe.js';
 import { recordDecision, recordResult, refuse } from './record.js';
 import { callOptions, decideForward, outcomeOf } from './run.js';
 import type { PipelineDeps, ToolCallRequest } from './types.js';
@@ -24,22 +25,24 @@ export async function startToolTask(
     ...(request.caller.agent ? { agent: request.caller.agent } : {}),
     ...(request.caller.scope ? { scope: request.caller.scope } : {}),
   };
+  const observed = observeCall(deps, request);
   let slot: ReturnType<TaskRegistry['reserve']>;
   try {
     slot = tasks.reserve(owner);
   } catch (error) {
     if (!(error instanceof TaskError)) throw error;
-    const refused = await refuse(deps, request, {
+    const refusal = {
       pass: false,
       code: 'TASK_LIMIT',
       rule: 'task-limit',
       reason: 'too many live tasks',
       what: error.message.replace(/^ringfence: /, ''),
-    });
-    return { refused };
+    } as const;
+    observed?.decided(refusalObserved(refusal));
+    return { refused: await refuse(deps, request, refusal) };
   }
   try {
-    const decided = await decideForward(deps, request);
+    const decided = await decideForward(deps, request, observed);
     if (!decided.pass) return { refused: decided.reply };
     const task = slot.id;
     const decisionSeq = await recordDecision(deps, request, { ...decided.verdict, task }, decided.digest);
@@ -48,10 +51,17 @@ export async function startToolTask(
       {
         // The task's own cancel, not the creating request's (that one ends with the creation);
         // progress has no request left to travel with.
-        run: (signal) =>
-          around(() => decided.forward(callOptions(deps, { ...request, signal, onProgress: undefined }))),
+        run: (signal) => {
+          observed?.forwarding();
+          return around(() =>
+            decided.forward(callOptions(deps, { ...request, signal, onProgress: undefined })),
+          );
+        },
         check: async (settled) => {
+          // Observed as a plain call's: the call's time runs from the creating request to this answer checked.
+          observed?.answered(settled.ok);
           const { reply, entry } = await outcomeOf(deps, request, settled);
+          observed?.ended();
           return {
             reply: reply as CallToolResult,
             record: async () => {

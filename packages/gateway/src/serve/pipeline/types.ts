@@ -2,6 +2,7 @@ import { RingfenceError } from '@ringfence/policy';
 import type { SecretScanner } from '../../credentials/scan/scanner.js';
 import type { AuditSink } from '../../ports/audit.js';
 import type { Caller, CallToolResult } from '../../ports/caller.js';
+import type { CallObserver } from '../../ports/observer.js';
 import type { PolicyView } from '../../ports/policy.js';
 import type { SchemaChecks } from '../../ports/schema.js';
 import type { CallProgress, ClientGrants, UpstreamInput, UpstreamRequests } from '../../ports/upstream.js';
@@ -148,6 +149,8 @@ export interface PipelineDeps {
    * names in its audit entries the sandbox it acts on (its `name` argument).
    */
   readonly ownServer?: string;
+  /** Told each request's decision and times (metrics, traces); absent: nothing is observed. */
+  readonly observer?: CallObserver;
 }
 
 export type RefusalCode =

@@ -48,6 +48,12 @@ const keyring = step(
   [],
   { optional: true },
 );
+const registry = step(
+  'Make sure the registry npm test pulls through is installed (Debian docker-registry, run on 127.0.0.1 by the test)',
+  join(repo, 'scripts/ensure-registry'),
+  [],
+  { optional: true },
+);
 // And Debian's prometheus, which npm test's metrics test scrapes the gateway with.
 const prometheus = step(
   'Make sure the prometheus npm test scrapes with is installed (Debian prometheus)',
@@ -72,6 +78,10 @@ process.stderr.write('\ndemo: done. Next: npm test, and README.md and docs/ for 
 if (browser !== 0)
   process.stderr.write(
     'demo: npm test needs a browser this demo could not install (see "ensure-browser" above): run scripts/ensure-browser as root, or do what it said, first.\n',
+  );
+if (registry !== 0)
+  process.stderr.write(
+    'demo: npm test needs docker-registry, which this demo could not install (see "ensure-registry" above): run scripts/ensure-registry as root, or do what it said, first.\n',
   );
 if (rsyslog !== 0)
   process.stderr.write(

@@ -67,6 +67,24 @@ export const serveFlags = {
       );
     },
   }),
+  'sandbox-persistent': Flags.boolean({
+    description:
+      '--sandbox-tools: the assistant may make persistent sandboxes (sandbox_create persistent: true), which outlive this gateway until removed (ringfence sandbox rm); later gateways of this home may use them',
+  }),
+  sandbox: Flags.string({
+    description:
+      'the sandbox the assistant itself works in: written as `sandbox` in every audit entry of this gateway (1-32 of a-z, 0-9 and "-")',
+    helpValue: 'NAME',
+    parse: async (input) => {
+      if (SESSION_FLAG.test(input)) return input;
+      throw Object.assign(
+        new Error(
+          '--sandbox must be a sandbox name: 1-32 lower-case letters, digits or "-" (as sandbox_create names them).',
+        ),
+        { oclif: { exit: 2 } },
+      );
+    },
+  }),
   'sandbox-allow-address': Flags.string({
     description:
       '--sandbox-tools: a private address range (CIDR) the hosts a sandbox names may resolve into, as --egress-allow-address for a server (repeatable; within the policy)',

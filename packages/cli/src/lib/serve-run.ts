@@ -17,6 +17,8 @@ export interface ServeFlags {
   'sandbox-tools'?: boolean | undefined;
   'sandbox-image'?: string[] | undefined;
   'sandbox-save-cap'?: string | undefined;
+  'sandbox-persistent'?: boolean | undefined;
+  sandbox?: string | undefined;
   'sandbox-allow-address'?: string[] | undefined;
   metrics?: string | undefined;
 }
@@ -50,6 +52,8 @@ export async function runServe(flags: ServeFlags): Promise<void> {
     ...(flags['sandbox-save-cap'] !== undefined
       ? { sandboxSaveCap: parseByteSize(flags['sandbox-save-cap'])! }
       : {}),
+    ...(flags['sandbox-persistent'] ? { sandboxPersistent: true } : {}),
+    ...(flags.sandbox !== undefined ? { sandbox: flags.sandbox } : {}),
     // Before any container is begun: an unknown agent token serves, and starts, nothing.
     admit: async (home) => {
       agents = new AgentStore(home);

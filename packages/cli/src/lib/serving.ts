@@ -107,6 +107,10 @@ export async function servingDeps(
     sandboxImages?: readonly string[];
     /** `--sandbox-save-cap` in bytes: what checkpoints and snapshots may take together. */
     sandboxSaveCap?: number;
+    /** `--sandbox-persistent`: sandboxes may be made to outlive this gateway. */
+    sandboxPersistent?: boolean;
+    /** `--sandbox NAME`: the sandbox the assistant works in, written in every audit entry. */
+    sandbox?: string;
     /** `--sandbox-allow-address`: private ranges sandboxes' named hosts may resolve into. */
     sandboxAddresses?: readonly string[];
     /** Run after the policy check and before any server starts: what it refuses starts nothing. */
@@ -138,6 +142,7 @@ export async function servingDeps(
     session,
     path: defaultAuditPath(),
     onNotice: reportLine,
+    ...(options.sandbox !== undefined ? { sandbox: options.sandbox } : {}),
     ...(options.metrics ? { timings: options.metrics.audit } : {}),
   });
   startupMark('serving: audit log open');
@@ -174,6 +179,7 @@ export async function servingDeps(
         options.allowMounts ?? [],
         options.sandboxAddresses ?? [],
         containerRuntime,
+        options.sandboxPersistent === true,
         options.sandboxSaveCap,
       )
     : undefined;
@@ -253,6 +259,7 @@ async function ownServerOf(
   allowMounts: readonly string[],
   allowAddresses: readonly string[],
   runtime: () => Promise<ContainerRuntime>,
+  persistent: boolean,
   saveCapBytes?: number,
 ): Promise<Upstream> {
   const { OwnServer, Sandboxes } = await import('@ringfence/gateway/sandbox');
@@ -262,6 +269,7 @@ async function ownServerOf(
       policy,
       images,
       mountRoots: workspaceRoots(allowMounts).slice(1),
+      persistent,
       allowAddresses,
       ...(saveCapBytes !== undefined ? { saveCapBytes } : {}),
       engine: async () => {

@@ -103,12 +103,13 @@ export interface PreparedEntry {
  *
  * @throws {AuditError} `AUDIT_INVALID_ENTRY`
  */
-export function prepareEntry(input: AuditInput, session: string): PreparedEntry {
+export function prepareEntry(input: AuditInput, session: string, sandbox?: string): PreparedEntry {
   const base = {
     type: input.type,
     session: input.session ?? session,
     agent: input.agent,
     scope: input.scope,
+    sandbox,
   };
   let fields: Record<string, unknown>;
   if (input.type === 'mcp.decision' && input.refs.phase === 'call') {

@@ -19,6 +19,11 @@ import { AUDIT_FILE_NAME, AUDIT_GENESIS, type AuditDigest, type AuditInput } fro
 export interface AuditLogOptions {
   /** The gateway session every entry names (unless an input overrides it). */
   readonly session: string;
+  /**
+   * The sandbox the assistant works in (`mcp serve --sandbox NAME`), written as `sandbox` in
+   * every entry this log appends. Absent: no such field.
+   */
+  readonly sandbox?: string;
   /** Log file; default `audit.jsonl` in {@link resolveHome}. */
   readonly path?: string;
   /** How long to wait for another process's append before failing. Default 10 s. */
@@ -141,7 +146,7 @@ export class AuditLog {
     // another process's append.
     let prepared: PreparedEntry;
     try {
-      prepared = prepareEntry(input, this.session);
+      prepared = prepareEntry(input, this.session, this.options.sandbox);
     } catch (error) {
       return Promise.reject(error);
     }

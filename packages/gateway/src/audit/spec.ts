@@ -108,6 +108,8 @@ const REFS: Record<AuditType, Spec> = {
     arguments: { check: isDigestOrNull, what: 'a sha256: digest or null', optional: true },
     digest: { ...DIGEST_FIELD, optional: true },
     task: { ...NAME, optional: true },
+    // A call to one of ringfence's own tools: the sandbox it acts on (its `name` argument).
+    sandbox: { ...NAME, optional: true },
     // Classes and field paths of the secrets the arguments carried, never a value.
     secrets: { ...NAME, optional: true },
     trace_id: TRACE_ID,
@@ -128,6 +130,7 @@ const REFS: Record<AuditType, Spec> = {
       optional: true,
     },
     task: { ...NAME, optional: true },
+    sandbox: { ...NAME, optional: true },
     // Written only when something was removed, so 0 is as malformed as a negative count.
     redacted: { check: isSeq, what: 'a positive integer', optional: true },
     redacted_classes: { ...NAME, optional: true },
@@ -195,6 +198,8 @@ function envelope(type: AuditType): Spec {
     session: NAME,
     agent: { ...NAME, optional: true },
     scope: { ...NAME, optional: true },
+    // The sandbox the assistant works in (`mcp serve --sandbox NAME`): on every entry of that gateway.
+    sandbox: { ...NAME, optional: true },
     ...(HAS_PARENT.includes(type) ? { parent_seq: { check: isSeq, what: 'a positive integer' } } : {}),
     refs: { check: REFS[type], what: 'an object' },
     prev: DIGEST_FIELD,

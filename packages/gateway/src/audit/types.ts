@@ -108,6 +108,8 @@ export interface DecisionRefs {
    * result entry names it too. Absent for a plain call (and in older logs).
    */
   readonly task?: string;
+  /** Calls to one of ringfence's own tools (server `ringfence`): the sandbox it acts on, by name. */
+  readonly sandbox?: string;
   /**
    * Calls only: the secrets the arguments carried (credentials/scan/), as `CLASS at PATH` items
    * joined by `; ` (a stored credential named by its id, a value split across siblings marked),
@@ -141,6 +143,8 @@ export interface ResultRefs {
   readonly cancelled?: 'client' | 'timeout';
   /** The gateway task whose result this is (written when its owner first fetched it). */
   readonly task?: string;
+  /** As the decision's: the sandbox one of ringfence's own tools acted on. */
+  readonly sandbox?: string;
   /** How many secrets were replaced by a marker before the client saw the result (absent: none). */
   readonly redacted?: number;
   /** Their classes, comma-separated (`aws,jwt`). */
@@ -226,6 +230,8 @@ interface EntryBase {
   readonly session: string;
   readonly agent?: string;
   readonly scope?: string;
+  /** The sandbox the assistant works in (`mcp serve --sandbox NAME`); absent without the flag. */
+  readonly sandbox?: string;
   readonly prev: AuditDigest;
 }
 

@@ -10,7 +10,26 @@ export const LABEL = {
   host: 'ringfence.host',
   /** On a sandbox the assistant made (`sandbox/`), its container, sidecar and networks: the sandbox's name. */
   sandbox: 'ringfence.sandbox',
+  /**
+   * `1` on every object of a persistent sandbox (`sandbox/persistence.ts`): made to outlive its
+   * gateway, so the reaper, the sweep and a gateway's close leave it; only its removal by name
+   * (`sandbox_delete`, `ringfence sandbox rm`) takes it.
+   */
+  persistent: 'ringfence.persistent',
+  /** On a persistent sandbox: the owner id of the ringfence home whose gateways may use it. */
+  home: 'ringfence.home',
 } as const;
+
+/**
+ * `ringfence.managed` of a persistent sandbox's objects, instead of `1`: the reaper and sweep of
+ * every ringfence version select `ringfence.managed=1` only, so even a gateway older than
+ * persistent sandboxes, sweeping the same engine, never takes one for a dead gateway's leftover.
+ */
+export const MANAGED_PERSISTENT = 'persistent';
+
+/** Whether an object's labels say it is meant to outlive its gateway (never removed by the reaper or sweep). */
+export const isPersistent = (labels: Record<string, string> | undefined): boolean =>
+  labels?.[LABEL.persistent] === '1';
 
 const HOST = hostIdentity();
 

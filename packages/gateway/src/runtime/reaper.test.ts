@@ -44,6 +44,7 @@ describe('reapOnce', () => {
       { Id: 'other-session', Labels: labelsOf({ ...owner, session: 'sess-b' }) },
       { Id: 'other-host', Labels: labelsOf({ ...owner, host: 'bbbbbbbbbbbbbbbb' }) },
       { Id: 'unmanaged', Labels: { ...labelsOf(owner), [LABEL.managed]: '0' } },
+      { Id: 'persistent', Labels: { ...labelsOf(owner), [LABEL.persistent]: '1' } },
     ]);
     const report = await reapOnce(docker, owner);
     expect(removed.sort()).toEqual(['mine', 'mine', 'ringfence-img-mine:1']);

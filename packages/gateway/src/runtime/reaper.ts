@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type Docker from 'dockerode';
 import { GatewayError } from '../errors.js';
-import { LABEL, type Owner, ownedBy } from './labels.js';
+import { isPersistent, LABEL, type Owner, ownedBy } from './labels.js';
 import { removeManaged, type SweepReport } from './sweep.js';
 
 /** The script the reaper process runs (compiled next to this file). */
@@ -52,10 +52,11 @@ export function parseOwnerArgs(argv: readonly string[]): Owner {
 /**
  * One reaping pass: every container, then network, labelled with exactly this owner (session,
  * pid, pid start time, host). The engine pre-filters by session and pid; `ownedBy` decides, so
- * another gateway's objects (another pid, or a recycled pid with another start time) stay.
+ * another gateway's objects (another pid, or a recycled pid with another start time) stay, and so
+ * do this gateway's persistent sandboxes (labelled `ringfence.persistent=1`), made to outlive it.
  */
 export function reapOnce(docker: Docker, owner: Owner): Promise<SweepReport> {
-  return removeManaged(docker, (labels) => ownedBy(labels, owner), [
+  return removeManaged(docker, (labels) => ownedBy(labels, owner) && !isPersistent(labels), [
     `${LABEL.session}=${owner.session}`,
     `${LABEL.pid}=${owner.pid}`,
   ]);

@@ -106,6 +106,21 @@ describe('sweepDeadGateways', () => {
     expect(report.images.sort()).toEqual(['i2', 'ringfence-saved/checkpoint:s-a-1']);
   });
 
+  it("leaves a dead gateway's persistent sandbox (labelled ringfence.persistent=1), and only that", async () => {
+    const { docker, removed } = fakeEngine([
+      { Id: 'kept', Labels: { ...labels(200, '6000', host), [LABEL.persistent]: '1' } },
+      // As persistent sandboxes are labelled: `ringfence.managed=persistent`, which no sweep selects.
+      {
+        Id: 'persistent',
+        Labels: { ...labels(200, '6000', host), [LABEL.managed]: 'persistent', [LABEL.persistent]: '1' },
+      },
+      { Id: 'not-quite', Labels: { ...labels(200, '6000', host), [LABEL.persistent]: 'yes' } },
+      { Id: 'dead', Labels: labels(200, '6000', host) },
+    ]);
+    await sweepDeadGateways(docker, { host, probe: alive });
+    expect(removed.sort()).toEqual(['dead', 'not-quite']);
+  });
+
   it('sweeps through a list that raced a container exiting (Podman 4.3: 500 "read /proc/<pid>/cgroup")', async () => {
     const { docker, removed } = fakeEngine([{ Id: 'dead', Labels: labels(200, '6000', host) }]);
     const list = docker.listContainers.bind(docker);

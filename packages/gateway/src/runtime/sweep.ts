@@ -1,6 +1,6 @@
 import type Docker from 'dockerode';
 import { listContainers, removeContainer } from './engine-races.js';
-import { LABEL } from './labels.js';
+import { isPersistent, LABEL } from './labels.js';
 import { removeNetworks } from './networks.js';
 import { removeManagedImages } from './owned-images.js';
 import { hostIdentity, ownerIsAlive } from './process-identity.js';
@@ -19,6 +19,8 @@ function deadOwner(
   probe?: (pid: number) => string | undefined,
 ): boolean {
   if (labels?.[LABEL.managed] !== '1') return false;
+  // A persistent sandbox outlives its gateway by design: only its removal by name takes it.
+  if (isPersistent(labels)) return false;
   // Objects another host's gateway made (a shared or remote engine) are not ours to judge.
   if (labels[LABEL.host] !== host) return false;
   const pid = Number(labels[LABEL.pid]);
@@ -27,8 +29,9 @@ function deadOwner(
 }
 
 /**
- * Remove the containers, then the images, then the networks, labelled `ringfence.managed=1` (and `labels`, an
- * engine-side pre-filter) that `select` picks by their labels. Containers go in parallel and by
+ * Remove the containers, then the images, then the networks, labelled `ringfence.managed=1` (or the
+ * `ringfence.managed=…` that `labels` names) and `labels` (an engine-side pre-filter) that `select`
+ * picks by their labels. Containers go in parallel and by
  * force (a server that ignores the end of its input is killed); networks go last, anything still
  * attached to them disconnected first. Failures are collected, not thrown, and an object already
  * gone is not a failure: the sweep and a reaper may race for the same leftovers.
@@ -39,7 +42,9 @@ export async function removeManaged(
   labels: readonly string[] = [],
 ): Promise<SweepReport> {
   const report: SweepReport = { containers: [], networks: [], images: [], errors: [] };
-  const filters = { label: [`${LABEL.managed}=1`, ...labels] };
+  // `ringfence.managed=1` unless the caller names another value (a persistent sandbox's removal by name).
+  const own = labels.some((label) => label.startsWith(`${LABEL.managed}=`));
+  const filters = { label: own ? [...labels] : [`${LABEL.managed}=1`, ...labels] };
   const containers = await listContainers(docker, { all: true, filters });
   await Promise.all(
     containers

@@ -13,7 +13,7 @@ const refused = (run: () => unknown) => {
 };
 
 describe('sandbox tool arguments', () => {
-  it('defaults: no network, no mounts, sleep as the main process', () => {
+  it('defaults: no network, no mounts, sleep as the main process, not persistent', () => {
     expect(parseCreate({ name: 'a', image: 'img' })).toEqual({
       name: 'a',
       image: 'img',
@@ -21,6 +21,7 @@ describe('sandbox tool arguments', () => {
       egressAny: false,
       mounts: [],
       command: ['sleep', 'infinity'],
+      persistent: false,
     });
   });
 

@@ -21,6 +21,8 @@ export interface CreateRequest {
   readonly egressAny: boolean;
   readonly mounts: readonly { path: string; mode: 'ro' | 'rw' }[];
   readonly command: readonly string[];
+  /** Outlives its gateway (docs/sandboxes.md, "Persistent sandboxes"); only where the person allows it. */
+  readonly persistent: boolean;
 }
 
 export interface RunRequest {
@@ -31,11 +33,11 @@ export interface RunRequest {
   readonly workdir?: string;
 }
 
-const refuse = (message: string): never => {
+export const refuse = (message: string): never => {
   throw new SandboxError('SANDBOX_ARGUMENTS', message);
 };
 
-function onlyKeys(args: Record<string, unknown>, allowed: readonly string[], tool: string): void {
+export function onlyKeys(args: Record<string, unknown>, allowed: readonly string[], tool: string): void {
   for (const key of Object.keys(args))
     if (!allowed.includes(key)) refuse(`${tool} takes no argument "${key}"; it takes ${allowed.join(', ')}.`);
 }
@@ -46,7 +48,7 @@ export function sandboxName(value: unknown): string {
   return value;
 }
 
-function argv(value: unknown, what: string): string[] {
+export function argv(value: unknown, what: string): string[] {
   if (
     !Array.isArray(value) ||
     value.length === 0 ||
@@ -59,7 +61,7 @@ function argv(value: unknown, what: string): string[] {
   return value as string[];
 }
 
-function integer(value: unknown, min: number, max: number, fallback: number, what: string): number {
+export function integer(value: unknown, min: number, max: number, fallback: number, what: string): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
     return refuse(`${what} must be a whole number from ${min} to ${max}.`);
@@ -67,7 +69,7 @@ function integer(value: unknown, min: number, max: number, fallback: number, wha
 }
 
 export function parseCreate(args: Record<string, unknown>): CreateRequest {
-  onlyKeys(args, ['name', 'image', 'hosts', 'egress', 'mounts', 'command'], 'sandbox_create');
+  onlyKeys(args, ['name', 'image', 'hosts', 'egress', 'mounts', 'command', 'persistent'], 'sandbox_create');
   const name = sandboxName(args.name);
   if (typeof args.image !== 'string' || args.image.length === 0 || args.image.length > 512)
     refuse('image must name one of the images ringfence_status lists.');
@@ -105,6 +107,8 @@ export function parseCreate(args: Record<string, unknown>): CreateRequest {
     return { path: path as string, mode: (mode ?? 'ro') as 'ro' | 'rw' };
   });
   const command = args.command === undefined ? ['sleep', 'infinity'] : argv(args.command, 'command');
+  if (args.persistent !== undefined && typeof args.persistent !== 'boolean')
+    refuse('persistent must be true or false.');
   return {
     name,
     image: args.image as string,
@@ -112,6 +116,7 @@ export function parseCreate(args: Record<string, unknown>): CreateRequest {
     egressAny,
     mounts: parsedMounts,
     command,
+    persistent: args.persistent === true,
   };
 }
 

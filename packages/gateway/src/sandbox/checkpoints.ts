@@ -37,7 +37,7 @@ export class SaveAndUndo {
   private sizes: ImageSizes | undefined;
 
   constructor(private readonly sandboxes: Sandboxes) {
-    this.home = homeId(sandboxes.home);
+    this.home = homeId(sandboxes.homeDir);
   }
 
   private sizesOf(engine: SharedEngine): ImageSizes {

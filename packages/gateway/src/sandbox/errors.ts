@@ -11,6 +11,8 @@ export type SandboxErrorCode =
   /** The network asked for is more than the policy grants, or cannot be contained here. */
   | 'SANDBOX_EGRESS'
   | 'SANDBOX_MOUNT'
+  /** A persistent sandbox where the person did not allow them, or with hosts. */
+  | 'SANDBOX_PERSISTENT'
   /** No container engine answers. */
   | 'SANDBOX_ENGINE'
   | 'SANDBOX_RUN'

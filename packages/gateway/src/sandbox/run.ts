@@ -1,9 +1,9 @@
-import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
 import type { CallProgress } from '../ports/upstream.js';
 import { FrameDemux } from '../runtime/attach.js';
 import type { RunRequest } from './args.js';
 import { SandboxError } from './errors.js';
+import { openExec } from './exec-stream.js';
 import { CappedOutput } from './output.js';
 
 export interface RunOutcome {
@@ -37,15 +37,7 @@ export async function runInSandbox(
   options: RunOptions = {},
 ): Promise<RunOutcome> {
   const started = Date.now();
-  const exec = await container.exec({
-    Cmd: [...request.command],
-    AttachStdin: false,
-    AttachStdout: true,
-    AttachStderr: true,
-    Tty: false,
-    ...(request.workdir ? { WorkingDir: request.workdir } : {}),
-  });
-  const stream = (await exec.start({ hijack: true, stdin: false })) as Duplex;
+  const { exec, stream } = await openExec(container, request.command, request.workdir);
   const output = new CappedOutput(request.maxOutputBytes);
   let stopped: RunOutcome['stopped'];
   let stopping: Promise<unknown> | undefined;

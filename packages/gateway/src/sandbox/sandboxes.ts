@@ -4,7 +4,7 @@ import type { PolicyView } from '../ports/policy.js';
 import { engineRefusal } from '../runtime/engine.js';
 import { listContainers } from '../runtime/engine-races.js';
 import { imageIdentity } from '../runtime/image-check.js';
-import { currentOwner, LABEL, ownedBy } from '../runtime/labels.js';
+import { currentOwner, isPersistent, LABEL, ownedBy } from '../runtime/labels.js';
 import { resolveMounts, verifyMounts, type WorkspaceRoot } from '../runtime/mounts.js';
 import { createServerNetworks } from '../runtime/networks.js';
 import type { SharedEngine } from '../runtime/runtime.js';
@@ -12,8 +12,9 @@ import { type RunningSidecar, startSidecar } from '../runtime/sidecar.js';
 import { removeManaged } from '../runtime/sweep.js';
 import type { CreateRequest, RunRequest } from './args.js';
 import { SandboxError } from './errors.js';
+import { type HomeOwner, homeOwnerId, managedFilter, persistentLabels, usableBy } from './persistence.js';
 import { type RunOptions, type RunOutcome, runInSandbox } from './run.js';
-import { egressRuleOf, sandboxContainerName, sandboxContainerSpec, sandboxMark, unitConfig } from './spec.js';
+import { egressRuleOf, sandboxContainerSpec, sandboxMark, unitConfig } from './spec.js';
 import { OWN_SERVER } from './tools.js';
 
 export interface SandboxSummary {
@@ -22,6 +23,10 @@ export interface SandboxSummary {
   readonly state: string;
   readonly network: 'none' | 'hosts' | 'any';
   readonly container: string;
+  /** Outlives its gateway (`ringfence.persistent=1`). */
+  readonly persistent: boolean;
+  /** The session of the gateway that made it (another one's, for a persistent sandbox adopted). */
+  readonly session: string;
 }
 
 export interface SandboxesOptions {
@@ -35,6 +40,8 @@ export interface SandboxesOptions {
   readonly mountRoots: readonly WorkspaceRoot[];
   /** The most bytes checkpoints and snapshots may take together (`mcp serve --sandbox-save-cap`). */
   readonly saveCapBytes?: number;
+  /** `mcp serve --sandbox-persistent`: the assistant may make sandboxes that outlive the gateway. */
+  readonly persistent?: boolean;
   /**
    * Private address ranges named hosts may resolve into (`mcp serve --sandbox-allow-address`), as
    * a server's `--egress-allow-address`: the person's choice, within the policy, never the assistant's.
@@ -76,6 +83,7 @@ export class Sandboxes {
   private readonly creating = new Set<string>();
   /** Engine work begun and not awaited (a rewound sandbox's old container going): awaited before any removal. */
   private readonly settling = new Set<Promise<unknown>>();
+  private homeOwner: Promise<HomeOwner> | undefined;
 
   constructor(private readonly options: SandboxesOptions) {
     for (const range of options.allowAddresses ?? []) {
@@ -103,7 +111,7 @@ export class Sandboxes {
     return this.options.mountRoots;
   }
 
-  get home(): string {
+  get homeDir(): string {
     return this.options.home;
   }
 
@@ -121,6 +129,27 @@ export class Sandboxes {
     await Promise.all([...this.settling]);
   }
 
+  get policy(): PolicyView {
+    return this.options.policy;
+  }
+
+  get persistentAllowed(): boolean {
+    return this.options.persistent === true;
+  }
+
+  /**
+   * This home as the owner of persistent sandboxes. Read only where persistent sandboxes are
+   * allowed: a gateway without `--sandbox-persistent` neither makes nor adopts any.
+   */
+  private async home(engine: SharedEngine): Promise<HomeOwner | undefined> {
+    if (!this.persistentAllowed) return undefined;
+    this.homeOwner ??= homeOwnerId(this.options.home).then((id) => ({
+      id,
+      host: currentOwner(engine.session).host,
+    }));
+    return this.homeOwner;
+  }
+
   async engine(): Promise<SharedEngine> {
     this.used = true;
     const engine = await this.options.engine();
@@ -132,30 +161,35 @@ export class Sandboxes {
     return engine;
   }
 
-  /** This gateway's containers of one sandbox (or of all), by label, owner checked. */
+  /**
+   * This gateway's containers of one sandbox (or of all), by label, owner checked: made by this
+   * process, or persistent and of this home (persistence.ts).
+   */
   private async containers(engine: SharedEngine, name?: string): Promise<Docker.ContainerInfo[]> {
     const owner = currentOwner(engine.session);
+    const home = await this.home(engine);
+    // No `ringfence.managed=1` pre-filter: a persistent sandbox is `ringfence.managed=persistent`.
     const found = await listContainers(engine.docker, {
       all: true,
       filters: {
-        label: [
-          `${LABEL.managed}=1`,
-          `${LABEL.role}=sandbox`,
-          name === undefined ? LABEL.sandbox : `${LABEL.sandbox}=${name}`,
-        ],
+        label: [`${LABEL.role}=sandbox`, name === undefined ? LABEL.sandbox : `${LABEL.sandbox}=${name}`],
       },
     });
-    // Under its own name only: a sandbox's old container being removed after a rewind is not it.
+    // Under its own name only (ringfence-sandbox-SESSION-NAME; an adopted persistent one has
+    // another session's): a sandbox's old container being removed after a rewind is not it.
     return found.filter((c) => {
       const sandbox = c.Labels?.[LABEL.sandbox];
+      const named = c.Names?.[0] ?? '';
       return (
-        ownedBy(c.Labels, owner) &&
+        usableBy(c.Labels, owner, home) &&
         sandbox !== undefined &&
-        c.Names?.[0] === `/${sandboxContainerName(sandbox, engine.session)}`
+        named.startsWith('/ringfence-sandbox-') &&
+        named.endsWith(`-${sandbox}`)
       );
     });
   }
 
+  /** One sandbox this gateway may use, or a refusal that says how to find one. */
   async find(engine: SharedEngine, name: string): Promise<Docker.ContainerInfo> {
     const [found] = await this.containers(engine, name);
     if (!found)
@@ -171,6 +205,11 @@ export class Sandboxes {
     const engine = await this.engine();
     const info = await this.find(engine, name);
     return { engine, info, container: engine.docker.getContainer(info.Id) };
+  }
+
+  /** The engine ids of the sandboxes this gateway may use now. */
+  async containerIds(engine: SharedEngine): Promise<string[]> {
+    return (await this.containers(engine)).map((c) => c.Id);
   }
 
   async list(): Promise<SandboxSummary[]> {
@@ -227,6 +266,18 @@ export class Sandboxes {
   ): Promise<SandboxSummary> {
     const engine = await this.engine();
     const rule = egressRuleOf(request, this.allowAddresses);
+    if (request.persistent && !this.persistentAllowed)
+      throw new SandboxError(
+        'SANDBOX_PERSISTENT',
+        'persistent sandboxes are not allowed here: the person starts `ringfence mcp serve --sandbox-persistent` to allow them. Leave persistent out for a sandbox that goes with this gateway.',
+      );
+    if (request.persistent && rule.mode === 'allow')
+      throw new SandboxError(
+        'SANDBOX_PERSISTENT',
+        'a persistent sandbox cannot have hosts: its egress proxy reports each connection to the gateway that made it, and once that gateway ends no one would record them. Use no network, or ask for a sandbox that is not persistent.',
+      );
+    const home = request.persistent ? await this.home(engine) : undefined;
+    const lasting = home ? persistentLabels(home) : {};
     const cannot = engineRefusal(engine.engine, rule.mode);
     // The engine's words are written for servers; say what the assistant can do instead.
     if (cannot)
@@ -268,7 +319,7 @@ export class Sandboxes {
       );
     const imageId = from?.imageId ?? info.Id;
     const config = unitConfig(request, imageId, this.allowAddresses);
-    const mark = { ...sandboxMark(request.name), [NETWORK_LABEL]: networkKind(rule.mode) };
+    const mark = { ...sandboxMark(request.name), [NETWORK_LABEL]: networkKind(rule.mode), ...lasting };
     try {
       const networks = await createServerNetworks(
         engine.docker,
@@ -307,6 +358,7 @@ export class Sandboxes {
           [NETWORK_LABEL]: networkKind(rule.mode),
           [IMAGE_LABEL]: request.image,
           [REQUEST_LABEL]: storedRequest(request),
+          ...lasting,
         },
       });
       verifyMounts(mounts);
@@ -328,7 +380,7 @@ export class Sandboxes {
     if (found.State !== 'running')
       throw new SandboxError(
         'SANDBOX_RUN',
-        `the sandbox "${request.name}" is ${found.State}, not running; delete it and make it again.`,
+        `the sandbox "${request.name}" is ${found.State}, not running; start it with sandbox_start.`,
       );
     return runInSandbox(engine.docker.getContainer(found.Id), request, options);
   }
@@ -339,7 +391,10 @@ export class Sandboxes {
     return this.remove(engine, name);
   }
 
-  /** Every sandbox of this gateway (at its close). */
+  /**
+   * Every sandbox of this gateway (at its close), except the persistent ones: they outlive it by
+   * design, and those an earlier gateway made are not this one's to end.
+   */
   async removeAll(): Promise<void> {
     if (!this.used) return;
     await this.settled();
@@ -350,7 +405,7 @@ export class Sandboxes {
     const owner = currentOwner(engine.session);
     await removeManaged(
       engine.docker,
-      (labels) => ownedBy(labels, owner) && labels?.[LABEL.sandbox] !== undefined,
+      (labels) => ownedBy(labels, owner) && labels?.[LABEL.sandbox] !== undefined && !isPersistent(labels),
       [LABEL.sandbox, `${LABEL.session}=${engine.session}`],
     );
   }
@@ -365,11 +420,23 @@ export class Sandboxes {
     this.sidecars.delete(name);
     await sidecar?.stop().catch(() => {});
     const owner = currentOwner(engine.session);
-    const report = await removeManaged(
-      engine.docker,
-      (labels) => ownedBy(labels, owner) && labels?.[LABEL.sandbox] === name,
-      [`${LABEL.sandbox}=${name}`, `${LABEL.session}=${engine.session}`],
-    );
+    const home = await this.home(engine);
+    // No session pre-filter: a persistent sandbox adopted from an earlier gateway has its session.
+    const select = (labels: Record<string, string> | undefined) =>
+      usableBy(labels, owner, home) && labels?.[LABEL.sandbox] === name;
+    const report = await removeManaged(engine.docker, select, [
+      managedFilter(false),
+      `${LABEL.sandbox}=${name}`,
+    ]);
+    if (home) {
+      const lasting = await removeManaged(engine.docker, select, [
+        managedFilter(true),
+        `${LABEL.sandbox}=${name}`,
+      ]);
+      report.containers.push(...lasting.containers);
+      report.networks.push(...lasting.networks);
+      report.errors.push(...lasting.errors);
+    }
     if (report.errors.length > 0)
       throw new SandboxError(
         'SANDBOX_RUN',
@@ -399,5 +466,7 @@ function summaryOf(c: Docker.ContainerInfo): SandboxSummary {
     state: c.State,
     network: (c.Labels[NETWORK_LABEL] ?? 'none') as SandboxSummary['network'],
     container: c.Names?.[0]?.replace(/^\//, '') ?? c.Id,
+    persistent: isPersistent(c.Labels),
+    session: c.Labels[LABEL.session] ?? '',
   };
 }

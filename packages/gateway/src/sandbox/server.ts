@@ -11,12 +11,15 @@ import type {
 } from '../ports/upstream.js';
 import { LABEL } from '../runtime/labels.js';
 import { parseCreate, parseNameOnly, parseNothing, parseRun } from './args.js';
+import { parseExec, parseImage, parseLogs } from './args-lifecycle.js';
 import { parseCheckpoint, parseRestore, parseRewind, parseSnapshot, parseSnapshotOnly } from './args-save.js';
 import { SaveAndUndo } from './checkpoints.js';
 import { SandboxError } from './errors.js';
 import { parseExplore, parseFork, parseReadFile, parseWriteFile } from './explore-args.js';
 import { exploreIn, readFileIn, writeFileIn } from './files.js';
 import { forkSandbox } from './fork.js';
+import { listImages, pullImage } from './images.js';
+import { Lifecycle } from './lifecycle.js';
 import type { RunOutcome } from './run.js';
 import type { Sandboxes } from './sandboxes.js';
 import { MAX_TIMEOUT_SECONDS, OWN_SERVER, OWN_TOOLS } from './tools.js';
@@ -48,8 +51,11 @@ export class OwnServer implements Upstream {
 
   private readonly saves: SaveAndUndo;
 
+  private readonly lifecycle: Lifecycle;
+
   constructor(private readonly sandboxes: Sandboxes) {
     this.saves = new SaveAndUndo(sandboxes);
+    this.lifecycle = new Lifecycle(sandboxes);
   }
 
   async start(): Promise<void> {}
@@ -124,6 +130,19 @@ export class OwnServer implements Upstream {
         return json(await this.saves.removeSnapshot(parseSnapshotOnly(args, name)));
       case 'sandbox_delete':
         return json({ deleted: await this.sandboxes.delete(parseNameOnly(args, name)) });
+      case 'sandbox_stop':
+        return json({ stopped: await this.lifecycle.stop(parseNameOnly(args, name)) });
+      case 'sandbox_start':
+        return json({ started: await this.lifecycle.start(parseNameOnly(args, name)) });
+      case 'sandbox_logs':
+        return json(await this.lifecycle.logs(parseLogs(args)));
+      case 'sandbox_exec':
+        return json(await this.lifecycle.exec(parseExec(args)));
+      case 'image_list':
+        parseNothing(args, name);
+        return json({ images: await listImages(this.sandboxes) });
+      case 'image_pull':
+        return json(await pullImage(this.sandboxes, parseImage(args), options.signal));
       default:
         throw new SandboxError('SANDBOX_ARGUMENTS', `ringfence has no tool "${name}".`);
     }
@@ -146,7 +165,6 @@ export class OwnServer implements Upstream {
       allow_addresses: this.sandboxes.allowAddresses,
       sandboxes,
       label: LABEL.sandbox,
-      not_built_yet: ['images pull', 'start/stop', 'logs', 'exec'],
     };
   }
 

@@ -24,9 +24,12 @@ describe('sandboxContainerSpec', () => {
     const request = create();
     const spec = sandboxContainerSpec(request, imageId, base);
     const server = serverContainerSpec(unitConfig(request, imageId), base);
-    const { ReadonlyRootfs, ...hardening } = spec.HostConfig!;
-    const { ReadonlyRootfs: serverRootfs, ...serverHardening } = server.HostConfig!;
+    const { ReadonlyRootfs, LogConfig, ...hardening } = spec.HostConfig!;
+    const { ReadonlyRootfs: serverRootfs, LogConfig: serverLog, ...serverHardening } = server.HostConfig!;
     expect(hardening).toEqual(serverHardening);
+    // A server's output is never logged; a sandbox's main process's is, bounded on disk.
+    expect(serverLog).toMatchObject({ Type: 'none' });
+    expect(LogConfig).toEqual({ Type: 'json-file', Config: { 'max-size': '1m', 'max-file': '2' } });
     expect(ReadonlyRootfs).toBe(false);
     expect(serverRootfs).toBe(true);
     expect(spec.HostConfig).toMatchObject({

@@ -9,6 +9,9 @@ import { OWN_SERVER } from './tools.js';
 /** The uid:gid a sandbox runs as when it is not the gateway's own user: never root. */
 export const SANDBOX_USER = '65532:65532';
 
+/** How the engine keeps a sandbox's main process's output: at most 2 MiB, the oldest dropped. */
+export const SANDBOX_LOG_CONFIG = { Type: 'json-file', Config: { 'max-size': '1m', 'max-file': '2' } };
+
 export const sandboxContainerName = (name: string, session: string) => `ringfence-sandbox-${session}-${name}`;
 
 /** What its networks and sidecar are named after (`runtime/labels.ts` names them `ringfence-mcp-…`). */
@@ -103,6 +106,8 @@ export function sandboxContainerSpec(
     AttachStderr: false,
     OpenStdin: false,
     StdinOnce: false,
-    HostConfig: { ...base.HostConfig, ReadonlyRootfs: false },
+    // A server's output is its protocol and is never logged; a sandbox's main process's output is
+    // what `sandbox_logs` reads: kept by the engine, bounded on disk (two files of 1 MiB).
+    HostConfig: { ...base.HostConfig, ReadonlyRootfs: false, LogConfig: SANDBOX_LOG_CONFIG },
   };
 }

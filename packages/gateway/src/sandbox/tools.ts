@@ -5,6 +5,7 @@ import { EGRESS, HOSTS, MOUNTS, NAME } from './schema-parts.js';
  * server's: a policy rule naming `server: ringfence` allows, asks or denies them.
  */
 import { EXPLORE_TOOLS } from './tools-explore.js';
+import { LIFECYCLE_TOOLS } from './tools-lifecycle.js';
 import { SAVE_TOOLS } from './tools-save.js';
 
 export const OWN_SERVER = 'ringfence';
@@ -31,7 +32,7 @@ export const OWN_TOOLS: readonly Record<string, unknown>[] = [
   {
     name: 'sandbox_create',
     description:
-      'Creates a sandbox: a hardened container (all capabilities dropped, no new privileges, non-root, memory/pids/CPU limits) from one of the images the person allowed, with a writable root file system. No network unless `hosts` names hosts (reached only through an egress proxy) or `egress` is "any" (where the policy allows). Mounts only directories under `mcp serve --allow-mount`. Touches the container engine: creates one container and, with hosts, an egress sidecar container and two networks, all labelled ringfence.sandbox=NAME. Removed when this gateway ends.',
+      'Creates a sandbox: a hardened container (all capabilities dropped, no new privileges, non-root, memory/pids/CPU limits) from one of the images the person allowed, with a writable root file system. No network unless `hosts` names hosts (reached only through an egress proxy) or `egress` is "any" (where the policy allows). Mounts only directories under `mcp serve --allow-mount`. Touches the container engine: creates one container and, with hosts, an egress sidecar container and two networks, all labelled ringfence.sandbox=NAME. Removed when this gateway ends, unless persistent.',
     inputSchema: {
       type: 'object',
       properties: {
@@ -48,6 +49,11 @@ export const OWN_TOOLS: readonly Record<string, unknown>[] = [
         command: {
           ...ARGV,
           description: 'The main process that keeps the sandbox running; default ["sleep", "infinity"].',
+        },
+        persistent: {
+          type: 'boolean',
+          description:
+            'true: the sandbox outlives this gateway (the person may remove it with `ringfence sandbox rm`); later gateways of the same person may use it. Only where the person started `mcp serve --sandbox-persistent`; never with hosts.',
         },
       },
       required: ['name', 'image'],
@@ -90,6 +96,7 @@ export const OWN_TOOLS: readonly Record<string, unknown>[] = [
     },
   },
   ...EXPLORE_TOOLS,
+  ...LIFECYCLE_TOOLS,
 ];
 
 export const OWN_TOOL_NAMES: ReadonlySet<string> = new Set(OWN_TOOLS.map((t) => String(t.name)));

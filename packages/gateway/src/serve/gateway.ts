@@ -395,6 +395,7 @@ export class Gateway extends EventEmitter<{
       linkUri: (server, uri, follow) => this.resources.link(server, uri, follow),
       secrets: this.secrets,
       ...(this.options.tracer ? { tracer: this.options.tracer } : {}),
+      ...(this.options.ownServer ? { ownServer: this.options.ownServer.name } : {}),
       ...(this.options.observer ? { observer: this.options.observer } : {}),
     };
   }

@@ -170,3 +170,32 @@ describe("ringfence's own server in the registry", () => {
     expect(own.received.filter((r) => r.method === 'tools/call')).toHaveLength(1);
   });
 });
+
+describe('the sandbox a call to ringfence acts on, in its audit entries', () => {
+  it("names it (the `name` argument) in the decision and the result; never for another server's `name`, nor a name of another form", async () => {
+    const third = new FakeUpstream('docs', {
+      tools: [tool('lookup')],
+      callTool: async () => ({ content: [{ type: 'text', text: 'third' }] }),
+    });
+    const gateway = await started([third], ownServer());
+    await gateway.callTool('sandbox_stop', { name: 'box' }, {}, undefined);
+    await gateway.callTool('docs_lookup', { name: 'box' }, {}, undefined);
+    await gateway.callTool('image_pull', { image: 'img:1' }, {}, undefined);
+    await gateway.callTool('sandbox_stop', { name: 'Not A Name' }, {}, undefined);
+    const calls = entries.filter((e) => e.refs.phase === 'call' || e.type === 'mcp.result');
+    const of = (tool: string) => calls.filter((e) => e.refs.tool === tool);
+    expect(
+      of('sandbox_stop')
+        .slice(0, 2)
+        .map((e) => [e.type, e.refs.sandbox]),
+    ).toEqual([
+      ['mcp.decision', 'box'],
+      ['mcp.result', 'box'],
+    ]);
+    // The refused call (schema pattern) writes no sandbox of that form.
+    for (const entry of of('sandbox_stop').slice(2)) expect(entry.refs.sandbox).toBeUndefined();
+    for (const entry of [...of('lookup'), ...of('image_pull')]) expect(entry.refs.sandbox).toBeUndefined();
+    expect(of('lookup').length).toBeGreaterThan(0);
+    await gateway.close();
+  });
+});

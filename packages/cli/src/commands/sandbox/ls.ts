@@ -16,7 +16,7 @@ export default class SandboxLs extends RingfenceCommand {
         this.log('No sandboxes. An assistant makes one with sandbox_create (mcp serve --sandbox-tools).');
       for (const s of sandboxes)
         this.log(
-          `${rendered(s.name, 'name')}  session=${rendered(s.session, 'name')}  ${rendered(s.state, 'name')}  network=${rendered(s.network, 'name')}  image=${rendered(s.image, 'name')}`,
+          `${rendered(s.name, 'name')}  session=${rendered(s.session, 'name')}  ${rendered(s.state, 'name')}  network=${rendered(s.network, 'name')}  image=${rendered(s.image, 'name')}${s.persistent ? '  persistent' : ''}`,
         );
     }
     return { sandboxes };

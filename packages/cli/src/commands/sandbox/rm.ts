@@ -6,7 +6,7 @@ import { connectEngine } from '../../lib/engine.js';
 
 export default class SandboxRm extends RingfenceCommand {
   static override description =
-    "Remove an assistant's sandbox: its container, egress sidecar, networks and checkpoint images (only objects labelled ringfence.sandbox=NAME). A name used in two sessions needs --session.";
+    "Remove an assistant's sandbox, persistent or not: its container, egress sidecar, networks and checkpoint images (only objects labelled ringfence.sandbox=NAME). A name used in two sessions needs --session.";
   static override enableJsonFlag = true;
   static override args = { name: Args.string({ required: true, description: 'sandbox name' }) };
   static override flags = {

@@ -40,6 +40,23 @@ function traceRef(request: ForwardedRequest): { trace_id?: string } {
   return client ? { trace_id: traceIdOf(client) } : {};
 }
 
+/** ringfence's sandbox names (sandbox/args.ts): only a name of that form is written. */
+const SANDBOX_NAME = /^[a-z0-9][a-z0-9-]{0,31}$/;
+
+/**
+ * A call to one of ringfence's own tools names the sandbox it acts on (its `name` argument) as
+ * `sandbox` in its decision and result entries, so a reader finds every step taken in one sandbox
+ * without the arguments, which the log never holds. Any other server's `name` means nothing here.
+ */
+function actedOn(deps: PipelineDeps, request: ForwardedRequest): { sandbox?: string } {
+  if (deps.ownServer === undefined || request.method !== 'tools/call') return {};
+  if (request.entry.server !== deps.ownServer) return {};
+  const args = request.args;
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) return {};
+  const name = Object.hasOwn(args, 'name') ? (args as { name?: unknown }).name : undefined;
+  return typeof name === 'string' && SANDBOX_NAME.test(name) ? { sandbox: name } : {};
+}
+
 function who(caller: Caller): { agent?: string; scope?: string } {
   return {
     ...(caller.agent ? { agent: caller.agent } : {}),
@@ -70,6 +87,7 @@ export function recordDecision(
       arguments: argsDigest ?? (request.args === undefined ? {} : request.args),
       ...deps.policyRef,
       ...(decision.task ? { task: decision.task } : {}),
+      ...actedOn(deps, request),
       ...(decision.secrets ? { secrets: decision.secrets } : {}),
       ...traceRef(request),
     },
@@ -147,6 +165,7 @@ export function recordResult(
         ...(outcome.dropped ? { dropped: outcome.dropped } : {}),
         ...(outcome.cancelled ? { cancelled: outcome.cancelled } : {}),
         ...(outcome.task ? { task: outcome.task } : {}),
+        ...actedOn(deps, request),
         ...(outcome.redacted ? { redacted: outcome.redacted } : {}),
         ...(outcome.redactedClasses ? { redacted_classes: outcome.redactedClasses } : {}),
         ...traceRef(request),

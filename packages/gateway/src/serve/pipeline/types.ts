@@ -149,6 +149,11 @@ export interface PipelineDeps {
   readonly secrets: SecretScanner;
   /** OpenTelemetry spans per call (traces/); absent when the OTEL_* variables do not turn them on. */
   readonly tracer?: CallTracer;
+  /**
+   * ringfence's own server (`mcp serve --sandbox-tools`), when served: a call to one of its tools
+   * names in its audit entries the sandbox it acts on (its `name` argument).
+   */
+  readonly ownServer?: string;
   /** Told each request's decision and times (metrics, traces); absent: nothing is observed. */
   readonly observer?: CallObserver;
 }

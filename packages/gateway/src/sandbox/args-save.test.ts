@@ -18,7 +18,7 @@ describe('save and undo arguments', () => {
   it('a restore is read as a create: network and mounts as sandbox_create reads them', () => {
     expect(parseRestore({ snapshot: 'keep', name: 'copy' })).toEqual({
       snapshot: 'keep',
-      create: { name: 'copy', hosts: [], egressAny: false, mounts: [] },
+      create: { name: 'copy', hosts: [], egressAny: false, mounts: [], persistent: false },
     });
     const open = parseRestore({ snapshot: 'keep', name: 'copy', egress: 'any', command: ['node'] });
     expect(open.create).toMatchObject({ egressAny: true, command: ['node'] });

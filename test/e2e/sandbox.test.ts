@@ -337,7 +337,9 @@ describe("ringfence's own tools: sandboxes through a real client", () => {
         }),
       );
       expect(created.created).toMatchObject({ name: 'net', network: 'hosts' });
-      const networks = await docker.listNetworks({ filters: { label: ['ringfence.sandbox=net'] } });
+      const networks = await docker.listNetworks({
+        filters: { label: ['ringfence.sandbox=net', `ringfence.session=${session}`] },
+      });
       expect(networks).toHaveLength(2);
       const inner = networks.find((n) => n.Internal);
       expect(inner).toBeDefined();
@@ -348,13 +350,22 @@ describe("ringfence's own tools: sandboxes through a real client", () => {
       );
       const sidecars = await docker.listContainers({
         all: true,
-        filters: { label: ['ringfence.sandbox=net', 'ringfence.role=sidecar'] },
+        filters: {
+          label: ['ringfence.sandbox=net', 'ringfence.role=sidecar', `ringfence.session=${session}`],
+        },
       });
       expect(sidecars).toHaveLength(1);
       json(await call('sandbox_delete', { name: 'net' }));
-      expect(await docker.listNetworks({ filters: { label: ['ringfence.sandbox=net'] } })).toEqual([]);
       expect(
-        await docker.listContainers({ all: true, filters: { label: ['ringfence.sandbox=net'] } }),
+        await docker.listNetworks({
+          filters: { label: ['ringfence.sandbox=net', `ringfence.session=${session}`] },
+        }),
+      ).toEqual([]);
+      expect(
+        await docker.listContainers({
+          all: true,
+          filters: { label: ['ringfence.sandbox=net', `ringfence.session=${session}`] },
+        }),
       ).toEqual([]);
     },
   );

@@ -16,7 +16,7 @@ export type AgainstCode =
   | 'AGAINST_TRUNCATED'
   /** A local entry differs from what left the machine: changed, reordered or re-chained. */
   | 'AGAINST_REWRITTEN'
-  /** The receiver holds two different entries for one seq of the same log. */
+  /** The receiver holds two different entries (or anchors) for one seq of the same log. */
   | 'AGAINST_CONFLICT';
 
 export interface AgainstResult {
@@ -82,6 +82,13 @@ async function readExport(path: string): Promise<Map<AuditDigest | undefined, Gr
     else if (known.hash === held.hash) group.duplicates++;
     else group.conflict ??= { seq, line: held.line, first: known.line };
   };
+  // A second, different anchor for one seq is as much a conflict as a second entry: else the last
+  // one read (anyone can send one to the collector after the real one) would silently win.
+  const addAnchor = (group: Group, seq: number, held: Held) => {
+    const known = group.anchors.get(seq);
+    if (!known) group.anchors.set(seq, held);
+    else if (known.hash !== held.hash) group.conflict ??= { seq, line: held.line, first: known.line };
+  };
   let number = 0;
   const lines = createInterface({ input: createReadStream(path), crlfDelay: Number.POSITIVE_INFINITY });
   for await (const line of lines) {
@@ -99,7 +106,7 @@ async function readExport(path: string): Promise<Map<AuditDigest | undefined, Gr
     const anchor = asAnchor(value);
     if (anchor) {
       adopt(anchor.log);
-      groupOf(anchor.log).anchors.set(anchor.seq, { hash: anchor.hash, line: number });
+      addAnchor(groupOf(anchor.log), anchor.seq, { hash: anchor.hash, line: number });
       continue;
     }
     const metadata = value.metadata as Record<string, unknown> | undefined;
@@ -220,7 +227,7 @@ export async function verifyAgainstExport(path: string, against: string): Promis
       ...summary,
       ok: false,
       code: 'AGAINST_CONFLICT',
-      message: `${against} holds two different entries for seq ${mine.conflict.seq} (its lines ${mine.conflict.first} and ${mine.conflict.line}): the local log was changed between two exports`,
+      message: `${against} holds two different entries or anchors for seq ${mine.conflict.seq} (its lines ${mine.conflict.first} and ${mine.conflict.line}): the local log was changed between two exports, or something else sent records to the collector; the earlier line is the one to trust`,
     };
   for (const [seq, held] of all) {
     const localHash = hashes.get(seq);

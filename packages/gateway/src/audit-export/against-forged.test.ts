@@ -1,0 +1,76 @@
+/**
+ * `audit verify --against` facing a collector file that holds more than one honest export: records
+ * someone else sent to the same collector (anyone on the machine can), and other logs.
+ */
+import { appendFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { writeSampleLog } from '../audit/__fixtures__/sample.js';
+import { AuditLog } from '../audit/log.js';
+import { hashLine } from '../audit/spec.js';
+import { verifyAgainstExport } from './against.js';
+import { anchorRecord } from './anchor.js';
+import { exportAuditLog } from './exporter.js';
+import { parseExportTarget } from './target.js';
+
+let home: string;
+let log: string;
+let out: string;
+beforeEach(async () => {
+  home = await mkdtemp(join(tmpdir(), 'rf-against-forged-'));
+  log = join(home, 'audit.jsonl');
+  out = join(home, 'collector.jsonl');
+});
+afterEach(async () => rm(home, { recursive: true, force: true }));
+
+async function exportTo() {
+  return exportAuditLog(
+    {
+      auditPath: log,
+      home,
+      target: parseExportTarget(`jsonl:${out}`),
+      format: 'ringfence',
+      sinkId: 'ringfence',
+      follow: false,
+      anchorIntervalMs: 0,
+      notice: () => {},
+    },
+    new AbortController().signal,
+  );
+}
+
+const localLines = async () => (await readFile(log, 'utf8')).split('\n').filter(Boolean);
+
+describe('audit verify --against a collector file with forged or foreign records', () => {
+  it('a second, different anchor for one seq of one log is a conflict, not the last word', async () => {
+    await writeSampleLog(log, 10);
+    await exportTo();
+    // A collector that keeps anchors only (documented as enough).
+    const anchors = (await readFile(out, 'utf8')).split('\n').filter((l) => l.includes('ringfence.anchor'));
+    await writeFile(out, `${anchors.join('\n')}\n`);
+    // The local log is rewritten from line 5 on, re-chained (line 1, the log's id, kept) ...
+    const lines = await localLines();
+    await writeFile(log, `${lines.slice(0, 4).join('\n')}\n`);
+    const forger = await AuditLog.open({ path: log, session: 'sess-1' });
+    for (let i = 4; i < 10; i++)
+      await forger.append({
+        type: 'mcp.egress',
+        refs: { server: 's', host: 'innocent', port: 443, allowed: true, reason: 'ok' },
+      });
+    await forger.close();
+    const forged = await localLines();
+    expect(forged).toHaveLength(10);
+    // ... and an anchor for the forgery is sent to the same collector after the real one.
+    const anchor = JSON.parse(anchors[0]!) as { log: string; seq: number };
+    const fake = anchorRecord({
+      log: anchor.log as `sha256:${string}`,
+      seq: anchor.seq,
+      hash: hashLine(forged[anchor.seq - 1]!),
+      ts: new Date().toISOString(),
+      host: 'h',
+    });
+    await appendFile(out, `${fake}\n`);
+    expect(await verifyAgainstExport(log, out)).toMatchObject({ ok: false, code: 'AGAINST_CONFLICT' });
+  });
+});

@@ -24,7 +24,7 @@ beforeEach(async () => {
 });
 afterEach(async () => rm(home, { recursive: true, force: true }));
 
-async function exportTo() {
+async function exportTo(newLog = false) {
   return exportAuditLog(
     {
       auditPath: log,
@@ -34,6 +34,7 @@ async function exportTo() {
       sinkId: 'ringfence',
       follow: false,
       anchorIntervalMs: 0,
+      ...(newLog ? { newLog } : {}),
       notice: () => {},
     },
     new AbortController().signal,
@@ -72,5 +73,19 @@ describe('audit verify --against a collector file with forged or foreign records
     });
     await appendFile(out, `${fake}\n`);
     expect(await verifyAgainstExport(log, out)).toMatchObject({ ok: false, code: 'AGAINST_CONFLICT' });
+  });
+
+  it('a log deleted and started afresh is not hidden once the new log is exported too', async () => {
+    await writeSampleLog(log, 10);
+    await exportTo();
+    // The whole log goes; a new one starts and is exported as a new log (what --new-log does).
+    await rm(log);
+    await writeSampleLog(log, 3);
+    await exportTo(true);
+    const result = await verifyAgainstExport(log, out);
+    expect(result.otherLogs).toBe(1);
+    // The new log itself matches what left, but the report must say the collector holds a log
+    // no local file was checked against: that is the deleted one.
+    expect(result.message).toMatch(/1 other log/);
   });
 });

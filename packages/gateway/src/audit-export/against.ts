@@ -246,9 +246,16 @@ export async function verifyAgainstExport(path: string, against: string): Promis
         message: `local entry seq ${seq} is not the one that left the machine (${against} line ${held.line} has ${held.hash.slice(0, 23)}…): it was changed, reordered or the log re-chained`,
       };
   }
+  // Another log in the same file is either one moved aside on purpose or the one this log
+  // replaced (deleted, or rewritten from its line 1, then exported afresh): only a person can
+  // tell, so the success says so rather than passing over it.
+  const others =
+    otherLogs > 0
+      ? `; ${against} also holds ${otherLogs} other log(s), not checked here: a log moved aside on purpose (check it with --file OLD_LOG --against ${against}), or one deleted or rewritten from its start and replaced by this one`
+      : '';
   return {
     ...summary,
     ok: true,
-    message: `the local log matches what left the machine through seq ${coveredThrough}${count > coveredThrough ? `; the ${count - coveredThrough} entries after it have not left the machine and are not covered` : ''}`,
+    message: `the local log matches what left the machine through seq ${coveredThrough}${count > coveredThrough ? `; the ${count - coveredThrough} entries after it have not left the machine and are not covered` : ''}${others}`,
   };
 }

@@ -89,3 +89,46 @@ describe('audit verify --against a collector file with forged or foreign records
     expect(result.message).toMatch(/1 other log/);
   });
 });
+
+describe('audit verify --against: entries in the ringfence form belong to the log they chain to', () => {
+  it('an anchor of another log sent mid-stream does not take the exported entries after it out of the check', async () => {
+    await writeSampleLog(log, 10);
+    await exportTo();
+    const exported = (await readFile(out, 'utf8')).split('\n').filter(Boolean);
+    const entries = exported.filter((l) => !l.includes('ringfence.anchor'));
+    const realAnchor = exported.find((l) => l.includes('ringfence.anchor'))!;
+    // What the collector holds when an anchor of some other log arrived between entries 5 and 6,
+    // and the gateway was killed before its next anchor (none after seq 5 of the real log).
+    const stranger = anchorRecord({
+      log: `sha256:${'f'.repeat(64)}`,
+      seq: 1,
+      hash: `sha256:${'e'.repeat(64)}`,
+      ts: new Date().toISOString(),
+      host: 'elsewhere',
+    });
+    const early = JSON.parse(realAnchor) as { log: `sha256:${string}` };
+    const anchorAt5 = anchorRecord({
+      log: early.log,
+      seq: 5,
+      hash: hashLine(entries[4]!),
+      ts: new Date().toISOString(),
+      host: 'h',
+    });
+    await writeFile(
+      out,
+      `${[...entries.slice(0, 5), anchorAt5, stranger, ...entries.slice(5)].join('\n')}\n`,
+    );
+    expect(await verifyAgainstExport(log, out)).toMatchObject({ ok: true, exported: 10, missing: 0 });
+    // The local log is then rewritten from seq 8 on, re-chained: entries 8-10 left the machine.
+    const lines = await localLines();
+    await writeFile(log, `${lines.slice(0, 7).join('\n')}\n`);
+    const forger = await AuditLog.open({ path: log, session: 'sess-1' });
+    for (let i = 7; i < 10; i++)
+      await forger.append({
+        type: 'mcp.egress',
+        refs: { server: 's', host: 'innocent', port: 443, allowed: true, reason: 'ok' },
+      });
+    await forger.close();
+    expect(await verifyAgainstExport(log, out)).toMatchObject({ ok: false, code: 'AGAINST_REWRITTEN' });
+  });
+});

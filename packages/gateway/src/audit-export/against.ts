@@ -89,6 +89,10 @@ async function readExport(path: string): Promise<Map<AuditDigest | undefined, Gr
     if (!known) group.anchors.set(seq, held);
     else if (known.hash !== held.hash) group.conflict ??= { seq, line: held.line, first: known.line };
   };
+  const logChainedTo = (seq: number, prev: string): AuditDigest | undefined => {
+    for (const [log, group] of groups) if (group.entries.get(seq - 1)?.hash === prev) return log;
+    return undefined;
+  };
   let number = 0;
   const lines = createInterface({ input: createReadStream(path), crlfDelay: Number.POSITIVE_INFINITY });
   for await (const line of lines) {
@@ -124,7 +128,14 @@ async function readExport(path: string): Promise<Map<AuditDigest | undefined, Gr
       const seq = value.seq as number;
       const held = { hash: hashLine(text), line: number };
       if (seq === 1) adopt(held.hash);
-      if (current === undefined) pending.push({ seq, held });
+      // An entry names no log but its prev does: it belongs to the log whose entry seq-1 it chains
+      // to. Only when none is known does it take the log of the record before it, so a record of
+      // another log arriving in between (anyone can send one) cannot take it out of its log's check.
+      const chainedTo = seq > 1 ? logChainedTo(seq, value.prev as string) : undefined;
+      if (chainedTo !== undefined) {
+        current = chainedTo;
+        addEntry(groupOf(chainedTo), seq, held);
+      } else if (current === undefined) pending.push({ seq, held });
       else addEntry(groupOf(current), seq, held);
     }
   }

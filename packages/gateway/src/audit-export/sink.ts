@@ -92,7 +92,8 @@ async function writeAll(handle: FileHandle, bytes: Buffer): Promise<void> {
   let at = 0;
   while (at < bytes.length) {
     const { bytesWritten } = await handle.write(bytes.subarray(at));
-    if (bytesWritten <= 0) throw new Error(`no byte written at offset ${at} of ${bytes.length}`);
+    if (bytesWritten <= 0)
+      throw new ExportError('EXPORT_SINK', `no byte written at offset ${at} of ${bytes.length}`);
     at += bytesWritten;
   }
 }

@@ -43,6 +43,19 @@ async function exportTo(newLog = false) {
 
 const localLines = async () => (await readFile(log, 'utf8')).split('\n').filter(Boolean);
 
+/** Keeps the first `kept` lines and re-chains forged entries after them up to `total` (line 1 kept). */
+async function rewriteFrom(kept: number, total: number) {
+  const lines = await localLines();
+  await writeFile(log, `${lines.slice(0, kept).join('\n')}\n`);
+  const forger = await AuditLog.open({ path: log, session: 'sess-1' });
+  for (let i = kept; i < total; i++)
+    await forger.append({
+      type: 'mcp.egress',
+      refs: { server: 's', host: 'innocent', port: 443, allowed: true, reason: 'ok' },
+    });
+  await forger.close();
+}
+
 describe('audit verify --against a collector file with forged or foreign records', () => {
   it('a second, different anchor for one seq of one log is a conflict, not the last word', async () => {
     await writeSampleLog(log, 10);
@@ -51,15 +64,7 @@ describe('audit verify --against a collector file with forged or foreign records
     const anchors = (await readFile(out, 'utf8')).split('\n').filter((l) => l.includes('ringfence.anchor'));
     await writeFile(out, `${anchors.join('\n')}\n`);
     // The local log is rewritten from line 5 on, re-chained (line 1, the log's id, kept) ...
-    const lines = await localLines();
-    await writeFile(log, `${lines.slice(0, 4).join('\n')}\n`);
-    const forger = await AuditLog.open({ path: log, session: 'sess-1' });
-    for (let i = 4; i < 10; i++)
-      await forger.append({
-        type: 'mcp.egress',
-        refs: { server: 's', host: 'innocent', port: 443, allowed: true, reason: 'ok' },
-      });
-    await forger.close();
+    await rewriteFrom(4, 10);
     const forged = await localLines();
     expect(forged).toHaveLength(10);
     // ... and an anchor for the forgery is sent to the same collector after the real one.
@@ -120,15 +125,7 @@ describe('audit verify --against: entries in the ringfence form belong to the lo
     );
     expect(await verifyAgainstExport(log, out)).toMatchObject({ ok: true, exported: 10, missing: 0 });
     // The local log is then rewritten from seq 8 on, re-chained: entries 8-10 left the machine.
-    const lines = await localLines();
-    await writeFile(log, `${lines.slice(0, 7).join('\n')}\n`);
-    const forger = await AuditLog.open({ path: log, session: 'sess-1' });
-    for (let i = 7; i < 10; i++)
-      await forger.append({
-        type: 'mcp.egress',
-        refs: { server: 's', host: 'innocent', port: 443, allowed: true, reason: 'ok' },
-      });
-    await forger.close();
+    await rewriteFrom(7, 10);
     expect(await verifyAgainstExport(log, out)).toMatchObject({ ok: false, code: 'AGAINST_REWRITTEN' });
   });
 });

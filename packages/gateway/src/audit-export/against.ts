@@ -16,7 +16,7 @@ export type AgainstCode =
   | 'AGAINST_TRUNCATED'
   /** A local entry differs from what left the machine: changed, reordered or re-chained. */
   | 'AGAINST_REWRITTEN'
-  /** The receiver holds two different entries for one seq of the same log. */
+  /** The receiver holds two different entries (or anchors) for one seq of the same log. */
   | 'AGAINST_CONFLICT';
 
 export interface AgainstResult {
@@ -82,6 +82,17 @@ async function readExport(path: string): Promise<Map<AuditDigest | undefined, Gr
     else if (known.hash === held.hash) group.duplicates++;
     else group.conflict ??= { seq, line: held.line, first: known.line };
   };
+  // A second, different anchor for one seq is as much a conflict as a second entry: else the last
+  // one read (anyone can send one to the collector after the real one) would silently win.
+  const addAnchor = (group: Group, seq: number, held: Held) => {
+    const known = group.anchors.get(seq);
+    if (!known) group.anchors.set(seq, held);
+    else if (known.hash !== held.hash) group.conflict ??= { seq, line: held.line, first: known.line };
+  };
+  const logChainedTo = (seq: number, prev: string): AuditDigest | undefined => {
+    for (const [log, group] of groups) if (group.entries.get(seq - 1)?.hash === prev) return log;
+    return undefined;
+  };
   let number = 0;
   const lines = createInterface({ input: createReadStream(path), crlfDelay: Number.POSITIVE_INFINITY });
   for await (const line of lines) {
@@ -99,7 +110,7 @@ async function readExport(path: string): Promise<Map<AuditDigest | undefined, Gr
     const anchor = asAnchor(value);
     if (anchor) {
       adopt(anchor.log);
-      groupOf(anchor.log).anchors.set(anchor.seq, { hash: anchor.hash, line: number });
+      addAnchor(groupOf(anchor.log), anchor.seq, { hash: anchor.hash, line: number });
       continue;
     }
     const metadata = value.metadata as Record<string, unknown> | undefined;
@@ -117,7 +128,14 @@ async function readExport(path: string): Promise<Map<AuditDigest | undefined, Gr
       const seq = value.seq as number;
       const held = { hash: hashLine(text), line: number };
       if (seq === 1) adopt(held.hash);
-      if (current === undefined) pending.push({ seq, held });
+      // An entry names no log but its prev does: it belongs to the log whose entry seq-1 it chains
+      // to. Only when none is known does it take the log of the record before it, so a record of
+      // another log arriving in between (anyone can send one) cannot take it out of its log's check.
+      const chainedTo = seq > 1 ? logChainedTo(seq, value.prev as string) : undefined;
+      if (chainedTo !== undefined) {
+        current = chainedTo;
+        addEntry(groupOf(chainedTo), seq, held);
+      } else if (current === undefined) pending.push({ seq, held });
       else addEntry(groupOf(current), seq, held);
     }
   }
@@ -220,7 +238,7 @@ export async function verifyAgainstExport(path: string, against: string): Promis
       ...summary,
       ok: false,
       code: 'AGAINST_CONFLICT',
-      message: `${against} holds two different entries for seq ${mine.conflict.seq} (its lines ${mine.conflict.first} and ${mine.conflict.line}): the local log was changed between two exports`,
+      message: `${against} holds two different entries or anchors for seq ${mine.conflict.seq} (its lines ${mine.conflict.first} and ${mine.conflict.line}): the local log was changed between two exports, or something else sent records to the collector; the earlier line is the one to trust`,
     };
   for (const [seq, held] of all) {
     const localHash = hashes.get(seq);
@@ -239,9 +257,16 @@ export async function verifyAgainstExport(path: string, against: string): Promis
         message: `local entry seq ${seq} is not the one that left the machine (${against} line ${held.line} has ${held.hash.slice(0, 23)}…): it was changed, reordered or the log re-chained`,
       };
   }
+  // Another log in the same file is either one moved aside on purpose or the one this log
+  // replaced (deleted, or rewritten from its line 1, then exported afresh): only a person can
+  // tell, so the success says so rather than passing over it.
+  const others =
+    otherLogs > 0
+      ? `; ${against} also holds ${otherLogs} other log(s), not checked here: a log moved aside on purpose (check it with --file OLD_LOG --against ${against}), or one deleted or rewritten from its start and replaced by this one`
+      : '';
   return {
     ...summary,
     ok: true,
-    message: `the local log matches what left the machine through seq ${coveredThrough}${count > coveredThrough ? `; the ${count - coveredThrough} entries after it have not left the machine and are not covered` : ''}`,
+    message: `the local log matches what left the machine through seq ${coveredThrough}${count > coveredThrough ? `; the ${count - coveredThrough} entries after it have not left the machine and are not covered` : ''}${others}`,
   };
 }

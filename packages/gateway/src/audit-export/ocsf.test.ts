@@ -114,3 +114,27 @@ describe('OCSF API Activity (6003)', () => {
     expect(JSON.stringify(event)).not.toMatch(/arguments|result"/);
   });
 });
+
+describe('OCSF never ships a credential that audit tail hides', () => {
+  it('redacts a resource URI as audit tail shows it (the URI is the request, it may carry a token)', async () => {
+    const { redactUrl } = await import('../text/redact.js');
+    const uri = 'https://docs.example.com/page?access_token=ghp_abcdefghijklmnopqrstuvwxyz0123456789';
+    expect(redactUrl(uri)).not.toContain('ghp_abc');
+    for (const type of ['mcp.decision', 'mcp.result'] as const) {
+      const entry = {
+        ...base,
+        type,
+        ...(type === 'mcp.result' ? { parent_seq: 6 } : {}),
+        refs: {
+          ...(type === 'mcp.decision' ? { phase: 'call', allowed: true, rule: 'r' } : { is_error: false }),
+          server: 'docs',
+          kind: 'resource',
+          tool: uri,
+        },
+      } as unknown as AuditEntry;
+      const text = JSON.stringify(ocsfEvent(entry, context));
+      expect(text).not.toContain('ghp_abc');
+      expect(ocsfEvent(entry, context).resources).toEqual([{ name: redactUrl(uri), type: 'resource' }]);
+    }
+  });
+});

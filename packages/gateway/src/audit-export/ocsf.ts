@@ -1,5 +1,5 @@
 import type { AuditDigest, AuditEntry } from '../audit/index.js';
-import { redactText } from '../text/index.js';
+import { redactText, redactUrl } from '../text/index.js';
 
 /**
  * OCSF API Activity (class 6003, category 6 Application Activity), schema 1.1.0, with the
@@ -99,8 +99,13 @@ function serverOf(entry: AuditEntry): string | undefined {
 
 function resourceOf(entry: AuditEntry): { name: string; type: string } | undefined {
   if (entry.type === 'mcp.egress') return { name: `${entry.refs.host}:${entry.refs.port}`, type: 'host' };
-  if (entry.type === 'mcp.decision' || entry.type === 'mcp.result')
-    return { name: entry.refs.tool, type: entry.refs.kind ?? 'tool' };
+  if (entry.type === 'mcp.decision' || entry.type === 'mcp.result') {
+    const kind = entry.refs.kind ?? 'tool';
+    // A resource's URI is what the request asked for and may carry a token in its query:
+    // redacted as `audit tail` shows it (audit/describe.ts).
+    const name = kind === 'resource' || kind === 'template' ? redactUrl(entry.refs.tool) : entry.refs.tool;
+    return { name, type: kind };
+  }
   if (entry.type === 'mcp.task') return { name: entry.refs.task, type: 'task' };
   return undefined;
 }

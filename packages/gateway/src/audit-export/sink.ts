@@ -40,18 +40,32 @@ class FileSink implements ExportSink {
 
   async open(): Promise<void> {
     this.broken = false;
-    this.handle = await open(this.path, 'a', 0o600).catch((error: Error) => {
+    const handle = await open(this.path, 'a+', 0o600).catch((error: Error) => {
       throw new ExportError('EXPORT_SINK', `Could not open ${this.path}: ${error.message}.`, {
         cause: error,
       });
     });
+    try {
+      // A write that failed half way (a full disk) left a line without its newline: the next
+      // record would be glued onto it and no reader could parse either. End that line first.
+      const { size } = await handle.stat();
+      const last = Buffer.alloc(1);
+      if (size > 0 && (await handle.read(last, 0, 1, size - 1)).bytesRead === 1 && last[0] !== 0x0a)
+        await writeAll(handle, Buffer.from('\n'));
+    } catch (error) {
+      await handle.close().catch(() => {});
+      throw new ExportError('EXPORT_SINK', `Could not write ${this.path}: ${(error as Error).message}.`, {
+        cause: error,
+      });
+    }
+    this.handle = handle;
   }
 
   async write(frames: readonly Buffer[]): Promise<void> {
     const handle = this.handle;
     if (!handle) throw new ExportError('EXPORT_SINK', `${this.path} is not open`);
     try {
-      await handle.write(Buffer.concat(frames));
+      await writeAll(handle, Buffer.concat(frames));
       await handle.datasync();
     } catch (error) {
       this.broken = true;
@@ -70,6 +84,17 @@ class FileSink implements ExportSink {
 
   destroy(): void {
     void this.finish();
+  }
+}
+
+/** All of `bytes`: write(2) on a regular file may take fewer than asked (a disk filling up). */
+async function writeAll(handle: FileHandle, bytes: Buffer): Promise<void> {
+  let at = 0;
+  while (at < bytes.length) {
+    const { bytesWritten } = await handle.write(bytes.subarray(at));
+    if (bytesWritten <= 0)
+      throw new ExportError('EXPORT_SINK', `no byte written at offset ${at} of ${bytes.length}`);
+    at += bytesWritten;
   }
 }
 

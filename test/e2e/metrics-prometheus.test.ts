@@ -174,10 +174,14 @@ describe('mcp serve --metrics, scraped by prometheus', () => {
         '    scrape_interval: 1s',
         '    static_configs:',
         `      - targets: ['127.0.0.1:${metricsPort}']`,
+        '    authorization:',
+        `      credentials: ${token}`,
         '  - job_name: egress',
         '    scrape_interval: 1s',
         '    static_configs:',
         `      - targets: ['127.0.0.1:${egressMetricsPort}']`,
+        '    authorization:',
+        `      credentials: ${token}`,
         '',
       ].join('\n'),
     );
@@ -268,7 +272,7 @@ describe('mcp serve --metrics, scraped by prometheus', () => {
     const egressSession = uniqueName('meg').replace(/[^a-z0-9-]/g, '');
     egressGateway = await connectStdio(
       egressHome,
-      { RINGFENCE_POLICY_DIR: join(egressHome, '..', 'no-policy') },
+      { RINGFENCE_POLICY_DIR: join(egressHome, '..', 'no-policy'), RINGFENCE_MCP_TOKEN: token },
       {},
       { args: ['--session', egressSession, '--metrics', String(egressMetricsPort)] },
     );

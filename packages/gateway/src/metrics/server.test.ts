@@ -30,10 +30,17 @@ it('takes PORT alone as 127.0.0.1:PORT', () => {
   expect(metricsAddress('[::1]:9464')).toBe('[::1]:9464');
 });
 
-it('serves the exposition on loopback without a token', async () => {
+const auth = { authorization: 'Bearer scrape-token' };
+
+it('serves the exposition on loopback only with the token (any account on the machine reaches loopback)', async () => {
   const port = await start('127.0.0.1:0');
-  expect(listener?.tokenRequired).toBe(false);
-  const answer = await rawRequest(port, { path: '/metrics' });
+  expect(listener?.tokenRequired).toBe(true);
+  const none = await rawRequest(port, { path: '/metrics' });
+  expect(none.status).toBe(401);
+  expect(none.body).not.toContain('ringfence_');
+  const wrong = await rawRequest(port, { path: '/metrics', headers: { authorization: 'Bearer nope' } });
+  expect(wrong.status).toBe(401);
+  const answer = await rawRequest(port, { path: '/metrics', headers: auth });
   expect(answer.status).toBe(200);
   expect(answer.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
   expect(parseExposition(answer.body).length).toBeGreaterThan(0);
@@ -46,9 +53,9 @@ it('refuses a foreign Host or Origin (DNS rebinding), and any path but /metrics'
   );
   const origin = await rawRequest(port, { path: '/metrics', headers: { origin: 'http://evil.example' } });
   expect(origin.status).toBe(403);
-  expect((await rawRequest(port, { path: '/metrics/../metrics' })).status).toBe(404);
-  expect((await rawRequest(port, { path: '/metrics?x=1' })).status).toBe(404);
-  expect((await rawRequest(port, { method: 'POST', path: '/metrics' })).status).toBe(405);
+  expect((await rawRequest(port, { path: '/metrics/../metrics', headers: auth })).status).toBe(404);
+  expect((await rawRequest(port, { path: '/metrics?x=1', headers: auth })).status).toBe(404);
+  expect((await rawRequest(port, { method: 'POST', path: '/metrics', headers: auth })).status).toBe(405);
 });
 
 it('answers /healthz with any Host and nothing else; a near miss meets the usual checks', async () => {

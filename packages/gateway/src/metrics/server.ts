@@ -59,7 +59,9 @@ export async function serveMetrics(options: {
 }): Promise<MetricsListener> {
   const { host, port } = parseListenAddress(metricsAddress(options.address));
   assertLoopbackListen(host, options.insecureListen);
-  const tokenRequired = !isLoopbackAddress(host);
+  // Every scrape needs the gateway's token, on loopback too: a loopback port is open to every
+  // account on the machine, and the names and counts it shows are the home's (kept 0700).
+  const tokenRequired = true;
   let hosts: ReadonlySet<string> = new Set();
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     if (answerHealthProbe(req, res, options.serving)) return;

@@ -33,6 +33,7 @@ it('mcp serve --metrics: its /healthz says 503 while the servers start, 200 once
     stdin: new PassThrough(),
     stdout: new PassThrough(),
     metrics: { address: '127.0.0.1:0', registry: new GatewayMetrics() },
+    httpToken: 'run-metrics-token',
   });
   try {
     let url: string | undefined;
@@ -45,7 +46,10 @@ it('mcp serve --metrics: its /healthz says 503 while the servers start, 200 once
     started();
     const gateway = await running;
     expect((await fetch(health)).status).toBe(200);
-    const scrape = await (await fetch(url)).text();
+    expect((await fetch(url)).status).toBe(401);
+    const scrape = await (
+      await fetch(url, { headers: { authorization: 'Bearer run-metrics-token' } })
+    ).text();
     expect(scrape).toContain('ringfence_sessions{transport="stdio"} 1');
     await gateway.close();
     await expect(fetch(health)).rejects.toThrow();

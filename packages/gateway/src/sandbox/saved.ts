@@ -71,7 +71,11 @@ export function savedLabels(
   },
 ): Record<string, string> {
   const owner = ownerLabels(OWN_SERVER, options.session, 'sandbox');
+  // Never `ringfence.persistent=1`, even from a persistent sandbox: a checkpoint is this gateway's
+  // (it goes at its close; one a rewound persistent sandbox still runs from is left by the engine
+  // until that sandbox goes, then the sweep takes it), and a snapshot is the home's by its own label.
   const common = {
+    [LABEL.persistent]: '',
     ...owner,
     [LABEL.role]: role,
     [LABEL.sandbox]: options.sandbox,

@@ -73,6 +73,8 @@ export class SaveAndUndo {
       this.sandboxes.find(engine, name),
       this.checkpointImage(engine, name, checkpoint),
     ]);
+    // A rewind starts a new container with the old one's mounts: the engine resolves them again.
+    await this.sandboxes.recheck(engine, found.Id);
     const started = Date.now();
     const { removing } = await recreateFrom(engine.docker, found.Id, image.Id);
     // The old container is stopped and renamed: no tool finds it. Its removal (its layer's bytes

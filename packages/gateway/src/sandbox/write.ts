@@ -79,6 +79,20 @@ async function existingAncestor(
   }
 }
 
+/**
+ * Whether a directory on the way to `at` (or `at` itself) is a link in the sandbox. The engine
+ * resolves links within the container, so `/work/m/x` with `/work/m -> /workspace/out` lands in a
+ * mounted directory that the path, read as written, does not name.
+ */
+async function linkOnTheWay(container: Docker.Container, at: string): Promise<boolean> {
+  const parts = at.split('/').filter(Boolean);
+  for (let i = 1; i <= parts.length; i++) {
+    const stat = await pathStat(container, `/${parts.slice(0, i).join('/')}`);
+    if (stat && (stat.mode & MODE_SYMLINK) !== 0) return true;
+  }
+  return false;
+}
+
 /** The first entry of the engine's archive of `path` (the path itself), or undefined when it is not there. */
 async function entryOf(container: Docker.Container, path: string): Promise<TarEntry | undefined> {
   let stream: NodeJS.ReadableStream;
@@ -117,6 +131,13 @@ async function checkMountWrite(
       `${path} is in a mounted directory and the sandbox's user may not write it (${ownership(existing)}); nothing was written.`,
     );
   const parent = await entryOf(container, directory);
+  // The engine's archive of a link is the link, not where it leads: whose that directory is, and
+  // so whether the sandbox's user may write in it, is not known here. Named directly, it is.
+  if (parent?.type === 'symlink')
+    throw new SandboxError(
+      'SANDBOX_PATH',
+      `${directory} is a link in the sandbox, and where it leads may be a mounted directory; nothing was written. Name the directory it leads to (sandbox_explore shows it).`,
+    );
   if (parent && !mayAccess(parent, user, WRITE | SEARCH))
     throw new SandboxError(
       'SANDBOX_PATH',
@@ -160,7 +181,12 @@ export async function writeFile(
   const slash = request.path.lastIndexOf('/');
   const directory = slash === 0 ? '/' : request.path.slice(0, slash);
   const { at, missing } = await existingAncestor(container, directory);
-  if (bindMountOf(request.path, info.Mounts ?? [])) await checkMountWrite(container, request.path, at, user);
+  // In a mount by its path, or possibly by a link on its way (then the engine's archive, which
+  // follows that link as the write will, tells the owner and mode of what is really there).
+  const mounts = info.Mounts ?? [];
+  const anyBind = mounts.some((m) => m.Type === 'bind');
+  if (bindMountOf(request.path, mounts) || (anyBind && (await linkOnTheWay(container, at))))
+    await checkMountWrite(container, request.path, at, user);
   const prefix = missing.join('/');
   const tar = oneFileTar({
     name: prefix ? `${prefix}/${request.path.slice(slash + 1)}` : request.path.slice(slash + 1),

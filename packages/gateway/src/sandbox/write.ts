@@ -1,10 +1,9 @@
 import type Docker from 'dockerode';
 import { mayAccess, ownership, type SandboxUser, SEARCH, WRITE } from './access.js';
-import { scanArchive } from './archive-read.js';
 import { SandboxError } from './errors.js';
 import type { WriteFileRequest } from './explore-args.js';
 import { bindMountOf, kernelPathOf, readOnlyMountOf, tmpfsOf, tmpfsRefusal } from './fs-view.js';
-import type { TarEntry } from './tar-read.js';
+import { entryOf } from './path-walk.js';
 import { oneFileTar } from './tar-write.js';
 
 export { readOnlyMountOf };
@@ -91,26 +90,6 @@ async function linkOnTheWay(container: Docker.Container, at: string): Promise<bo
     if (stat && (stat.mode & MODE_SYMLINK) !== 0) return true;
   }
   return false;
-}
-
-/** The first entry of the engine's archive of `path` (the path itself), or undefined when it is not there. */
-async function entryOf(container: Docker.Container, path: string): Promise<TarEntry | undefined> {
-  let stream: NodeJS.ReadableStream;
-  try {
-    stream = await container.getArchive({ path });
-  } catch (error) {
-    if (engineStatus(error) === 404) return undefined;
-    throw error;
-  }
-  let first: TarEntry | undefined;
-  await scanArchive(stream, (stop) => ({
-    entry: (entry) => {
-      first ??= entry;
-      stop();
-      return false;
-    },
-  }));
-  return first;
 }
 
 /**

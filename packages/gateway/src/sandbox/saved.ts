@@ -206,7 +206,12 @@ export async function savedImages(
     filters: { label: [`${LABEL.managed}=1`, `${LABEL.server}=${OWN_SERVER}`] },
   });
   for (const image of listed) sizes.remember(image.Id, image.Size);
-  const picked = listed.filter((i) => keep(i.Labels ?? undefined)).sort((a, b) => b.Created - a.Created);
+  // Under ringfence's own repository only: an image a person built FROM a saved one inherits its
+  // labels (owner, role, name), never its repository, and is never taken for it.
+  const picked = listed
+    .filter((i) => (i.RepoTags ?? []).some((t) => t.startsWith(`${SAVED_REPOSITORY}/`)))
+    .filter((i) => keep(i.Labels ?? undefined))
+    .sort((a, b) => b.Created - a.Created);
   return Promise.all(
     picked.map(async (i) =>
       savedImageOf(

@@ -452,6 +452,7 @@ export class Sandboxes {
       ]);
       report.containers.push(...lasting.containers);
       report.networks.push(...lasting.networks);
+      report.images.push(...lasting.images);
       report.errors.push(...lasting.errors);
     }
     if (report.errors.length > 0)

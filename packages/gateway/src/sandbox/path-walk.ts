@@ -39,6 +39,41 @@ function joined(from: readonly string[], target: string): string[] {
 }
 
 /**
+ * Walks `path` in the sandbox component by component as the engine resolves it (links followed
+ * within the container's root), calling `through` with each directory passed on the way (all but
+ * the last component, or every one when `whole`). Returns the path with every link resolved, or
+ * undefined where a component is not there.
+ */
+async function walk(
+  container: Docker.Container,
+  path: string,
+  options: { whole: boolean; through?: (dir: string, entry: TarEntry) => void },
+): Promise<string | undefined> {
+  let rest = path.split('/').filter(Boolean);
+  let done: string[] = [];
+  let links = 0;
+  while (rest.length > (options.whole ? 0 : 1)) {
+    const here = `/${[...done, rest[0]].join('/')}`;
+    const entry = await entryOf(container, here);
+    if (!entry) return undefined;
+    if (entry.type === 'symlink') {
+      if (++links > MAX_LINKS)
+        throw new SandboxError(
+          'SANDBOX_PATH',
+          `${path} passes through more than ${MAX_LINKS} links; nothing was done.`,
+        );
+      rest = [...joined(done, entry.linkName.toString('utf8')), ...rest.slice(1)];
+      done = [];
+      continue;
+    }
+    if (entry.type === 'directory') options.through?.(here, entry);
+    done = [...done, rest[0]!];
+    rest = rest.slice(1);
+  }
+  return `/${[...done, ...rest].join('/')}`;
+}
+
+/**
  * Refused unless the sandbox's user may pass through every directory on the way to `path` (search
  * permission), as the kernel would check it for the sandbox's own processes. The engine reads as
  * root and would hand over a file under a directory the user may not enter (a person's private
@@ -50,30 +85,20 @@ export async function checkWayTo(
   path: string,
   user: SandboxUser,
 ): Promise<void> {
-  let rest = path.split('/').filter(Boolean);
-  let done: string[] = [];
-  let links = 0;
-  while (rest.length > 1) {
-    const here = `/${[...done, rest[0]].join('/')}`;
-    const entry = await entryOf(container, here);
-    // Not there: the read itself says so.
-    if (!entry) return;
-    if (entry.type === 'symlink') {
-      if (++links > MAX_LINKS)
+  // Not there: the read itself says so.
+  await walk(container, path, {
+    whole: false,
+    through: (dir, entry) => {
+      if (!mayAccess(entry, user, SEARCH))
         throw new SandboxError(
           'SANDBOX_PATH',
-          `${path} passes through more than ${MAX_LINKS} links; nothing was read.`,
+          `the sandbox's user may not enter ${dir} (${ownership(entry)}), so ${path} is not its to read; nothing was read.`,
         );
-      rest = [...joined(done, entry.linkName.toString('utf8')), ...rest.slice(1)];
-      done = [];
-      continue;
-    }
-    if (entry.type === 'directory' && !mayAccess(entry, user, SEARCH))
-      throw new SandboxError(
-        'SANDBOX_PATH',
-        `the sandbox's user may not enter ${here} (${ownership(entry)}), so ${path} is not its to read; nothing was read.`,
-      );
-    done = [...done, rest[0]!];
-    rest = rest.slice(1);
-  }
+    },
+  });
+}
+
+/** Where an existing directory really is in the sandbox, every link on the way resolved (or itself, when gone meanwhile). */
+export async function realDirectory(container: Docker.Container, directory: string): Promise<string> {
+  return (await walk(container, directory, { whole: true })) ?? directory;
 }

@@ -14,7 +14,10 @@ function fakeContainer(
     /** Paths that exist, with their Go file modes (default: /work and /work/dir, directories). */
     existing?: Record<string, number>;
     /** What the engine's archive of a path holds first: its owner and mode. */
-    owners?: Record<string, { uid: number; gid: number; mode: number; dir?: boolean; typeflag?: string }>;
+    owners?: Record<
+      string,
+      { uid: number; gid: number; mode: number; dir?: boolean; typeflag?: string; linkName?: string }
+    >;
   } = {},
 ) {
   const puts: { tar: Buffer; options: Record<string, unknown> }[] = [];
@@ -147,29 +150,41 @@ describe('writeFile', () => {
     expect(ok.puts).toHaveLength(1);
   });
 
-  it('checks the sandbox user may write there when a link on the way leads into a writable mount', async () => {
+  it('judges a write through a link in the sandbox where it really lands: a read-only mount, or what the user may write', async () => {
     const LINK = 2 ** 27;
-    const viaLink = (owners: NonNullable<Parameters<typeof fakeContainer>[0]>['owners']) =>
+    type Owners = NonNullable<Parameters<typeof fakeContainer>[0]>['owners'];
+    const mine = { uid: 65532, gid: 65532, mode: 0o755, dir: true };
+    // /work/m -> /workspace/rw (or /workspace/ro): the engine writes where the link leads.
+    const viaLink = (to: string, owners: Owners) =>
       fakeContainer({
-        mounts: [{ Destination: '/workspace/rw', RW: true, Type: 'bind' }],
-        // /work/m -> /workspace/rw: the engine's archive of /work/m/x is that of /workspace/rw/x.
+        mounts: [
+          { Destination: '/workspace/rw', RW: true, Type: 'bind' },
+          { Destination: '/workspace/ro', RW: false, Type: 'bind' },
+        ],
         existing: { '/work': DIR | 0o755, '/work/m': LINK | 0o777 },
-        owners,
+        owners: {
+          '/work': mine,
+          '/work/m': { uid: 65532, gid: 65532, mode: 0o777, typeflag: '2', linkName: to },
+          '/workspace': { ...mine, uid: 0, gid: 0 },
+          ...owners,
+        },
       });
     const path = '/work/m/x';
-    const mine = { uid: 65532, gid: 65532, mode: 0o755, dir: true };
-    const rootFile = viaLink({ '/work/m': mine, [path]: { uid: 0, gid: 0, mode: 0o644 } });
+    const rootFile = viaLink('/workspace/rw', {
+      '/workspace/rw': mine,
+      '/workspace/rw/x': { uid: 0, gid: 0, mode: 0o644 },
+    });
     await expect(writeFile(rootFile.container, { ...request, path })).rejects.toThrow(/may not write it/);
-    const rootDir = viaLink({ '/work/m': { ...mine, uid: 0, gid: 0 } });
+    const rootDir = viaLink('../workspace/rw', { '/workspace/rw': { ...mine, uid: 0, gid: 0 } });
     await expect(writeFile(rootDir.container, { ...request, path })).rejects.toThrow(/may not write in it/);
-    expect([...rootFile.puts, ...rootDir.puts]).toEqual([]);
-    const ok = viaLink({ '/work/m': mine });
+    const readOnly = viaLink('/workspace/ro', { '/workspace/ro': mine });
+    await expect(writeFile(readOnly.container, { ...request, path })).rejects.toThrow(
+      /leads by a link in the sandbox to \/workspace\/ro\/x, in \/workspace\/ro, which is mounted read-only/,
+    );
+    expect([...rootFile.puts, ...rootDir.puts, ...readOnly.puts]).toEqual([]);
+    const ok = viaLink('/workspace/rw', { '/workspace/rw': mine });
     await writeFile(ok.container, { ...request, path });
     expect(ok.puts).toHaveLength(1);
-    // The directory written into is itself the link: its archive is the link (anyone's, 0777).
-    const link = viaLink({ '/work/m': { uid: 65532, gid: 65532, mode: 0o777, typeflag: '2' } });
-    await expect(writeFile(link.container, { ...request, path })).rejects.toThrow(/is a link in the sandbox/);
-    expect(link.puts).toEqual([]);
   });
 
   it("says what happened when the engine refuses, and when the sandbox's user is a name", async () => {

@@ -3,7 +3,7 @@ import { mayAccess, ownership, type SandboxUser, SEARCH, WRITE } from './access.
 import { SandboxError } from './errors.js';
 import type { WriteFileRequest } from './explore-args.js';
 import { bindMountOf, kernelPathOf, readOnlyMountOf, tmpfsOf, tmpfsRefusal } from './fs-view.js';
-import { entryOf } from './path-walk.js';
+import { entryOf, realDirectory } from './path-walk.js';
 import { oneFileTar } from './tar-write.js';
 
 export { readOnlyMountOf };
@@ -79,20 +79,6 @@ async function existingAncestor(
 }
 
 /**
- * Whether a directory on the way to `at` (or `at` itself) is a link in the sandbox. The engine
- * resolves links within the container, so `/work/m/x` with `/work/m -> /workspace/out` lands in a
- * mounted directory that the path, read as written, does not name.
- */
-async function linkOnTheWay(container: Docker.Container, at: string): Promise<boolean> {
-  const parts = at.split('/').filter(Boolean);
-  for (let i = 1; i <= parts.length; i++) {
-    const stat = await pathStat(container, `/${parts.slice(0, i).join('/')}`);
-    if (stat && (stat.mode & MODE_SYMLINK) !== 0) return true;
-  }
-  return false;
-}
-
-/**
  * In a directory mounted from the person's machine, the engine (root) could replace a file the
  * sandbox's user may not write, or add one to a directory it may not write: refused, so a
  * writable mount gives the assistant exactly what it gives the sandbox's processes.
@@ -160,12 +146,18 @@ export async function writeFile(
   const slash = request.path.lastIndexOf('/');
   const directory = slash === 0 ? '/' : request.path.slice(0, slash);
   const { at, missing } = await existingAncestor(container, directory);
-  // In a mount by its path, or possibly by a link on its way (then the engine's archive, which
-  // follows that link as the write will, tells the owner and mode of what is really there).
+  // The engine follows links in the sandbox on the way (`/work/m -> /workspace/out`): where the
+  // sandbox has mounts, the directory written into is judged where it really is.
   const mounts = info.Mounts ?? [];
-  const anyBind = mounts.some((m) => m.Type === 'bind');
-  if (bindMountOf(request.path, mounts) || (anyBind && (await linkOnTheWay(container, at))))
-    await checkMountWrite(container, request.path, at, user);
+  const real = mounts.some((m) => m.Type === 'bind') ? await realDirectory(container, at) : at;
+  const realPath = `${real === '/' ? '' : real}/${[...missing, request.path.slice(slash + 1)].join('/')}`;
+  const readOnlyThere = real === at ? undefined : readOnlyMountOf(realPath, mounts);
+  if (readOnlyThere)
+    throw new SandboxError(
+      'SANDBOX_PATH',
+      `${request.path} leads by a link in the sandbox to ${realPath}, in ${readOnlyThere}, which is mounted read-only; nothing was written.`,
+    );
+  if (bindMountOf(realPath, mounts)) await checkMountWrite(container, realPath, real, user);
   const prefix = missing.join('/');
   const tar = oneFileTar({
     name: prefix ? `${prefix}/${request.path.slice(slash + 1)}` : request.path.slice(slash + 1),

@@ -9,7 +9,8 @@ import type Docker from 'dockerode';
  * prunes untagged parents). Only tags in ringfence's own repositories (`ringfence-…`,
  * `ringfence/…`) are removed: labels are inherited by an image built FROM another, so a person's
  * image made on top of a fork carries the fork's labels, but not its repository. An image already
- * gone is not a failure: the sweep and a reaper may race for the same leftovers.
+ * gone is not a failure: the sweep and a reaper may race for the same leftovers; nor is one a
+ * container still uses (left for a later pass).
  */
 export async function removeManagedImages(
   docker: Docker,
@@ -28,7 +29,11 @@ export async function removeManagedImages(
         await docker.getImage(reference).remove();
         report.images.push(reference);
       } catch (error) {
-        if ((error as { statusCode?: number }).statusCode === 404) continue;
+        const status = (error as { statusCode?: number }).statusCode;
+        // 404: already gone. 409: a container still runs from it (a persistent sandbox rewound to
+        // a checkpoint, a person's container): it stays until that container goes, and a later
+        // sweep, close or removal takes it then. Not forced: an image in use is never pulled away.
+        if (status === 404 || status === 409) continue;
         report.errors.push(`${reference}: ${(error as Error).message}`);
       }
     }

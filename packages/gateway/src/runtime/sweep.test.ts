@@ -159,3 +159,28 @@ describe('hostIdentity', () => {
     expect(a).toMatch(/^[0-9a-f]{16}$/);
   });
 });
+
+describe('removeManagedImages', () => {
+  it('leaves an image a container still runs from (409), without failing, and removes the rest', async () => {
+    const { removeManagedImages } = await import('./owned-images.js');
+    const removed: string[] = [];
+    const docker = {
+      listImages: async () => [
+        { Id: 'sha256:used', Labels: {}, RepoTags: ['ringfence-saved/checkpoint:used'] },
+        { Id: 'sha256:free', Labels: {}, RepoTags: ['ringfence-saved/checkpoint:free'] },
+      ],
+      getImage: (reference: string) => ({
+        remove: async () => {
+          if (reference.endsWith(':used'))
+            throw Object.assign(new Error('conflict: image is being used by running container'), {
+              statusCode: 409,
+            });
+          removed.push(reference);
+        },
+      }),
+    } as unknown as Docker;
+    const report = await removeManagedImages(docker, () => true, []);
+    expect(report).toEqual({ images: ['ringfence-saved/checkpoint:free'], errors: [] });
+    expect(removed).toEqual(['ringfence-saved/checkpoint:free']);
+  });
+});

@@ -73,6 +73,8 @@ export class SaveAndUndo {
       this.sandboxes.find(engine, name),
       this.checkpointImage(engine, name, checkpoint),
     ]);
+    // A rewind starts a new container with the old one's mounts: the engine resolves them again.
+    await this.sandboxes.recheck(engine, found.Id);
     const started = Date.now();
     const { removing } = await recreateFrom(engine.docker, found.Id, image.Id);
     // The old container is stopped and renamed: no tool finds it. Its removal (its layer's bytes
@@ -121,9 +123,10 @@ export class SaveAndUndo {
         'SANDBOX_EXISTS',
         `the snapshot "${snapshot}" is in use by ${users.map((c) => c.Names?.[0]?.replace(/^\//, '') ?? c.Id).join(', ')}; delete that sandbox first (sandbox_delete, or \`ringfence sandbox rm\`).`,
       );
-    const refs = (image.RepoTags ?? []).filter((t) => t.startsWith('ringfence-saved/'));
-    for (const ref of refs.length > 0 ? refs : [image.Id]) await engine.docker.getImage(ref).remove();
-    return { removed: snapshot, image: refs[0] ?? image.Id, size_bytes: image.Size };
+    // Its own name only, never by id: another name the person gave it stays (and keeps the image).
+    const ref = snapshotTag(this.home, snapshot);
+    await engine.docker.getImage(ref).remove();
+    return { removed: snapshot, image: ref, size_bytes: image.Size };
   }
 
   /** Commit, then hold the result to the cap (its size is known only once it exists). */
@@ -223,7 +226,12 @@ export class SaveAndUndo {
     const candidates = await engine.docker.listImages({
       filters: { label: [`${LABEL.role}=snapshot`, `${SAVED_LABEL.snapshot}=${snapshot}`] },
     });
-    const found = candidates.find((i) => isOurSnapshot(i.Labels ?? undefined, this.home));
+    // By its labels and under the very name ringfence gave it: a person's image built FROM a
+    // snapshot carries the same labels, never that name, and is neither restored nor removed.
+    const tag = snapshotTag(this.home, snapshot);
+    const found = candidates.find(
+      (i) => isOurSnapshot(i.Labels ?? undefined, this.home) && (i.RepoTags ?? []).includes(tag),
+    );
     if (!found)
       throw new SandboxError(
         'SANDBOX_UNKNOWN',

@@ -4,6 +4,7 @@ import { SandboxError } from './errors.js';
 import { type ExploreResult, exploreTree, type ReadFileResult, readFileBytes } from './explore.js';
 import type { ExploreRequest, ReadFileRequest, WriteFileRequest } from './explore-args.js';
 import { tmpfsMounts, tmpfsOf, tmpfsRefusal } from './fs-view.js';
+import { checkWayTo } from './path-walk.js';
 import type { Sandboxes } from './sandboxes.js';
 import { numericUser, writeFile } from './write.js';
 
@@ -30,10 +31,12 @@ export async function exploreIn(sandboxes: Sandboxes, request: ExploreRequest): 
   const info = await container.inspect();
   const tmpfs = tmpfsOf(request.path, info);
   if (tmpfs) throw new SandboxError('SANDBOX_PATH', tmpfsRefusal(request.path, tmpfs));
+  const user = sandboxUser(info);
+  await checkWayTo(container, request.path, user);
   const hidden = tmpfsMounts(info).filter(
     (mount) => request.path === '/' || mount.startsWith(`${request.path}/`),
   );
-  return exploreTree(await archiveOf(container, request.path), request, { hidden, user: sandboxUser(info) });
+  return exploreTree(await archiveOf(container, request.path), request, { hidden, user });
 }
 
 export async function readFileIn(sandboxes: Sandboxes, request: ReadFileRequest): Promise<ReadFileResult> {
@@ -41,7 +44,9 @@ export async function readFileIn(sandboxes: Sandboxes, request: ReadFileRequest)
   const info = await container.inspect();
   const tmpfs = tmpfsOf(request.path, info);
   if (tmpfs) throw new SandboxError('SANDBOX_PATH', tmpfsRefusal(request.path, tmpfs));
-  return readFileBytes(await archiveOf(container, request.path), request, { user: sandboxUser(info) });
+  const user = sandboxUser(info);
+  await checkWayTo(container, request.path, user);
+  return readFileBytes(await archiveOf(container, request.path), request, { user });
 }
 
 /** The sandbox's numeric user, whose permissions the tools keep to. */

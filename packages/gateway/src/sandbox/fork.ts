@@ -4,6 +4,7 @@ import { parseCreate } from './args.js';
 import { SandboxError } from './errors.js';
 import type { ForkRequest } from './explore-args.js';
 import { IMAGE_LABEL, REQUEST_LABEL, type Sandboxes, type SandboxSummary } from './sandboxes.js';
+import { NOT_PERSISTENT } from './spec.js';
 import { OWN_SERVER } from './tools.js';
 
 /** The repository a fork's image is committed to; its tag names the fork, the session and a nonce. */
@@ -26,7 +27,9 @@ export interface ForkOutcome {
  * goes with the fork's deletion, this gateway's end or the sweep of a dead gateway.
  */
 export function forkImageLabels(source: string, fork: string, session: string): Record<string, string> {
+  // A fork is never persistent: its image goes with it even when its source outlives the gateway.
   return {
+    ...NOT_PERSISTENT,
     ...ownerLabels(OWN_SERVER, session, 'sandbox'),
     [LABEL.role]: FORK_IMAGE_ROLE,
     [LABEL.sandbox]: fork,

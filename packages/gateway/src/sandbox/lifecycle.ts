@@ -72,6 +72,8 @@ export class Lifecycle {
   async start(name: string): Promise<SandboxSummary> {
     const engine = await this.sandboxes.engine();
     const found = await this.sandboxes.find(engine, name);
+    // The engine resolves each bind mount's source again at a start: checked as a create would be.
+    if (found.State !== 'running') await this.sandboxes.recheck(engine, found.Id);
     if (found.State !== 'running')
       // The engine starts the very container made by sandbox_create: its configuration (image,
       // limits, user, network, mounts, labels) is not given again and cannot change here.

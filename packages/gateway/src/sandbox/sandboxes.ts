@@ -13,6 +13,7 @@ import { removeManaged } from '../runtime/sweep.js';
 import type { CreateRequest, RunRequest } from './args.js';
 import { SandboxError } from './errors.js';
 import { type HomeOwner, homeOwnerId, managedFilter, persistentLabels, usableBy } from './persistence.js';
+import { recheck } from './recheck.js';
 import { type RunOptions, type RunOutcome, runInSandbox } from './run.js';
 import { egressRuleOf, sandboxContainerSpec, sandboxMark, unitConfig } from './spec.js';
 import { OWN_SERVER } from './tools.js';
@@ -189,15 +190,31 @@ export class Sandboxes {
     });
   }
 
-  /** One sandbox this gateway may use, or a refusal that says how to find one. */
-  async find(engine: SharedEngine, name: string): Promise<Docker.ContainerInfo> {
+  /**
+   * One sandbox this gateway may use, or a refusal that says how to find one. A persistent one an
+   * earlier gateway made is used only if this gateway would make it as it is now (recheck.ts):
+   * adopting it never gives more network, mounts or images than a sandbox_create here would.
+   * Its removal (`remove`) needs no such check.
+   */
+  async find(
+    engine: SharedEngine,
+    name: string,
+    purpose: 'use' | 'remove' = 'use',
+  ): Promise<Docker.ContainerInfo> {
     const [found] = await this.containers(engine, name);
     if (!found)
       throw new SandboxError(
         'SANDBOX_UNKNOWN',
         `there is no sandbox "${name}" in this session. See the sandboxes with sandbox_list, or make one with sandbox_create.`,
       );
+    if (purpose === 'use' && !ownedBy(found.Labels, currentOwner(engine.session)))
+      await this.recheck(engine, found.Id);
     return found;
+  }
+
+  /** Refused unless this gateway would make the sandbox as it is now (before it starts again, or is adopted). */
+  async recheck(engine: SharedEngine, id: string): Promise<void> {
+    await recheck(this, engine, await engine.docker.getContainer(id).inspect());
   }
 
   /** A sandbox of this gateway by name (refused as unknown when it is not one). */
@@ -218,7 +235,7 @@ export class Sandboxes {
   }
 
   /** The image by its exact name, here on this host, and admitted by the policy. */
-  private async checkedImage(engine: SharedEngine, image: string): Promise<Docker.ImageInspectInfo> {
+  async checkedImage(engine: SharedEngine, image: string): Promise<Docker.ImageInspectInfo> {
     if (!this.options.images.includes(image))
       throw new SandboxError(
         'SANDBOX_IMAGE',
@@ -387,7 +404,7 @@ export class Sandboxes {
 
   async delete(name: string): Promise<{ containers: string[]; networks: string[]; images: string[] }> {
     const engine = await this.engine();
-    await this.find(engine, name);
+    await this.find(engine, name, 'remove');
     return this.remove(engine, name);
   }
 
@@ -435,6 +452,7 @@ export class Sandboxes {
       ]);
       report.containers.push(...lasting.containers);
       report.networks.push(...lasting.networks);
+      report.images.push(...lasting.images);
       report.errors.push(...lasting.errors);
     }
     if (report.errors.length > 0)

@@ -80,6 +80,9 @@ describe('saved images: labels and ownership', () => {
           RepoTags: ['ringfence-saved/checkpoint:y'],
         },
         { Id: 'forged', Size: 999, Created: 4, Labels: { ...cp, [LABEL.pid]: '1' } },
+        // Built FROM a checkpoint by the person: its labels, not its repository.
+        { Id: 'built-on', Size: 999, Created: 5, Labels: cp, RepoTags: ['mine:1'] },
+        { Id: 'dangling', Size: 999, Created: 6, Labels: cp, RepoTags: ['<none>:<none>'] },
       ],
       // The base image is not ringfence's: not listed, its size read by inspect.
       getImage: (id: string) => ({ inspect: async () => ({ Size: id === 'base' ? 100 : 0 }) }),
@@ -89,5 +92,35 @@ describe('saved images: labels and ownership', () => {
       ['ffff0000', 180, 30, 'ringfence-saved/checkpoint:y'],
       ['abcd0123', 150, 50, 'ringfence-saved/checkpoint:x'],
     ]);
+  });
+});
+
+describe('snapshots by their own name only', () => {
+  it("a person's image built FROM a snapshot (its labels, another name) is never restored or removed", async () => {
+    const { SaveAndUndo } = await import('./checkpoints.js');
+    const labels = savedLabels('snapshot', { ...options, snapshot: 'keep' });
+    const removed: string[] = [];
+    const images = (withOurs: boolean) => [
+      { Id: 'sha256:mine', Labels: labels, RepoTags: ['mine:1'], Size: 5 },
+      ...(withOurs
+        ? [{ Id: 'sha256:ours', Labels: labels, RepoTags: [snapshotTag(home, 'keep')], Size: 7 }]
+        : []),
+    ];
+    const saver = (withOurs: boolean) => {
+      const docker = {
+        listImages: async () => images(withOurs),
+        listContainers: async () => [],
+        getImage: (ref: string) => ({
+          inspect: async () => images(withOurs).find((i) => i.Id === ref),
+          remove: async () => void removed.push(ref),
+        }),
+      } as unknown as Docker;
+      const sandboxes = { homeDir: '/nowhere/home', engine: async () => ({ docker, session }) };
+      return new SaveAndUndo(sandboxes as never);
+    };
+    await expect(saver(false).removeSnapshot('keep')).rejects.toMatchObject({ code: 'SANDBOX_UNKNOWN' });
+    expect(removed).toEqual([]);
+    expect(await saver(true).removeSnapshot('keep')).toMatchObject({ image: snapshotTag(home, 'keep') });
+    expect(removed).toEqual([snapshotTag(home, 'keep')]);
   });
 });

@@ -71,7 +71,11 @@ export function savedLabels(
   },
 ): Record<string, string> {
   const owner = ownerLabels(OWN_SERVER, options.session, 'sandbox');
+  // Never `ringfence.persistent=1`, even from a persistent sandbox: a checkpoint is this gateway's
+  // (it goes at its close; one a rewound persistent sandbox still runs from is left by the engine
+  // until that sandbox goes, then the sweep takes it), and a snapshot is the home's by its own label.
   const common = {
+    [LABEL.persistent]: '',
     ...owner,
     [LABEL.role]: role,
     [LABEL.sandbox]: options.sandbox,
@@ -202,7 +206,12 @@ export async function savedImages(
     filters: { label: [`${LABEL.managed}=1`, `${LABEL.server}=${OWN_SERVER}`] },
   });
   for (const image of listed) sizes.remember(image.Id, image.Size);
-  const picked = listed.filter((i) => keep(i.Labels ?? undefined)).sort((a, b) => b.Created - a.Created);
+  // Under ringfence's own repository only: an image a person built FROM a saved one inherits its
+  // labels (owner, role, name), never its repository, and is never taken for it.
+  const picked = listed
+    .filter((i) => (i.RepoTags ?? []).some((t) => t.startsWith(`${SAVED_REPOSITORY}/`)))
+    .filter((i) => keep(i.Labels ?? undefined))
+    .sort((a, b) => b.Created - a.Created);
   return Promise.all(
     picked.map(async (i) =>
       savedImageOf(

@@ -17,9 +17,22 @@ export const sandboxContainerName = (name: string, session: string) => `ringfenc
 /** What its networks and sidecar are named after (`runtime/labels.ts` names them `ringfence-mcp-…`). */
 export const sandboxUnit = (name: string) => `sandbox-${name}`;
 
+/**
+ * Labels a sandbox's container must never take from its image. The engine copies an image's
+ * labels into every container made from it, and a fork's image, a snapshot or a person's image may
+ * carry `ringfence.persistent=1` (committed from a persistent sandbox, or set on purpose): a
+ * container that kept it would be skipped by the close, the reaper and the sweep while no later
+ * gateway may use it (it is not `ringfence.managed=persistent`), so it would outlive its gateway
+ * by accident. Blanked here; a persistent sandbox's own labels (persistence.ts) set them again.
+ */
+export const NOT_PERSISTENT: Readonly<Record<string, string>> = {
+  [LABEL.persistent]: '',
+  [LABEL.home]: '',
+};
+
 /** The labels of everything a sandbox is made of: this gateway as owner, and the sandbox's name. */
 export function sandboxLabels(name: string, session: string): Record<string, string> {
-  return { ...ownerLabels(OWN_SERVER, session, 'sandbox'), [LABEL.sandbox]: name };
+  return { ...NOT_PERSISTENT, ...ownerLabels(OWN_SERVER, session, 'sandbox'), [LABEL.sandbox]: name };
 }
 
 /** The extra label its sidecar and networks carry besides their usual owner labels. */

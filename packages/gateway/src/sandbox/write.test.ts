@@ -14,7 +14,10 @@ function fakeContainer(
     /** Paths that exist, with their Go file modes (default: /work and /work/dir, directories). */
     existing?: Record<string, number>;
     /** What the engine's archive of a path holds first: its owner and mode. */
-    owners?: Record<string, { uid: number; gid: number; mode: number; dir?: boolean }>;
+    owners?: Record<
+      string,
+      { uid: number; gid: number; mode: number; dir?: boolean; typeflag?: string; linkName?: string }
+    >;
   } = {},
 ) {
   const puts: { tar: Buffer; options: Record<string, unknown> }[] = [];
@@ -143,6 +146,43 @@ describe('writeFile', () => {
     await expect(writeFile(rootDir.container, { ...request, path })).rejects.toThrow(/may not write in it/);
     expect([...rootFile.puts, ...rootDir.puts]).toEqual([]);
     const ok = mounted({ '/workspace/rw': mine, [path]: { uid: 65532, gid: 65532, mode: 0o600 } });
+    await writeFile(ok.container, { ...request, path });
+    expect(ok.puts).toHaveLength(1);
+  });
+
+  it('judges a write through a link in the sandbox where it really lands: a read-only mount, or what the user may write', async () => {
+    const LINK = 2 ** 27;
+    type Owners = NonNullable<Parameters<typeof fakeContainer>[0]>['owners'];
+    const mine = { uid: 65532, gid: 65532, mode: 0o755, dir: true };
+    // /work/m -> /workspace/rw (or /workspace/ro): the engine writes where the link leads.
+    const viaLink = (to: string, owners: Owners) =>
+      fakeContainer({
+        mounts: [
+          { Destination: '/workspace/rw', RW: true, Type: 'bind' },
+          { Destination: '/workspace/ro', RW: false, Type: 'bind' },
+        ],
+        existing: { '/work': DIR | 0o755, '/work/m': LINK | 0o777 },
+        owners: {
+          '/work': mine,
+          '/work/m': { uid: 65532, gid: 65532, mode: 0o777, typeflag: '2', linkName: to },
+          '/workspace': { ...mine, uid: 0, gid: 0 },
+          ...owners,
+        },
+      });
+    const path = '/work/m/x';
+    const rootFile = viaLink('/workspace/rw', {
+      '/workspace/rw': mine,
+      '/workspace/rw/x': { uid: 0, gid: 0, mode: 0o644 },
+    });
+    await expect(writeFile(rootFile.container, { ...request, path })).rejects.toThrow(/may not write it/);
+    const rootDir = viaLink('../workspace/rw', { '/workspace/rw': { ...mine, uid: 0, gid: 0 } });
+    await expect(writeFile(rootDir.container, { ...request, path })).rejects.toThrow(/may not write in it/);
+    const readOnly = viaLink('/workspace/ro', { '/workspace/ro': mine });
+    await expect(writeFile(readOnly.container, { ...request, path })).rejects.toThrow(
+      /leads by a link in the sandbox to \/workspace\/ro\/x, in \/workspace\/ro, which is mounted read-only/,
+    );
+    expect([...rootFile.puts, ...rootDir.puts, ...readOnly.puts]).toEqual([]);
+    const ok = viaLink('/workspace/rw', { '/workspace/rw': mine });
     await writeFile(ok.container, { ...request, path });
     expect(ok.puts).toHaveLength(1);
   });

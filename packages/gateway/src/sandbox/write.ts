@@ -1,10 +1,9 @@
 import type Docker from 'dockerode';
 import { mayAccess, ownership, type SandboxUser, SEARCH, WRITE } from './access.js';
-import { scanArchive } from './archive-read.js';
 import { SandboxError } from './errors.js';
 import type { WriteFileRequest } from './explore-args.js';
 import { bindMountOf, kernelPathOf, readOnlyMountOf, tmpfsOf, tmpfsRefusal } from './fs-view.js';
-import type { TarEntry } from './tar-read.js';
+import { entryOf, realDirectory } from './path-walk.js';
 import { oneFileTar } from './tar-write.js';
 
 export { readOnlyMountOf };
@@ -79,26 +78,6 @@ async function existingAncestor(
   }
 }
 
-/** The first entry of the engine's archive of `path` (the path itself), or undefined when it is not there. */
-async function entryOf(container: Docker.Container, path: string): Promise<TarEntry | undefined> {
-  let stream: NodeJS.ReadableStream;
-  try {
-    stream = await container.getArchive({ path });
-  } catch (error) {
-    if (engineStatus(error) === 404) return undefined;
-    throw error;
-  }
-  let first: TarEntry | undefined;
-  await scanArchive(stream, (stop) => ({
-    entry: (entry) => {
-      first ??= entry;
-      stop();
-      return false;
-    },
-  }));
-  return first;
-}
-
 /**
  * In a directory mounted from the person's machine, the engine (root) could replace a file the
  * sandbox's user may not write, or add one to a directory it may not write: refused, so a
@@ -117,6 +96,13 @@ async function checkMountWrite(
       `${path} is in a mounted directory and the sandbox's user may not write it (${ownership(existing)}); nothing was written.`,
     );
   const parent = await entryOf(container, directory);
+  // The engine's archive of a link is the link, not where it leads: whose that directory is, and
+  // so whether the sandbox's user may write in it, is not known here. Named directly, it is.
+  if (parent?.type === 'symlink')
+    throw new SandboxError(
+      'SANDBOX_PATH',
+      `${directory} is a link in the sandbox, and where it leads may be a mounted directory; nothing was written. Name the directory it leads to (sandbox_explore shows it).`,
+    );
   if (parent && !mayAccess(parent, user, WRITE | SEARCH))
     throw new SandboxError(
       'SANDBOX_PATH',
@@ -160,7 +146,18 @@ export async function writeFile(
   const slash = request.path.lastIndexOf('/');
   const directory = slash === 0 ? '/' : request.path.slice(0, slash);
   const { at, missing } = await existingAncestor(container, directory);
-  if (bindMountOf(request.path, info.Mounts ?? [])) await checkMountWrite(container, request.path, at, user);
+  // The engine follows links in the sandbox on the way (`/work/m -> /workspace/out`): where the
+  // sandbox has mounts, the directory written into is judged where it really is.
+  const mounts = info.Mounts ?? [];
+  const real = mounts.some((m) => m.Type === 'bind') ? await realDirectory(container, at) : at;
+  const realPath = `${real === '/' ? '' : real}/${[...missing, request.path.slice(slash + 1)].join('/')}`;
+  const readOnlyThere = real === at ? undefined : readOnlyMountOf(realPath, mounts);
+  if (readOnlyThere)
+    throw new SandboxError(
+      'SANDBOX_PATH',
+      `${request.path} leads by a link in the sandbox to ${realPath}, in ${readOnlyThere}, which is mounted read-only; nothing was written.`,
+    );
+  if (bindMountOf(realPath, mounts)) await checkMountWrite(container, realPath, real, user);
   const prefix = missing.join('/');
   const tar = oneFileTar({
     name: prefix ? `${prefix}/${request.path.slice(slash + 1)}` : request.path.slice(slash + 1),

@@ -127,7 +127,9 @@ export async function createContainerRuntime(options: {
   });
   if (swept.containers.length + swept.networks.length + swept.images.length > 0) {
     options.log(
-      `ringfence: removed ${swept.containers.length} container(s), ${swept.networks.length} network(s) and ${swept.images.length} sandbox checkpoint(s) left by gateways that no longer run.`,
+      swept.images.length === 0
+        ? `ringfence: removed ${swept.containers.length} container(s) and ${swept.networks.length} network(s) left by gateways that no longer run.`
+        : `ringfence: removed ${swept.containers.length} container(s), ${swept.networks.length} network(s) and ${swept.images.length} image(s) of sandboxes (checkpoints, forks) left by gateways that no longer run.`,
     );
   }
   startupMark('runtime: swept');

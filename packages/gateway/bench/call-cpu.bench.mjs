@@ -6,11 +6,14 @@
 // /proc, per thread: the gateway's main thread, V8's and libuv's helper threads (the audit's
 // fdatasync runs in libuv's pool). BENCH_NODE_ARGS adds node flags for `mcp serve` (profiling);
 // BENCH_AUDIT_TMPFS=1 puts RINGFENCE_HOME on /dev/shm (the fdatasync then costs nothing).
-import { spawnSync } from 'node:child_process';
+// BENCH_UPSTREAM=remote measures the remote path instead: the streamable-HTTP `echo` server of
+// test/fixtures/tool-server.mjs on loopback, registered with `mcp add --url`.
+import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -37,13 +40,42 @@ function threads(pid) {
   return out;
 }
 
-const docker = createDockerClient();
-const probe = await buildProbeImage(docker);
+const REMOTE = process.env.BENCH_UPSTREAM === 'remote';
 const home = await mkdtemp(
   join(process.env.BENCH_AUDIT_TMPFS === '1' ? '/dev/shm' : tmpdir(), 'rf-call-cpu-'),
 );
 const env = { ...process.env, RINGFENCE_HOME: home };
-const added = spawnSync(process.execPath, [cli, 'mcp', 'add', 's0', '--image', probe.ref], { env });
+
+/** The fixture's streamable-HTTP server with one `echo` tool, on loopback. */
+async function startRemote() {
+  const tools = join(home, 'tools.json');
+  await writeFile(
+    tools,
+    JSON.stringify([
+      {
+        name: 'echo',
+        description: 'Echo.',
+        inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+      },
+    ]),
+  );
+  await writeFile(join(home, 'b.json'), '{}');
+  const child = spawn(
+    process.execPath,
+    [join(repo, 'test/fixtures/tool-server.mjs'), tools, join(home, 'b.json')],
+    {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    },
+  );
+  const line = await new Promise((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
+  return { child, url: `http://127.0.0.1:${JSON.parse(line).port}/mcp` };
+}
+
+const remote = REMOTE ? await startRemote() : undefined;
+const target = REMOTE
+  ? ['--url', remote.url]
+  : ['--image', (await buildProbeImage(createDockerClient())).ref];
+const added = spawnSync(process.execPath, [cli, 'mcp', 'add', 's0', ...target], { env });
 if (added.status !== 0) throw new Error(added.stderr.toString());
 const client = new Client({ name: 'bench-call-cpu', version: '1' });
 const transport = new StdioClientTransport({
@@ -54,7 +86,9 @@ const transport = new StdioClientTransport({
 });
 await client.connect(transport);
 const pid = transport.pid;
-const call = () => client.callTool({ name: 's0_probe', arguments: {} });
+const call = REMOTE
+  ? () => client.callTool({ name: 's0_echo', arguments: { text: 'benchmark payload 0123456789' } })
+  : () => client.callTool({ name: 's0_probe', arguments: {} });
 for (let i = 0; i < WARM; i++) await call();
 
 async function measure(callers) {
@@ -91,12 +125,14 @@ async function measure(callers) {
 
 const result = { sequential: await measure(1), eight_callers: await measure(8) };
 await client.close();
+remote?.child.kill();
 await rm(home, { recursive: true, force: true });
 console.log(
   JSON.stringify(
     {
       ...result,
       settings: {
+        upstream: REMOTE ? 'remote' : 'contained',
         warm: WARM,
         calls: CALLS,
         node_args: NODE_ARGS,

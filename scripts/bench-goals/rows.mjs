@@ -33,12 +33,19 @@ const why = (input, what) =>
 
 /**
  * The anchor for "5 servers": 5 concurrent `docker run -i` to ready. Another slice adds it to
- * containers.bench's `ready_ms`; its key is read by meaning (five + docker/direct), not one name.
+ * containers.bench's `ready_ms`; its key is read by meaning (five + docker/direct) when it is
+ * not the expected name.
  */
 export function fiveDockerRunReady(readyMs) {
   if (!readyMs || typeof readyMs !== 'object') return undefined;
-  for (const [key, value] of Object.entries(readyMs)) {
-    if (/five/.test(key) && /(docker|direct)/.test(key) && !/ratio/.test(key)) {
+  // `five_direct_docker_run` is its name (perf-ready); ratios (`…_vs_…`, `ratio…`) and the
+  // baseline's figures are not the anchor.
+  const keys = Object.keys(readyMs).sort((a, b) =>
+    a === 'five_direct_docker_run' ? -1 : b === 'five_direct_docker_run' ? 1 : 0,
+  );
+  for (const key of keys) {
+    const value = readyMs[key];
+    if (/five/.test(key) && /(docker|direct)/.test(key) && !/ratio|_vs_|baseline/.test(key)) {
       const v = typeof value === 'number' ? value : (num(value, 'ms') ?? num(value, 'median'));
       if (v !== undefined) return { key, ms: v };
     }

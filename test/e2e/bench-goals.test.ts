@@ -108,7 +108,15 @@ describe('goals bench rows', () => {
     expect(byId(goalRows(all))['ready-five']).toMatchObject({ verdict: 'n/a' });
     expect(byId(goalRows(all))['ready-five']?.note).toMatch(/5-concurrent/);
     const withAnchor = containers({
-      ready_ms: { one: 1100, five: 2400, direct_docker_run: 1000, direct_docker_run_five: 2500 },
+      // The shape containers.bench reports it in: ratios beside the anchor are not the anchor.
+      ready_ms: {
+        ready_five_vs_five_docker_run: 0.5,
+        baseline_five_vs_five_docker_run: 0.7,
+        one: 1100,
+        five: 2400,
+        direct_docker_run: 1000,
+        five_direct_docker_run: 2500,
+      },
     });
     const five = byId(goalRows({ ...all, containers: withAnchor }))['ready-five'];
     expect(five?.measure).toBeCloseTo(0.96, 6);

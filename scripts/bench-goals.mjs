@@ -5,7 +5,7 @@
 // ratio or limit, goal, met / NOT met (n/a with the reason when a figure is missing). The same
 // rows and every sub-bench's raw JSON go to bench-results/goals.json.
 //   npm run bench                        full run
-//   BENCH_QUICK=1 npm run bench          smoke run (~3 minutes; figures are rougher)
+//   BENCH_QUICK=1 npm run bench          smoke run (~3 minutes on a quiet machine; rougher figures)
 //   BENCH_GOALS_ONLY=containers,egress   only the named steps (names as printed, prefix match)
 //   BENCH_GOALS_OUT=path.json            where the JSON goes
 // Exit code: 0 when every sub-bench ran (goals not met are reported, not failed); 1 when one

@@ -1,5 +1,5 @@
 // The sub-benches the goals bench runs, in order, each as a child process with its sizes (full:
-// the whole run within ~15 minutes on 2 cores; quick, BENCH_QUICK=1: a ~3-minute smoke run),
+// the whole run within ~15 minutes on 2 cores; quick, BENCH_QUICK=1: a smoke run of a few minutes),
 // what it needs, and which input of goalRows (rows.mjs) its output feeds.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

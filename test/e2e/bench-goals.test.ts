@@ -42,6 +42,7 @@ describe('goals bench rows', () => {
   it('judges each goal by its own figures against its own limit', () => {
     const r = byId(goalRows(all));
     expect(r['cpu-contained-sequential']?.verdict).toBe('met'); // 480 ≤ 500
+    expect(r['cpu-contained-sequential']?.ratio).toBe('480 <= 500');
     expect(r['cpu-contained-eight_callers']?.verdict).toBe('NOT met'); // 520 > 500
     expect(r['cpu-remote']?.verdict).toBe('met'); // 450 µs
     // 1.5 ms against 0.7 + 0.6 + 0.3 = 1.6 ms
@@ -124,9 +125,14 @@ describe('goals bench rows', () => {
   });
 
   it('keeps floor rows informational', () => {
-    const r = byId(goalRows({ ...all, callCpuTmpfs: callCpu(300, 250) }));
+    const containersTmpfs = {
+      call_ms: { gateway: { p50: 1.2 }, direct_docker_run: { p50: 0.75 } },
+    };
+    const r = byId(goalRows({ ...all, callCpuTmpfs: callCpu(300, 250), containersTmpfs }));
     expect(r['floor-cpu-tmpfs']).toMatchObject({ verdict: 'info', value: 300 });
     expect(r['floor-cpu-bare-attach']?.verdict).toBe('n/a');
+    expect(r['floor-p50-tmpfs']).toMatchObject({ verdict: 'info', ratio: '+0.450 ms' });
+    expect(r['floor-p50-tmpfs']?.measure).toBeCloseTo(0.45, 6);
   });
 
   it('reads --version and node -e 0 from the startup bench table', () => {

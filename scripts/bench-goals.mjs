@@ -36,6 +36,14 @@ function childEnv(extra) {
   return { ...env, TURBO_TELEMETRY_DISABLED: '1', ...extra };
 }
 
+/** The step running now, so Ctrl-C can stop its process group. */
+let current;
+function stopGroup(child) {
+  try {
+    process.kill(-child.pid, 'SIGTERM');
+  } catch {}
+}
+
 /** Runs one step; resolves { stdout } or rejects with what went wrong (its stderr's tail). */
 function runStep(step) {
   return new Promise((resolveStep, reject) => {
@@ -43,7 +51,11 @@ function runStep(step) {
       cwd: step.cwd,
       env: childEnv(step.env),
       stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group: a timeout or Ctrl-C stops the bench and what it started (servers,
+      // `mcp serve`, `docker run` clients), not only the bench's own process.
+      detached: true,
     });
+    current = child;
     let stdout = '';
     let tail = '';
     child.stdout.on('data', (d) => {
@@ -53,13 +65,21 @@ function runStep(step) {
       tail = (tail + d).slice(-2000);
       for (const line of String(d).split('\n')) if (line.trim()) say(`  [${step.name}] ${line}`);
     });
-    const timer = setTimeout(() => child.kill('SIGTERM'), STEP_TIMEOUT_MS);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      stopGroup(child);
+    }, STEP_TIMEOUT_MS);
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
+      current = undefined;
       if (code === 0) return resolveStep({ stdout });
       const last = tail.trim().split('\n').slice(-3).join(' / ');
-      reject(new Error(`exit ${code ?? signal}${last ? `: ${last}` : ''}`));
+      const how = timedOut
+        ? `stopped after ${STEP_TIMEOUT_MS / 1000} s (BENCH_GOALS_STEP_TIMEOUT_S)`
+        : `exit ${code ?? signal}`;
+      reject(new Error(`${how}${last ? `: ${last}` : ''}`));
     });
   });
 }
@@ -78,6 +98,13 @@ const dirs = {
   disk: mkdtempSync(join(tmpdir(), 'rf-bench-goals-')),
   ...(prereqs.shm.ok ? { shm: mkdtempSync('/dev/shm/rf-bench-goals-') } : {}),
 };
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    if (current) stopGroup(current);
+    for (const dir of Object.values(dirs)) rmSync(dir, { recursive: true, force: true });
+    process.exit(130);
+  });
+}
 const steps = plan({ repo, quick, dirs, prereqs }).filter(
   (s) => !only || only.some((o) => s.name.startsWith(o)),
 );

@@ -8,10 +8,11 @@
 //   BENCH_QUICK=1 npm run bench          smoke run (~3 minutes on a quiet machine; rougher figures)
 //   BENCH_GOALS_ONLY=containers,egress   only the named steps (names as printed, prefix match)
 //   BENCH_GOALS_OUT=path.json            where the JSON goes
+//   node scripts/bench-goals.mjs --from bench-results/goals.json   the table again, no measuring
 // Exit code: 0 when every sub-bench ran (goals not met are reported, not failed); 1 when one
 // failed; a missing prerequisite skips its rows and says how to get it.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -82,6 +83,15 @@ function runStep(step) {
       reject(new Error(`${how}${last ? `: ${last}` : ''}`));
     });
   });
+}
+
+// `--from FILE`: the table again from a run's JSON (its sub-benches' figures), without measuring.
+if (process.argv[2] === '--from') {
+  const saved = JSON.parse(readFileSync(resolve(process.argv[3] ?? out), 'utf8'));
+  if (!saved.inputs) throw new Error(`${process.argv[3]}: no inputs (written by an older harness)`);
+  console.log(`issue 26 goals, from ${saved.date} (${saved.quick ? 'quick' : 'full'}, ${saved.seconds} s)\n`);
+  console.log(formatTable(goalRows(saved.inputs)));
+  process.exit(0);
 }
 
 const prereqs = checkPrerequisites(repo);
@@ -175,6 +185,7 @@ writeFileSync(
       prerequisites: prereqs,
       failures,
       rows,
+      inputs,
       sub_benches: raw,
     },
     null,

@@ -66,7 +66,15 @@ export function parseStartup(text) {
 }
 
 const f = (x, digits = 2) =>
-  x === undefined ? 'n/a' : Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(digits);
+  x === undefined
+    ? 'n/a'
+    : Number.isInteger(x)
+      ? String(x)
+      : Math.abs(x) >= 100
+        ? x.toFixed(0)
+        : x.toFixed(digits);
+/** A compared quantity: 3 decimals at most, none from 100 up, no trailing zeros (0.888, 1.2, 2320). */
+const g = (x) => String(Number(x.toFixed(Math.abs(x) >= 100 ? 0 : 3)));
 const verdict = (ok) => (ok ? 'met' : 'NOT met');
 
 /** A row: `value` compared with `limit` by `cmp` ('<=' or '>='); n/a when either is missing. */
@@ -77,7 +85,7 @@ function row({ id, figure, ringfence, anchor, measure, limit, cmp, goal, unit, r
     figure,
     ringfence: ringfence === undefined ? 'n/a' : `${f(ringfence)}${unit ? ` ${unit}` : ''}`,
     anchor: anchor ?? '—',
-    ratio: measure === undefined ? 'n/a' : cmp ? `${f(measure)} ${cmp} ${f(limit)}` : (shown ?? '—'),
+    ratio: measure === undefined ? 'n/a' : cmp ? `${g(measure)} ${cmp} ${g(limit)}` : (shown ?? '—'),
     goal,
     verdict: !known ? 'n/a' : info ? 'info' : verdict(cmp === '<=' ? measure <= limit : measure >= limit),
     ...(!known && reason ? { note: reason } : {}),
@@ -350,10 +358,7 @@ export function goalRows(inputs) {
       figure: 'floor: contained call p50, audit on tmpfs',
       ringfence: tmpfsP50,
       unit: 'ms',
-      anchor:
-        tmpfsDocker === undefined
-          ? undefined
-          : `docker run -i ${f(tmpfsDocker, 3)} ms (+0.3 = goal w/o sync)`,
+      anchor: tmpfsDocker === undefined ? undefined : `docker run -i ${f(tmpfsDocker, 3)} ms`,
       measure: tmpfsP50 !== undefined && tmpfsDocker !== undefined ? tmpfsP50 - tmpfsDocker : undefined,
       shown:
         tmpfsP50 !== undefined && tmpfsDocker !== undefined

@@ -59,6 +59,18 @@ export function plan({ repo, quick, dirs, prereqs }) {
       parse: jsonOut,
     },
     {
+      name: 'call-cpu (remote)',
+      input: 'callCpuRemote',
+      cwd: gateway,
+      args: ['bench/call-cpu.bench.mjs'],
+      env: callCpu({ BENCH_UPSTREAM: 'remote' }),
+      needs: [],
+      unavailable: callCpuSource.includes('BENCH_UPSTREAM')
+        ? undefined
+        : 'call-cpu.bench.mjs has no BENCH_UPSTREAM=remote',
+      parse: jsonOut,
+    },
+    {
       name: 'call-cpu (audit on tmpfs)',
       input: 'callCpuTmpfs',
       cwd: gateway,

@@ -96,59 +96,54 @@ function row({ id, figure, ringfence, anchor, measure, limit, cmp, goal, unit, r
 }
 
 /**
- * inputs: { callCpu, callCpuTmpfs, callCpuBare, containers, containersTmpfs, fdatasync, calls,
+ * inputs: { callCpu, callCpuRemote, callCpuTmpfs, callCpuBare, containers, containersTmpfs, fdatasync, calls,
  * egress, startup, auditVerify }, each the sub-bench's parsed JSON (startup: parseStartup's
  * object), or { skipped | failed: reason }, or undefined.
  */
 export function goalRows(inputs) {
-  const { callCpu, callCpuTmpfs, callCpuBare, containers, containersTmpfs, fdatasync } = inputs;
+  const { callCpu, callCpuRemote, callCpuTmpfs, callCpuBare, containers, containersTmpfs } = inputs;
+  const { fdatasync } = inputs;
   const { calls, egress, startup, auditVerify } = inputs;
   const rows = [];
   const cpuLimit = GOALS.cpuPerCallUs;
 
-  for (const [key, label] of [
-    ['sequential', 'sequential'],
-    ['eight_callers', '8 callers'],
+  // call-cpu.bench: the contained path (probe image) and, with BENCH_UPSTREAM=remote, the remote
+  // one (a streamable-HTTP server on loopback), each warmed, sequential and 8 callers.
+  for (const [input, path, what] of [
+    [callCpu, 'contained', 'call-cpu figures'],
+    [callCpuRemote, 'remote', 'call-cpu remote figures'],
   ]) {
-    const us = num(callCpu, key, 'cpu_us_per_call');
-    const split = ['main_thread_user_us', 'main_thread_system_us', 'other_threads_us'].map((k) =>
-      num(callCpu, key, k),
-    );
-    rows.push(
-      row({
-        id: `cpu-contained-${key}`,
-        figure: `gateway CPU per call, contained, ${label}`,
-        ringfence: us,
-        unit: 'µs',
-        // Where it goes: the main thread's user and system time, then every other thread's.
-        anchor: split.includes(undefined)
-          ? undefined
-          : `main ${f(split[0])} usr + ${f(split[1])} sys, other threads ${f(split[2])} µs`,
-        measure: us,
-        cmp: '<=',
-        limit: cpuLimit,
-        goal: `≤ ${cpuLimit} µs`,
-        reason: why(callCpu, 'call-cpu figures'),
-      }),
-    );
+    for (const [key, label] of [
+      ['sequential', 'sequential'],
+      ['eight_callers', '8 callers'],
+    ]) {
+      const us = num(input, key, 'cpu_us_per_call');
+      const split = ['main_thread_user_us', 'main_thread_system_us', 'other_threads_us'].map((k) =>
+        num(input, key, k),
+      );
+      rows.push(
+        row({
+          id: `cpu-${path}-${key}`,
+          figure: `gateway CPU per call, ${path}, ${label}`,
+          ringfence: us,
+          unit: 'µs',
+          // Where it goes: the main thread's user and system time, then every other thread's.
+          anchor: split.includes(undefined)
+            ? undefined
+            : `main ${f(split[0])} usr + ${f(split[1])} sys, other threads ${f(split[2])} µs`,
+          measure: us,
+          cmp: '<=',
+          limit: cpuLimit,
+          goal: `≤ ${cpuLimit} µs`,
+          reason: why(input, what),
+        }),
+      );
+    }
   }
+  // calls.bench: the remote path beside supergateway (its own mix of sequential and 8 callers).
   const remoteMs = num(calls, 'summary', 'ringfence_stdio', 'cpu_ms_per_call');
   const remoteUs = remoteMs === undefined ? undefined : remoteMs * 1000;
   const sgMs = num(calls, 'summary', 'supergateway_stdio', 'cpu_ms_per_call');
-  rows.push(
-    row({
-      id: 'cpu-remote',
-      figure: 'gateway CPU per call, remote (stdio)',
-      ringfence: remoteUs,
-      unit: 'µs',
-      anchor: sgMs === undefined ? undefined : `supergateway ${f(sgMs * 1000)} µs`,
-      measure: remoteUs,
-      cmp: '<=',
-      limit: cpuLimit,
-      goal: `≤ ${cpuLimit} µs`,
-      reason: why(calls, 'calls figures'),
-    }),
-  );
 
   const gwP50 = num(containers, 'call_ms', 'gateway', 'p50');
   const dockerP50 = num(containers, 'call_ms', 'direct_docker_run', 'p50');

@@ -145,7 +145,7 @@ export function plan({ repo, quick, dirs, prereqs }) {
       input: 'auditVerify',
       cwd: gateway,
       args: ['bench/audit-verify.bench.mjs'],
-      env: { ENTRIES: size(1_000_000, 200_000), ROUNDS: size(5, 2) },
+      env: { ENTRIES: size(1_000_000, 200_000), ROUNDS: size(3, 2) },
       needs: [],
       parse: jsonOut,
     },

@@ -10,7 +10,8 @@
 //  - with BENCH_BASELINE=<a built checkout> (e.g. /work/main), that checkout's --version, --help
 //    and serve-ready in the same interleaved rounds, so a change is judged under the same load.
 //   node bench/startup.bench.mjs            ROUNDS=3 BENCH_BASELINE=/work/main node bench/startup.bench.mjs
-//   BENCH_CONTAINERS=0 leaves out the container rows (no engine needed).
+//   BENCH_CONTAINERS=0 leaves out the container rows (no engine needed); BENCH_COMMAND_LOADS=0
+//   leaves out the per-command load rows (the goals bench wants --version only, quickly).
 import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -30,6 +31,7 @@ const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const BASELINE = process.env.BENCH_BASELINE;
 const baselineCli = BASELINE && join(BASELINE, 'packages/cli/bin/run.js');
 const CONTAINERS = process.env.BENCH_CONTAINERS !== '0';
+const COMMAND_LOADS = process.env.BENCH_COMMAND_LOADS !== '0';
 
 const ms = (start) => Number(process.hrtime.bigint() - start) / 1e6;
 const shuffle = (xs) => {
@@ -161,7 +163,7 @@ try {
           },
         ]
       : []),
-    ...commands.map((c) => ({ name: `load: ${c.id}`, run: () => importMs(c.file) })),
+    ...(COMMAND_LOADS ? commands : []).map((c) => ({ name: `load: ${c.id}`, run: () => importMs(c.file) })),
   ];
   const samples = Object.fromEntries(variants.map((v) => [v.name, []]));
   for (const v of variants) await v.run(); // warm the page cache (and pin the tools once)

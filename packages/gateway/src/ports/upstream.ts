@@ -210,6 +210,11 @@ export interface CallOptions {
    * caller is not known to answer anything (a task in the background, a completion).
    */
   readonly clientCapabilities?: ClientGrants;
+  /**
+   * Whose call this is (`ports/call-owner.ts`): the session a server request on this call's own
+   * answer stream goes to. Named on the call, so it survives any await before the call starts.
+   */
+  readonly owner?: object;
 }
 
 /** What a retry of a 2026 server's call carries back to it (both absent on a first call). */

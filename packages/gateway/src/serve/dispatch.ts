@@ -40,6 +40,8 @@ export interface DispatchContext {
    * further by its registration. Absent: the caller answers nothing.
    */
   readonly clientCapabilities?: ClientGrants;
+  /** Whose request it is (`ports/call-owner.ts`): where the server's requests during it may go. */
+  readonly owner?: object;
 }
 
 type Listed = Record<string, unknown>[];
@@ -85,6 +87,7 @@ const forwarding = (context: DispatchContext) => ({
   ...(context.traceparent ? { traceparent: context.traceparent } : {}),
   ...(context.upstreamInput ? { upstreamInput: context.upstreamInput } : {}),
   ...(context.clientCapabilities ? { clientCapabilities: context.clientCapabilities } : {}),
+  ...(context.owner ? { owner: context.owner } : {}),
 });
 
 /**

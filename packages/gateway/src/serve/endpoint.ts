@@ -157,6 +157,8 @@ export function createEndpointServer(
       ...(onProgress ? { onProgress } : {}),
       ...(traceparent ? { traceparent } : {}),
       clientCapabilities: declaredBy(extra),
+      // Whose request it is (ports/call-owner.ts): this session, unless a 2026 round names its own.
+      owner: sink,
     };
   };
   // What this client declared it can answer, as booleans (never its raw object): a 2026 client's
@@ -289,7 +291,7 @@ export function createEndpointServer(
           () =>
             run(
               { ...caller(), ...(ask ? { ask } : {}) },
-              { ...forwarding(params, extra), signal, upstreamInput: upstream },
+              { ...forwarding(params, extra), signal, upstreamInput: upstream, owner: callSink },
             ),
           callSink,
         ),

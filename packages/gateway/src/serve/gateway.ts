@@ -7,7 +7,6 @@ import { SecretScanner } from '../credentials/scan/scanner.js';
 import type { DefinitionKind } from '../pins/kinds.js';
 import type { PinStore } from '../pins/store.js';
 import type { AuditSink } from '../ports/audit.js';
-import { asOwner } from '../ports/call-owner.js';
 import type { Caller, CallToolResult } from '../ports/caller.js';
 import type { CallObserver } from '../ports/observer.js';
 import { LOCAL_ONLY, type PolicyView } from '../ports/policy.js';
@@ -229,8 +228,10 @@ export class Gateway extends EventEmitter<{
     this.busy.set(server, (this.busy.get(server) ?? 0) + 1);
     const release = sink ? this.serverRequests.busy(server, sink) : undefined;
     try {
-      // The session is the call's owner: a server request on that call's own stream goes to it.
-      return await (sink ? asOwner(sink, work) : work());
+      // The session is the call's owner: the caller names it on the request (`owner`), where the
+      // upstream call starts (ports/call-owner.ts), so a server request on that call's own stream
+      // goes to it.
+      return await work();
     } finally {
       release?.();
       const left = (this.busy.get(server) ?? 1) - 1;
@@ -307,7 +308,12 @@ export class Gateway extends EventEmitter<{
     return dispatchToolTask(
       this.dispatchDeps,
       { name, arguments: args },
-      { caller, protocolVersion, ...(options.signal ? { signal: options.signal } : {}) },
+      {
+        caller,
+        protocolVersion,
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.sink ? { owner: options.sink } : {}),
+      },
       this.tasks,
       {
         ...(options.ttlMs !== undefined ? { ttlMs: options.ttlMs } : {}),

@@ -26,7 +26,7 @@ export async function readThrough(
     protocolVersion: string | undefined;
     call: Pick<
       ForwardedRequest,
-      'signal' | 'onProgress' | 'traceparent' | 'upstreamInput' | 'clientCapabilities'
+      'signal' | 'onProgress' | 'traceparent' | 'upstreamInput' | 'clientCapabilities' | 'owner'
     >;
   },
 ): Promise<ReadResult> {

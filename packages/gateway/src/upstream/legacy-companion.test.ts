@@ -132,4 +132,23 @@ describe('a server request on a call’s own answer stream is that call’s', ()
       expect(request.owner).toBe(message === 'for alice' ? alice : bob);
     }
   });
+
+  it('the owner named on the call (as the gateway names it) goes with it, across the companion’s wait', async () => {
+    const { server, upstream, asked } = await started();
+    const side = upstream.forCaller('legacy');
+    // Not settled first: the companion opens after an await, where no context would survive.
+    const gate = server.hold();
+    const alice = { who: 'alice' };
+    const bob = { who: 'bob' };
+    const a = side.callTool('ask', { label: 'for alice' }, { owner: alice });
+    const b = side.callTool('ask', { label: 'for bob' }, { owner: bob });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    gate.open();
+    await Promise.all([a, b]);
+    expect(asked).toHaveLength(2);
+    for (const request of asked) {
+      const message = (request.params as { message: string }).message;
+      expect(request.owner).toBe(message === 'for alice' ? alice : bob);
+    }
+  });
 });

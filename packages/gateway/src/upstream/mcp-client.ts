@@ -416,7 +416,7 @@ export class UpstreamClient {
     const relayed = options.upstreamInput !== undefined && this.era() === 'modern' && !options.viaTask;
     const retry = relayed ? retryParams(options.upstreamInput!) : {};
     // Read once, as the call starts (see ports/call-owner.ts).
-    const owner = currentOwner();
+    const owner = options.owner ?? currentOwner();
     return this.calls.run(
       (token, signal) => {
         if (owner) this.owners.set(token, owner);

@@ -1,6 +1,7 @@
 import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { canonicalForm, type PrecomputedDigest } from '../../audit/format.js';
 import { WireError } from '../../errors.js';
+import { startingAs } from '../../ports/call-owner.js';
 import { AskDeferred, type CallToolResult } from '../../ports/caller.js';
 import { MissingClientCapability, UpstreamError } from '../../ports/errors.js';
 import type { CallObservation } from '../../ports/observer.js';
@@ -196,7 +197,8 @@ export async function decideForward(
       ...(verdict.secrets ? { secrets: verdict.secrets } : {}),
     },
     digest,
-    forward: (options) => steps.forward(request, args, options),
+    // The owner is current while the upstream call starts, where an upstream reads it.
+    forward: (options) => startingAs(request.owner, () => steps.forward(request, args, options)),
   };
 }
 
@@ -346,6 +348,7 @@ export function callOptions(deps: PipelineDeps, request: ForwardedRequest, forwa
     ...(traceparent ? { traceparent } : {}),
     ...(request.upstreamInput ? { upstreamInput: request.upstreamInput } : {}),
     ...(request.clientCapabilities ? { clientCapabilities: request.clientCapabilities } : {}),
+    ...(request.owner ? { owner: request.owner } : {}),
     ...(cap !== undefined
       ? { cap: { ms: cap * 1000, source: `the organisation policy (mcp[].max_call_seconds for ${server})` } }
       : {}),

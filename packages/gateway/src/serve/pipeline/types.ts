@@ -42,6 +42,8 @@ interface RequestBase {
   readonly upstreamInput?: UpstreamInput;
   /** What the client declared it can answer: a 2026 server is told it, narrowed (see `CallOptions`). */
   readonly clientCapabilities?: ClientGrants;
+  /** Whose request it is (`ports/call-owner.ts`): named on the upstream call (`CallOptions.owner`). */
+  readonly owner?: object;
 }
 
 export interface ToolCallRequest extends RequestBase {

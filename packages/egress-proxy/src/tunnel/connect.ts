@@ -6,6 +6,7 @@ import { refuseRaw } from '../http/respond.js';
 import { decide } from '../matching/decide.js';
 import { parseConnectTarget } from '../matching/target.js';
 import { dialVetted } from './dial.js';
+import type { DownstreamReader } from './downstream.js';
 
 /**
  * Handles one CONNECT request, read by the proxy's own head reader or by Node's HTTP server (a
@@ -80,7 +81,7 @@ export async function handleConnect(
       address: dialled.address,
       status: 200,
     });
-    relay(ctx, client as Socket, upstream, head, host, port, started, release);
+    relay(ctx, client as Socket, upstream, dialled.reader, head, host, port, started, release);
   } catch {
     release();
     refuse(502, 'internal-error');
@@ -93,6 +94,7 @@ function relay(
   ctx: ProxyContext,
   client: Socket,
   upstream: Socket,
+  reader: DownstreamReader,
   head: Buffer,
   host: string,
   port: number,
@@ -144,7 +146,8 @@ function relay(
   // this relay existed, so pass it on here or the half-close is lost.
   if (client.readableEnded) upstream.end();
   forward(client, upstream);
-  forward(upstream, client);
+  reader.attach(upstream, client);
+  upstream.once('end', () => client.end());
   // The proxy's head reader pauses the client once the head is read, so bytes sent before the 200
   // wait in order behind `head`; a listener alone does not restart an explicitly paused stream.
   client.resume();

@@ -18,7 +18,7 @@ import type { OnReadOpts, Socket } from 'node:net';
  *   the client has one of them pending the next read goes into the other; with both pending the
  *   upstream is paused until the client drains, the same bound as the 'data' path's. A short read
  *   with nothing pending means the upstream is drained, and the tunnel goes back to the shared
- *   buffer (its own are dropped, so a tunnel idle after a download holds nothing either).
+ *   buffer (its own go to a small spare list, so a tunnel idle after a download holds nothing).
  */
 const CHUNK = 64 * 1024;
 
@@ -27,6 +27,14 @@ const shared = Buffer.allocUnsafeSlow(CHUNK);
 
 /** A copy of what the shared buffer's client holds pending beyond this pauses the upstream. */
 const COPY_BOUND = CHUNK;
+
+/**
+ * Pairs of own buffers given back by tunnels whose upstream drained, with nothing of them pending
+ * (so nothing references them): a download's reads alternate full and short, and each switch
+ * back to bulk would otherwise allocate a new pair. Bounded, so at most SPARE_MAX pairs are held.
+ */
+const spare: [Buffer, Buffer][] = [];
+const SPARE_MAX = 8;
 
 export class DownstreamReader {
   private client: Socket | null = null;
@@ -71,7 +79,7 @@ export class DownstreamReader {
     client.write(Buffer.from(buffer.subarray(0, n)));
     // A read that fills the shared buffer: more is waiting, this is a bulk transfer.
     if (n === CHUNK && this.own === null) {
-      this.own = [Buffer.allocUnsafeSlow(CHUNK), Buffer.allocUnsafeSlow(CHUNK)];
+      this.own = spare.pop() ?? [Buffer.allocUnsafeSlow(CHUNK), Buffer.allocUnsafeSlow(CHUNK)];
       this.current = 0;
     }
     return client.writableLength > COPY_BOUND ? this.pauseUntilDrain(client) : true;
@@ -85,7 +93,10 @@ export class DownstreamReader {
     if (pending === 0) {
       // The kernel took it all: the same buffer is free for the next read, unless the upstream
       // is drained, in which case the tunnel goes back to holding no buffer of its own.
-      if (n < CHUNK) this.own = null;
+      if (n < CHUNK && this.own !== null) {
+        if (spare.length < SPARE_MAX) spare.push(this.own);
+        this.own = null;
+      }
       return true;
     }
     // Writes complete in order: when more is pending than this chunk, the other buffer is held too.

@@ -2,6 +2,8 @@
 //   npm run bench                      (all workloads, ROUNDS=5)
 //   ROUNDS=3 BULK_MIB=128 npm run bench
 //   BENCH_BASELINE=/work/main npm run bench   (adds `baseline`: that checkout's built proxy, same run)
+// For a harness: BENCH_ROUNDS overrides ROUNDS; the last line on stdout is one JSON object (the
+// goal rows under `goals`, every figure besides), also written to the path in BENCH_JSON if set.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
@@ -21,7 +23,7 @@ import {
   startSquid,
 } from './lib.mjs';
 
-const ROUNDS = Number(process.env.ROUNDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? process.env.ROUNDS ?? 5);
 const BULK_MIB = Number(process.env.BULK_MIB ?? 256);
 const SMALL_REQUESTS = Number(process.env.SMALL_REQUESTS ?? 4000);
 const SMALL_CONCURRENCY = Number(process.env.SMALL_CONCURRENCY ?? 32);
@@ -388,6 +390,13 @@ async function main() {
     }
   }
 
+  results.goals = goalRows(results);
+  say('\ngoals (issue 26), ringfence against squid in this run');
+  for (const [name, g] of Object.entries(results.goals))
+    say(
+      `  ${name.padEnd(20)} ringfence ${fmt(g.ringfence)} vs squid ${fmt(g.squid)} ${g.unit}  ratio ${g.ratio.toFixed(2)} (goal ${g.goal})  ${g.met ? 'met' : 'NOT met'}${g.cpu_ratio !== undefined ? `  [cpu/op ratio ${g.cpu_ratio.toFixed(2)}]` : ''}`,
+    );
+
   await bare.stop();
   for (const s of [source.server, echo.server, origin.server]) {
     s.closeAllConnections?.();
@@ -398,6 +407,46 @@ async function main() {
   writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
   chmodSync(out, 0o644);
   say(`\nwrote ${out}`);
+  if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, `${JSON.stringify(results, null, 2)}\n`);
+  // Last on stdout, one line: what a harness reads.
+  say(JSON.stringify(results));
+}
+
+/**
+ * The issue's goal rows: CONNECT setup p50 at most squid's, bulk throughput at least 0.9x squid's.
+ * Each carries the CPU-per-operation ratio too, the steadier figure on a shared machine.
+ */
+function goalRows(results) {
+  const goals = {};
+  const cpuRatio = (a, b) =>
+    a.cpu_us_per_op !== undefined && b.cpu_us_per_op ? { cpu_ratio: a.cpu_us_per_op / b.cpu_us_per_op } : {};
+  if (results.setup?.squid) {
+    const r = results.setup.ringfence;
+    const q = results.setup.squid;
+    goals.connect_setup_p50 = {
+      unit: 'ms',
+      ringfence: r.median,
+      squid: q.median,
+      ratio: r.median / q.median,
+      goal: '<= 1.0',
+      met: r.median / q.median <= 1.0,
+      ...cpuRatio(r, q),
+    };
+  }
+  if (results.bulk?.squid) {
+    const r = results.bulk.ringfence;
+    const q = results.bulk.squid;
+    goals.bulk_throughput = {
+      unit: 'MiB/s',
+      ringfence: r.median,
+      squid: q.median,
+      ratio: r.median / q.median,
+      goal: '>= 0.9',
+      met: r.median / q.median >= 0.9,
+      ...cpuRatio(r, q),
+    };
+  }
+  return goals;
 }
 
 main().then(

@@ -245,6 +245,8 @@ async function main() {
   const echoTarget = `bench.test:${echo.port}`;
   const ringfence = await startRingfence([bulkTarget, echoTarget, `bench.test:${origin.port}`]);
   const bare = await startBareRelay(source.port);
+  // The floor of a CONNECT setup in Node: the head read, a dial, the 200, no checks, no log.
+  const bareConnect = await startBareRelay(echo.port, true);
   const baseline = BASELINE
     ? await startRingfence([bulkTarget, echoTarget, `bench.test:${origin.port}`], BASELINE)
     : null;
@@ -338,6 +340,11 @@ async function main() {
     const setupVariants = withBaseline(
       [
         { name: 'direct', run: () => setupOnce(echo.port) },
+        {
+          name: 'bare-connect',
+          pid: bareConnect.proc.pid,
+          run: () => setupOnce(bareConnect.port, echoTarget),
+        },
         { name: 'ringfence', pid: ringfence.proc.pid, run: () => setupOnce(ringfence.port, echoTarget) },
       ],
       (port) => setupOnce(port, echoTarget),
@@ -361,6 +368,10 @@ async function main() {
     if (baseline)
       say(
         `  ratio ringfence/baseline = ${(results.setup.ringfence.median / results.setup.baseline.median).toFixed(2)}`,
+      );
+    if (squid)
+      say(
+        `  floor: bare-connect/squid = ${(results.setup['bare-connect'].median / results.setup.squid.median).toFixed(2)} (a Node CONNECT relay with no checks)`,
       );
   }
 
@@ -394,10 +405,11 @@ async function main() {
   say('\ngoals (issue 26), ringfence against squid in this run');
   for (const [name, g] of Object.entries(results.goals))
     say(
-      `  ${name.padEnd(20)} ringfence ${fmt(g.ringfence)} vs squid ${fmt(g.squid)} ${g.unit}  ratio ${g.ratio.toFixed(2)} (goal ${g.goal})  ${g.met ? 'met' : 'NOT met'}${g.cpu_ratio !== undefined ? `  [cpu/op ratio ${g.cpu_ratio.toFixed(2)}]` : ''}`,
+      `  ${name.padEnd(20)} ringfence ${figure(g, g.ringfence)} vs squid ${figure(g, g.squid)} ${g.unit}  ratio ${g.ratio.toFixed(2)} (goal ${g.goal})  ${g.met ? 'met' : 'NOT met'}${g.cpu_ratio !== undefined ? `  [cpu/op ratio ${g.cpu_ratio.toFixed(2)}]` : ''}${floorNote(g)}`,
     );
 
   await bare.stop();
+  await bareConnect.stop();
   for (const s of [source.server, echo.server, origin.server]) {
     s.closeAllConnections?.();
     s.close();
@@ -411,6 +423,13 @@ async function main() {
   // Last on stdout, one line: what a harness reads.
   say(JSON.stringify(results));
 }
+
+const figure = (g, x) => (g.unit === 'ms' ? x.toFixed(3) : fmt(x));
+
+const floorNote = (g) => {
+  const floor = g.floor_bare_connect_ratio ?? g.floor_bare_relay_ratio;
+  return floor === undefined ? '' : `  [bare Node floor ${floor.toFixed(2)}]`;
+};
 
 /**
  * The issue's goal rows: CONNECT setup p50 at most squid's, bulk throughput at least 0.9x squid's.
@@ -431,6 +450,9 @@ function goalRows(results) {
       goal: '<= 1.0',
       met: r.median / q.median <= 1.0,
       ...cpuRatio(r, q),
+      ...(results.setup['bare-connect']
+        ? { floor_bare_connect_ratio: results.setup['bare-connect'].median / q.median }
+        : {}),
     };
   }
   if (results.bulk?.squid) {
@@ -444,6 +466,9 @@ function goalRows(results) {
       goal: '>= 0.9',
       met: r.median / q.median >= 0.9,
       ...cpuRatio(r, q),
+      ...(results.bulk['bare-relay']
+        ? { floor_bare_relay_ratio: results.bulk['bare-relay'].median / q.median }
+        : {}),
     };
   }
   return goals;

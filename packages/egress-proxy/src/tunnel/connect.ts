@@ -147,15 +147,20 @@ function relay(
   if (client.readableEnded) upstream.end();
   forward(client, upstream);
   reader.attach(upstream, client);
-  upstream.once('end', () => client.end());
+  // Read with onread, the upstream emits 'end' without waiting for anyone to consume bytes: an
+  // end that came before this relay existed is passed on here, after the early bytes.
+  if (upstream.readableEnded) client.end();
+  else upstream.once('end', () => client.end());
   // The proxy's head reader pauses the client once the head is read, so bytes sent before the 200
   // wait in order behind `head`; a listener alone does not restart an explicitly paused stream.
   client.resume();
 }
 
 /**
- * pipe() without its bookkeeping (six listeners and unpipe handling per direction): data with
- * backpressure, and end() on end, which is exactly a half-close. Errors are handled above.
+ * The client → upstream half: pipe() without its bookkeeping (six listeners and unpipe handling
+ * per direction): data with backpressure, and end() on end, which is exactly a half-close. Errors
+ * are handled above. (The upstream → client half is the DownstreamReader, downstream.ts: only a
+ * socket we dial can be read with `onread`, and downloads are where the bytes are.)
  */
 function forward(from: Socket, to: Socket): void {
   const resume = () => from.resume();

@@ -437,40 +437,42 @@ const floorNote = (g) => {
  */
 function goalRows(results) {
   const goals = {};
-  const cpuRatio = (a, b) =>
-    a.cpu_us_per_op !== undefined && b.cpu_us_per_op ? { cpu_ratio: a.cpu_us_per_op / b.cpu_us_per_op } : {};
-  if (results.setup?.squid) {
-    const r = results.setup.ringfence;
-    const q = results.setup.squid;
-    goals.connect_setup_p50 = {
-      unit: 'ms',
+  // One row: ringfence against squid in one workload, with the bare Node floor when it ran.
+  const row = (variants, unit, goal, met, floorName, floorKey) => {
+    const r = variants.ringfence;
+    const q = variants.squid;
+    const ratio = r.median / q.median;
+    return {
+      unit,
       ringfence: r.median,
       squid: q.median,
-      ratio: r.median / q.median,
-      goal: '<= 1.0',
-      met: r.median / q.median <= 1.0,
-      ...cpuRatio(r, q),
-      ...(results.setup['bare-connect']
-        ? { floor_bare_connect_ratio: results.setup['bare-connect'].median / q.median }
+      ratio,
+      goal,
+      met: met(ratio),
+      ...(r.cpu_us_per_op !== undefined && q.cpu_us_per_op
+        ? { cpu_ratio: r.cpu_us_per_op / q.cpu_us_per_op }
         : {}),
+      ...(variants[floorName] ? { [floorKey]: variants[floorName].median / q.median } : {}),
     };
-  }
-  if (results.bulk?.squid) {
-    const r = results.bulk.ringfence;
-    const q = results.bulk.squid;
-    goals.bulk_throughput = {
-      unit: 'MiB/s',
-      ringfence: r.median,
-      squid: q.median,
-      ratio: r.median / q.median,
-      goal: '>= 0.9',
-      met: r.median / q.median >= 0.9,
-      ...cpuRatio(r, q),
-      ...(results.bulk['bare-relay']
-        ? { floor_bare_relay_ratio: results.bulk['bare-relay'].median / q.median }
-        : {}),
-    };
-  }
+  };
+  if (results.setup?.squid)
+    goals.connect_setup_p50 = row(
+      results.setup,
+      'ms',
+      '<= 1.0',
+      (x) => x <= 1.0,
+      'bare-connect',
+      'floor_bare_connect_ratio',
+    );
+  if (results.bulk?.squid)
+    goals.bulk_throughput = row(
+      results.bulk,
+      'MiB/s',
+      '>= 0.9',
+      (x) => x >= 0.9,
+      'bare-relay',
+      'floor_bare_relay_ratio',
+    );
   return goals;
 }
 

@@ -116,9 +116,11 @@ export async function startRingfence(allow, bundle = BUNDLE) {
   return { proc, port, pids: () => [proc.pid], stop: () => stopProc(proc) };
 }
 
-export async function startBareRelay(targetPort) {
+/** A bare Node relay to `targetPort`; with `speaksConnect`, it answers a CONNECT head first. */
+export async function startBareRelay(targetPort, speaksConnect = false) {
+  const args = [join(HERE, 'bare-relay.mjs'), String(targetPort), ...(speaksConnect ? ['--connect'] : [])];
   const proc = track(
-    spawn(process.execPath, [join(HERE, 'bare-relay.mjs'), String(targetPort)], {
+    spawn(process.execPath, args, {
       stdio: ['ignore', 'ignore', 'pipe'],
     }),
   );

@@ -2,6 +2,8 @@
 //   npm run bench                      (all workloads, ROUNDS=5)
 //   ROUNDS=3 BULK_MIB=128 npm run bench
 //   BENCH_BASELINE=/work/main npm run bench   (adds `baseline`: that checkout's built proxy, same run)
+// For a harness: BENCH_ROUNDS overrides ROUNDS; the last line on stdout is one JSON object (the
+// goal rows under `goals`, every figure besides), also written to the path in BENCH_JSON if set.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
@@ -21,7 +23,7 @@ import {
   startSquid,
 } from './lib.mjs';
 
-const ROUNDS = Number(process.env.ROUNDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? process.env.ROUNDS ?? 5);
 const BULK_MIB = Number(process.env.BULK_MIB ?? 256);
 const SMALL_REQUESTS = Number(process.env.SMALL_REQUESTS ?? 4000);
 const SMALL_CONCURRENCY = Number(process.env.SMALL_CONCURRENCY ?? 32);
@@ -243,6 +245,8 @@ async function main() {
   const echoTarget = `bench.test:${echo.port}`;
   const ringfence = await startRingfence([bulkTarget, echoTarget, `bench.test:${origin.port}`]);
   const bare = await startBareRelay(source.port);
+  // The floor of a CONNECT setup in Node: the head read, a dial, the 200, no checks, no log.
+  const bareConnect = await startBareRelay(echo.port, true);
   const baseline = BASELINE
     ? await startRingfence([bulkTarget, echoTarget, `bench.test:${origin.port}`], BASELINE)
     : null;
@@ -336,6 +340,11 @@ async function main() {
     const setupVariants = withBaseline(
       [
         { name: 'direct', run: () => setupOnce(echo.port) },
+        {
+          name: 'bare-connect',
+          pid: bareConnect.proc.pid,
+          run: () => setupOnce(bareConnect.port, echoTarget),
+        },
         { name: 'ringfence', pid: ringfence.proc.pid, run: () => setupOnce(ringfence.port, echoTarget) },
       ],
       (port) => setupOnce(port, echoTarget),
@@ -359,6 +368,10 @@ async function main() {
     if (baseline)
       say(
         `  ratio ringfence/baseline = ${(results.setup.ringfence.median / results.setup.baseline.median).toFixed(2)}`,
+      );
+    if (squid)
+      say(
+        `  floor: bare-connect/squid = ${(results.setup['bare-connect'].median / results.setup.squid.median).toFixed(2)} (a Node CONNECT relay with no checks)`,
       );
   }
 
@@ -388,7 +401,15 @@ async function main() {
     }
   }
 
+  results.goals = goalRows(results);
+  say('\ngoals (issue 26), ringfence against squid in this run');
+  for (const [name, g] of Object.entries(results.goals))
+    say(
+      `  ${name.padEnd(20)} ringfence ${figure(g, g.ringfence)} vs squid ${figure(g, g.squid)} ${g.unit}  ratio ${g.ratio.toFixed(2)} (goal ${g.goal})  ${g.met ? 'met' : 'NOT met'}${g.cpu_ratio !== undefined ? `  [cpu/op ratio ${g.cpu_ratio.toFixed(2)}]` : ''}${floorNote(g)}`,
+    );
+
   await bare.stop();
+  await bareConnect.stop();
   for (const s of [source.server, echo.server, origin.server]) {
     s.closeAllConnections?.();
     s.close();
@@ -398,6 +419,61 @@ async function main() {
   writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
   chmodSync(out, 0o644);
   say(`\nwrote ${out}`);
+  if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, `${JSON.stringify(results, null, 2)}\n`);
+  // Last on stdout, one line: what a harness reads.
+  say(JSON.stringify(results));
+}
+
+const figure = (g, x) => (g.unit === 'ms' ? x.toFixed(3) : fmt(x));
+
+const floorNote = (g) => {
+  const floor = g.floor_bare_connect_ratio ?? g.floor_bare_relay_ratio;
+  return floor === undefined ? '' : `  [bare Node floor ${floor.toFixed(2)}]`;
+};
+
+/**
+ * The issue's goal rows: CONNECT setup p50 at most squid's, bulk throughput at least 0.9x squid's.
+ * Each carries the CPU-per-operation ratio too, the steadier figure on a shared machine.
+ */
+function goalRows(results) {
+  const goals = {};
+  // One row: ringfence against squid in one workload, with the bare Node floor when it ran.
+  const row = (variants, unit, goal, met, floorName, floorKey) => {
+    const r = variants.ringfence;
+    const q = variants.squid;
+    const ratio = r.median / q.median;
+    return {
+      unit,
+      ringfence: r.median,
+      squid: q.median,
+      ratio,
+      goal,
+      met: met(ratio),
+      ...(r.cpu_us_per_op !== undefined && q.cpu_us_per_op
+        ? { cpu_ratio: r.cpu_us_per_op / q.cpu_us_per_op }
+        : {}),
+      ...(variants[floorName] ? { [floorKey]: variants[floorName].median / q.median } : {}),
+    };
+  };
+  if (results.setup?.squid)
+    goals.connect_setup_p50 = row(
+      results.setup,
+      'ms',
+      '<= 1.0',
+      (x) => x <= 1.0,
+      'bare-connect',
+      'floor_bare_connect_ratio',
+    );
+  if (results.bulk?.squid)
+    goals.bulk_throughput = row(
+      results.bulk,
+      'MiB/s',
+      '>= 0.9',
+      (x) => x >= 0.9,
+      'bare-relay',
+      'floor_bare_relay_ratio',
+    );
+  return goals;
 }
 
 main().then(

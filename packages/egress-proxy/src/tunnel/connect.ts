@@ -6,6 +6,7 @@ import { refuseRaw } from '../http/respond.js';
 import { decide } from '../matching/decide.js';
 import { parseConnectTarget } from '../matching/target.js';
 import { dialVetted } from './dial.js';
+import type { DownstreamReader } from './downstream.js';
 
 /**
  * Handles one CONNECT request, read by the proxy's own head reader or by Node's HTTP server (a
@@ -80,7 +81,7 @@ export async function handleConnect(
       address: dialled.address,
       status: 200,
     });
-    relay(ctx, client as Socket, upstream, head, host, port, started, release);
+    relay(ctx, client as Socket, upstream, dialled.reader, head, host, port, started, release);
   } catch {
     release();
     refuse(502, 'internal-error');
@@ -93,6 +94,7 @@ function relay(
   ctx: ProxyContext,
   client: Socket,
   upstream: Socket,
+  reader: DownstreamReader,
   head: Buffer,
   host: string,
   port: number,
@@ -144,15 +146,21 @@ function relay(
   // this relay existed, so pass it on here or the half-close is lost.
   if (client.readableEnded) upstream.end();
   forward(client, upstream);
-  forward(upstream, client);
+  reader.attach(upstream, client);
+  // Read with onread, the upstream emits 'end' without waiting for anyone to consume bytes: an
+  // end that came before this relay existed is passed on here, after the early bytes.
+  if (upstream.readableEnded) client.end();
+  else upstream.once('end', () => client.end());
   // The proxy's head reader pauses the client once the head is read, so bytes sent before the 200
   // wait in order behind `head`; a listener alone does not restart an explicitly paused stream.
   client.resume();
 }
 
 /**
- * pipe() without its bookkeeping (six listeners and unpipe handling per direction): data with
- * backpressure, and end() on end, which is exactly a half-close. Errors are handled above.
+ * The client → upstream half: pipe() without its bookkeeping (six listeners and unpipe handling
+ * per direction): data with backpressure, and end() on end, which is exactly a half-close. Errors
+ * are handled above. (The upstream → client half is the DownstreamReader, downstream.ts: only a
+ * socket we dial can be read with `onread`, and downloads are where the bytes are.)
  */
 function forward(from: Socket, to: Socket): void {
   const resume = () => from.resume();

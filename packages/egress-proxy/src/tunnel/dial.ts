@@ -1,9 +1,16 @@
 import { connect, type Socket } from 'node:net';
 import type { AddressPolicy } from '../address/policy.js';
 import { canonicalIp } from '../contract/ip.js';
+import { DownstreamReader } from './downstream.js';
 
 export type DialOutcome =
-  | { readonly ok: true; readonly socket: Socket; readonly address: string }
+  | {
+      readonly ok: true;
+      readonly socket: Socket;
+      readonly address: string;
+      /** Reads the socket (see downstream.ts); the relay attaches the client to it. */
+      readonly reader: DownstreamReader;
+    }
   | { readonly ok: false; readonly reason: string; readonly status: number; readonly address?: string };
 
 /**
@@ -53,7 +60,14 @@ function dialOne(
 ): Promise<DialOutcome> {
   return new Promise((resolve) => {
     // allowHalfOpen: a tunnel must carry one direction after the other has ended.
-    const socket = connect({ host: address, port, allowHalfOpen: true, noDelay: true });
+    const reader = new DownstreamReader();
+    const socket = connect({
+      host: address,
+      port,
+      allowHalfOpen: true,
+      noDelay: true,
+      onread: reader.onread,
+    });
     // The socket's own inactivity timer doubles as the connect timeout (one timer, not two).
     const onTimeout = () => {
       socket.destroy();
@@ -69,7 +83,7 @@ function dialOne(
         resolve({ ok: false, reason: problem, status: problem === 'peer-mismatch' ? 502 : 403, address });
         return;
       }
-      resolve({ ok: true, socket, address });
+      resolve({ ok: true, socket, address, reader });
     });
     const onError = () => {
       socket.setTimeout(0);

@@ -14,6 +14,8 @@ const log = (line: string) =>
     `${new Date().toISOString()} reaper of gateway pid ${owner.pid} (session ${owner.session}): ${line}\n`,
   );
 const endpoint = resolveEngineEndpoint(process.env);
+/** When dockerode is loaded if no reap asked for it first: after the gateway's start-up. */
+const WARM_AFTER_MS = 5000;
 // dockerode (most of this process's start) is loaded once the first ping answered, not before
 // it: the gateway creates no container before this process said it reaches the engine, and
 // reaping needs dockerode only once the gateway is gone (or it is loaded then).
@@ -58,10 +60,13 @@ process.stdin.resume();
 try {
   await ping(endpoint);
   process.stdout.write(`${READY_LINE}\n`);
-  // Loaded now, while the gateway runs: a reap then does not wait for it.
-  dockerClient().catch((error: unknown) =>
-    log(`could not load the engine client: ${(error as Error).message}`),
-  );
+  // Loaded once the gateway's start-up is over (not beside it, on the cores it needs), so that a
+  // reap later does not wait for it; a reap before then loads it itself.
+  setTimeout(() => {
+    dockerClient().catch((error: unknown) =>
+      log(`could not load the engine client: ${(error as Error).message}`),
+    );
+  }, WARM_AFTER_MS).unref();
 } catch (error) {
   log(`could not reach the engine, so nothing would be removed: ${(error as Error).message}`);
   process.exit(1);

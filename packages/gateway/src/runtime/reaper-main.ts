@@ -5,6 +5,7 @@
  */
 import { request as httpRequest } from 'node:http';
 import type Docker from 'dockerode';
+import { GatewayError } from '../errors.js';
 import { type EngineEndpoint, resolveEngineEndpoint } from './engine-endpoint.js';
 import { parseOwnerArgs, READY_LINE, REAP_PASS_DELAYS_MS, reapOnce } from './reaper.js';
 
@@ -97,7 +98,12 @@ async function ping(at: EngineEndpoint): Promise<void> {
         res.on('end', () =>
           res.statusCode === 200
             ? resolve()
-            : reject(new Error(`the engine answered its ping with HTTP ${res.statusCode}`)),
+            : reject(
+                new GatewayError(
+                  'ENGINE_UNREACHABLE',
+                  `the engine answered its ping with HTTP ${res.statusCode}`,
+                ),
+              ),
         );
         res.on('error', reject);
       },

@@ -5,7 +5,11 @@
 // MCP client. Rounds are interleaved; medians are quoted.
 // BENCH_BASELINE=/path/to/other/built/checkout adds its `mcp serve` as `baseline` beside this
 // one in the same rounds (a change judged against the code before it under the same load);
-// BENCH_READY=0 skips the time-to-ready measurements (calls only). Each variant also answers
+// BENCH_READY=0 skips the time-to-ready measurements (calls only), BENCH_READY_ONLY=1 the calls
+// (time to ready only). Time to ready is measured for `mcp serve` with 1 and with 5 registered
+// servers, against one `docker run -i` and against 5 `docker run -i` started at once (each with
+// its own client; ready when all five have listed their tools); with BENCH_BASELINE, the baseline's
+// `mcp serve` too. Each variant also answers
 // CALLS/5 sequential calls with 1 MiB (`call_1mib_answer_ms`): the cost of moving bytes.
 // CPU per call is each process's user + system time over the round's calls (sequential and 8
 // callers together): the client's (this process), the relay's (the gateway, or the `docker` CLI
@@ -26,6 +30,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CALLS = Number(process.env.BENCH_CALLS ?? 200);
 const CONCURRENT_TOTAL = Number(process.env.BENCH_CONCURRENT ?? 400);
 const READY = process.env.BENCH_READY !== '0';
+const READY_ONLY = process.env.BENCH_READY_ONLY === '1';
 const BASELINE = process.env.BENCH_BASELINE;
 const baselineCli = BASELINE && join(BASELINE, 'packages/cli/bin/run.js');
 
@@ -56,6 +61,7 @@ const homes = {
   1: await homeWith(1),
   ...(READY ? { 5: await homeWith(5) } : {}),
   ...(baselineCli ? { baseline: await homeWith(1, baselineCli, 'home-baseline') } : {}),
+  ...(baselineCli && READY ? { baseline5: await homeWith(5, baselineCli, 'home-baseline-5') } : {}),
 };
 
 let sessions = 0;
@@ -74,9 +80,9 @@ async function gatewayClient(home, via = cli) {
   return client;
 }
 
-async function timeToReady(count) {
+async function timeToReady(count, home = homes[count], via = cli) {
   const start = process.hrtime.bigint();
-  const client = await gatewayClient(homes[count]);
+  const client = await gatewayClient(home, via);
   const { tools } = await client.listTools();
   const elapsed = ms(start);
   if (tools.length !== count) throw new Error(`expected ${count} tools, got ${tools.length}`);
@@ -131,7 +137,35 @@ async function directReady() {
   return elapsed;
 }
 
-const ready = { 1: [], 5: [], direct: [] };
+/** COUNT `docker run -i` started at once, each with its own client: until every one listed its tools. */
+async function directReadyConcurrent(count) {
+  const start = process.hrtime.bigint();
+  const clients = await Promise.all(
+    Array.from({ length: count }, async () => {
+      const client = await directClient();
+      await client.listTools();
+      return client;
+    }),
+  );
+  const elapsed = ms(start);
+  await Promise.all(clients.map((client) => client.close()));
+  return elapsed;
+}
+
+const ready = { 1: [], 5: [], direct: [], direct5: [], baseline1: [], baseline5: [] };
+/** One round's time-to-ready measurements; which goes first turns with the round. */
+const readySteps = [
+  async () => ready[1].push(await timeToReady(1)),
+  async () => ready.direct.push(await directReady()),
+  async () => ready[5].push(await timeToReady(5)),
+  async () => ready.direct5.push(await directReadyConcurrent(5)),
+  ...(baselineCli
+    ? [
+        async () => ready.baseline1.push(await timeToReady(1, homes.baseline, baselineCli)),
+        async () => ready.baseline5.push(await timeToReady(5, homes.baseline5, baselineCli)),
+      ]
+    : []),
+];
 const variants = {
   gateway: { connect: () => gatewayClient(homes[1]), tool: 's0_probe' },
   ...(baselineCli
@@ -154,12 +188,10 @@ const serverPid = async (container) =>
 const names = Object.keys(variants);
 for (let round = 0; round < ROUNDS; round++) {
   if (READY) {
-    ready[1].push(await timeToReady(1));
-    ready.direct.push(await directReady());
-    ready[5].push(await timeToReady(5));
+    for (let i = 0; i < readySteps.length; i++) await readySteps[(i + round) % readySteps.length]();
   }
   // Each variant goes first in turn: the position in a round moves the figures a few per cent.
-  for (const name of names.map((_, i) => names[(i + round) % names.length])) {
+  for (const name of READY_ONLY ? [] : names.map((_, i) => names[(i + round) % names.length])) {
     const { connect, tool } = variants[name];
     const client = await connect();
     for (let i = 0; i < 20; i++) await client.callTool({ name: tool, arguments: {} });
@@ -194,10 +226,46 @@ const summary = {
           five: Math.round(median(ready[5])),
           ratio_five_to_one: Number((median(ready[5]) / median(ready[1])).toFixed(2)),
           direct_docker_run: Math.round(median(ready.direct)),
+          five_direct_docker_run: Math.round(median(ready.direct5)),
           ratio_one_to_docker_run: Number((median(ready[1]) / median(ready.direct)).toFixed(2)),
+          ready_one_vs_docker_run: Number((median(ready[1]) / median(ready.direct)).toFixed(2)),
+          ready_five_vs_five_docker_run: Number((median(ready[5]) / median(ready.direct5)).toFixed(2)),
+          ...(baselineCli
+            ? {
+                baseline_one: Math.round(median(ready.baseline1)),
+                baseline_five: Math.round(median(ready.baseline5)),
+                baseline_one_vs_docker_run: Number(
+                  (median(ready.baseline1) / median(ready.direct)).toFixed(2),
+                ),
+                baseline_five_vs_five_docker_run: Number(
+                  (median(ready.baseline5) / median(ready.direct5)).toFixed(2),
+                ),
+              }
+            : {}),
+          samples: Object.fromEntries(
+            Object.entries(ready)
+              .filter(([, xs]) => xs.length > 0)
+              .map(([name, xs]) => [name, xs.map(Math.round)]),
+          ),
         },
       }
     : {}),
+  ...(READY_ONLY
+    ? { settings: { rounds: ROUNDS, node: process.version, ...(BASELINE ? { baseline: BASELINE } : {}) } }
+    : {}),
+};
+const readyRatios = READY
+  ? {
+      ready_one_vs_docker_run: summary.ready_ms.ready_one_vs_docker_run,
+      ready_five_vs_five_docker_run: summary.ready_ms.ready_five_vs_five_docker_run,
+    }
+  : {};
+if (READY_ONLY) {
+  summary.ratios = { gateway: readyRatios };
+  console.log(JSON.stringify(summary, null, 2));
+  process.exit(0);
+}
+Object.assign(summary, {
   call_ms: Object.fromEntries(
     names.map((name) => [
       name === 'direct' ? 'direct_docker_run' : name,
@@ -228,10 +296,11 @@ const summary = {
     node: process.version,
     ...(BASELINE ? { baseline: BASELINE } : {}),
   },
-};
+});
 const ratios = {};
 for (const name of names.filter((n) => n !== 'direct')) {
   ratios[name] = {
+    ...(name === 'gateway' ? readyRatios : {}),
     added_p50_ms: Number((percentile(calls[name], 50) - percentile(calls.direct, 50)).toFixed(3)),
     p50_vs_docker_run: Number((percentile(calls[name], 50) / percentile(calls.direct, 50)).toFixed(2)),
     calls_per_s_vs_docker_run: Number((median(rps8[name]) / median(rps8.direct)).toFixed(2)),

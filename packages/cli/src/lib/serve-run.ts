@@ -103,8 +103,11 @@ async function start(
   stdioIdentity: StdioIdentity | undefined,
   metrics: GatewayMetrics | undefined,
 ) {
-  // Loading the endpoint's code holds this thread for a while: first let the container runtime
-  // handle the engine's answers that have come in (each of its steps waits for the one before).
+  // Loading the endpoint's code holds this thread for a while, and each step of a container's
+  // start (probe, sweep, create, attach, start) waits for the one before: the containers' starts
+  // are sent first, and the code loads while the engine starts them and the servers boot.
+  // (Without container servers this settles at once.)
+  await deps.containersUnderWay();
   await new Promise((resolve) => setImmediate(resolve));
   const { runGateway } = await import('@ringfence/gateway/serve');
   startupMark('serve: endpoint code loaded');

@@ -79,6 +79,12 @@ export interface ServingDeps {
     /** ringfence's own server, with `--sandbox-tools` only. */
     ownServer?: Upstream;
   };
+  /**
+   * Settles once every container server begun early has had its container's start sent to the
+   * engine, or failed: what is left of their start (the engine's, the servers' own boot) needs
+   * nothing of this thread, which can then load the served endpoint's code meanwhile.
+   */
+  containersUnderWay(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -152,6 +158,9 @@ export async function servingDeps(
   // sidecar image lookup, and dockerode with its dependencies) is built on first need only: a
   // gateway of remote servers never pays for it. When a container server is to be served it is
   // started now, beside the rest of the start-up, so its first container does not wait for it.
+  const selected = servers.filter((server): server is ContainerServerConfig => server.transport !== 'http');
+  // Set just below; the runtime tells it of starts only once it is built, later.
+  let early: EarlyContainers | undefined;
   let runtime: Promise<ContainerRuntime> | undefined;
   let runtimeCode: Promise<typeof import('@ringfence/gateway/runtime')> | undefined;
   const containerRuntime = (): Promise<ContainerRuntime> => {
@@ -165,12 +174,14 @@ export async function servingDeps(
         audit,
         policy,
         workspaceRoots: workspaceRoots(options.allowMounts),
+        // Their images are inspected beside the engine probe (each is still checked at its start).
+        starting: selected,
+        onStartSent: (name) => early?.startSent(name),
         ...(options.metrics ? { observer: options.metrics.runtime } : {}),
       });
     });
     return runtime;
   };
-  const selected = servers.filter((server): server is ContainerServerConfig => server.transport !== 'http');
   const ownServer = options.sandboxImages
     ? await ownServerOf(
         home,
@@ -183,18 +194,25 @@ export async function servingDeps(
         options.sandboxSaveCap,
       )
     : undefined;
-  const early = new EarlyContainers(selected, containerRuntime);
+  early = new EarlyContainers(selected, containerRuntime);
+  const begun = early;
   // Its code alone first: once it is loaded, the engine probe, the reaper's start and then the
   // containers' are under way before this thread loads anything else.
   if (selected.length > 0) await runtimeCode;
   // Loaded after the runtime's start was sent off: the engine, the reaper process and the
   // schema workers get on while this thread loads the upstream clients and the served endpoint.
+  // Each load holds this thread; between them, the engine's answers that came in are handled, so
+  // each step of the containers' start (probe, sweep, create, attach, start: each waits for the
+  // one before) is sent on without waiting for all the loading.
   const { upstreamFactory } = await import('@ringfence/gateway/upstream');
+  await engineTurn(selected.length);
   const { oauthAuthorizers } = await import('./oauth-holders.js');
   const { CredentialStore, resolveSecretReferences, StoredCredentials } = await import(
     '@ringfence/gateway/credentials'
   );
+  await engineTurn(selected.length);
   const { OAuthTokenStore } = await import('@ringfence/gateway/remote-auth');
+  await engineTurn(selected.length);
   const credentials = new CredentialStore(home);
   const createUpstream = upstreamFactory({
     // A remote server's `@secret:` headers are read from the store at each connection.
@@ -222,8 +240,9 @@ export async function servingDeps(
       credentials: new StoredCredentials(credentials, new OAuthTokenStore(home)),
       ...(ownServer ? { ownServer } : {}),
     },
+    containersUnderWay: () => begun.underWay(),
     close: async () => {
-      await early.stop();
+      await begun.stop();
       const built = runtime ? await runtime.catch(() => undefined) : undefined;
       if (built?.available) built.flushAudit();
       await guard.close();
@@ -231,6 +250,14 @@ export async function servingDeps(
       await streaming?.close();
     },
   };
+}
+
+/**
+ * One turn of the event loop when containers are starting (nothing waits on the engine otherwise):
+ * what it answered meanwhile is handled before this thread loads more code.
+ */
+export function engineTurn(containers: number): Promise<void> | undefined {
+  return containers > 0 ? new Promise((resolve) => setImmediate(resolve)) : undefined;
 }
 
 async function loadAuditExportSettings(home: string) {
@@ -351,17 +378,41 @@ export class DeferredContainedServer implements ContainedServer {
  */
 export class EarlyContainers {
   private readonly waiting = new Map<string, DeferredContainedServer>();
+  private readonly sent = new Map<string, () => void>();
+  private readonly begun: Promise<void>;
 
   constructor(
     configs: readonly ContainerServerConfig[],
     private readonly runtime: () => Promise<ContainerRuntime>,
   ) {
+    const begun: Promise<void>[] = [];
     for (const config of configs) {
       const server = new DeferredContainedServer(config, runtime);
+      const started = server.start();
       // Its failure is the gateway's to report, when it takes the server.
-      server.start().catch(() => {});
+      started.catch(() => {});
+      begun.push(
+        Promise.race([
+          new Promise<void>((resolve) => this.sent.set(config.name, resolve)),
+          started.then(
+            () => {},
+            () => {},
+          ),
+        ]),
+      );
       this.waiting.set(config.name, server);
     }
+    this.begun = Promise.all(begun).then(() => {});
+  }
+
+  /** The runtime sent the start of this server's container to the engine. */
+  startSent(name: string): void {
+    this.sent.get(name)?.();
+  }
+
+  /** Every server begun here has had its container's start sent, or failed. */
+  underWay(): Promise<void> {
+    return this.begun;
   }
 
   /**

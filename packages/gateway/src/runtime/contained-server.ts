@@ -39,6 +39,13 @@ export interface ContainerDeps {
    * every start, in memory only: it goes into the container's Env and nowhere else).
    */
   readonly resolveSecrets?: (config: ContainerServerConfig) => Promise<ContainerServerConfig>;
+  /**
+   * The engine's inspection of this server's image, asked when the runtime started (runtime.ts),
+   * handed out once; undefined: the check asks the engine itself.
+   */
+  /** Told once the engine was asked to start this server's container (after every check). */
+  readonly onStartSent?: (server: string) => void;
+  readonly prefetchedImage?: (config: ContainerServerConfig) => Promise<Docker.ImageInspectInfo> | undefined;
 }
 
 /**
@@ -87,7 +94,12 @@ export class DockerContainedServer implements ContainedServer {
     const { docker, session } = this.deps;
     const refusal = this.deps.engine && engineRefusal(this.deps.engine, this.config.egress.mode);
     if (refusal) throw new UpstreamError('ENGINE_CANNOT_CONTAIN', refusal);
-    const image = await checkImage(docker, this.config, this.deps.policy);
+    const image = await checkImage(
+      docker,
+      this.config,
+      this.deps.policy,
+      this.deps.prefetchedImage?.(this.config),
+    );
     startupMark(`${this.config.name}: image checked`);
     const mounts = resolveMounts(this.config.mounts ?? [], this.deps.workspaceRoots, this.deps.home);
     await this.deps.hooks?.afterMountsResolved?.();
@@ -140,7 +152,11 @@ export class DockerContainedServer implements ContainedServer {
       await this.stop();
       throw error;
     }
-    await this.container.start();
+    const started = this.container.start();
+    // Sent: what is left of this start is the engine's and the server's own, and needs nothing
+    // more of this thread (mcp serve loads the rest of its code meanwhile).
+    this.deps.onStartSent?.(this.config.name);
+    await started;
     startupMark(`${this.config.name}: container started`);
     this.watchExit(this.container);
     return {

@@ -16,10 +16,12 @@ export async function checkImage(
   docker: Docker,
   config: ContainerServerConfig,
   policy?: PolicyView,
+  /** The engine's answer to this same inspection, asked earlier in this start (runtime.ts). */
+  inspected?: Promise<Docker.ImageInspectInfo>,
 ): Promise<Docker.ImageInspectInfo> {
   let byTag: Docker.ImageInspectInfo | undefined;
   try {
-    byTag = await docker.getImage(config.image).inspect();
+    byTag = await (inspected ?? docker.getImage(config.image).inspect());
   } catch (error) {
     if ((error as { statusCode?: number }).statusCode !== 404) throw error;
   }

@@ -16,9 +16,11 @@ export async function removeManagedImages(
   docker: Docker,
   select: (labels: Record<string, string> | undefined) => boolean,
   labels: readonly string[],
+  /** The engine's list for these labels, when the caller asked for it already. */
+  listed?: Promise<Docker.ImageInfo[]>,
 ): Promise<{ images: string[]; errors: string[] }> {
   const report = { images: [] as string[], errors: [] as string[] };
-  const found = await docker.listImages({ filters: { label: [...labels] } });
+  const found = await (listed ?? docker.listImages({ filters: { label: [...labels] } }));
   for (const image of found.filter((i) => select(i.Labels ?? undefined))) {
     const tags = (image.RepoTags ?? []).filter((tag) => tag !== '<none>:<none>');
     const ours = tags.filter((tag) => /^ringfence[-/]/.test(tag));

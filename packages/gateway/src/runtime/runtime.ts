@@ -16,7 +16,7 @@ import { currentOwner } from './labels.js';
 import type { WorkspaceRoot } from './mounts.js';
 import { type ContainerProcessLimits, containerProcessLimits, hostHardLimitsFor } from './process-limits.js';
 import { reaperLogPath, startReaper } from './reaper.js';
-import { sweepDeadGateways } from './sweep.js';
+import { type SweepReport, sweepDeadGateways } from './sweep.js';
 
 /** The parts of a started runtime that other containers of this gateway reuse (sandboxes). */
 export interface SharedEngine {
@@ -65,6 +65,14 @@ export async function createContainerRuntime(options: {
   resolveSecrets?: (config: ContainerServerConfig) => Promise<ContainerServerConfig>;
   /** Told each container start and each egress decision (`mcp serve --metrics`). */
   observer?: RuntimeObserver;
+  /**
+   * The servers about to start: their images (as registered) are inspected beside the engine
+   * probe, so that each one's first image check (image-check.ts) does not wait for one more round
+   * trip after it.
+   */
+  starting?: readonly Pick<ContainerServerConfig, 'name' | 'image'>[];
+  /** Told when the engine was asked to start a server's container, the last step that needs this process. */
+  onStartSent?: (server: string) => void;
 }): Promise<ContainerRuntime> {
   const credentials = new CredentialStore(options.home);
   const resolveSecrets =
@@ -102,26 +110,35 @@ export async function createContainerRuntime(options: {
   let docker: Docker;
   let engine: EngineInfo;
   let processLimits: ContainerProcessLimits;
+  let sweptAndSidecar: Promise<[SweepReport, string | undefined]> | undefined;
+  let inspected: PrefetchedImages | undefined;
   try {
     const endpoint = resolveEngineEndpoint(options.env);
     docker = createDockerClient(endpoint);
     processLimits = containerProcessLimits(hostHardLimitsFor(endpoint));
+    // Independent engine calls, all sent at once beside the probe (the reaper is starting
+    // meanwhile): the sweep's lists, the sidecar lookup, and the inspection of the images about to
+    // run. None creates anything; each is read only once the probe answered, and nothing is
+    // created before the sweep is done and the reaper watches (below).
+    const client = docker;
+    sweptAndSidecar = Promise.all([
+      sweepDeadGateways(client).catch((error: unknown) => ({
+        containers: [] as string[],
+        networks: [] as string[],
+        images: [] as string[],
+        errors: [(error as Error).message],
+      })),
+      findSidecarImage(client),
+    ]);
+    sweptAndSidecar.catch(() => {});
+    inspected = prefetchImages(client, options.starting ?? []);
     engine = await probeEngine(docker, endpoint);
     startupMark('runtime: engine probed');
   } catch (error) {
     await giveUp();
     return { available: false, reason: (error as Error).message };
   }
-  // Independent engine calls, side by side (the reaper is starting meanwhile).
-  const [swept, sidecarImage] = await Promise.all([
-    sweepDeadGateways(docker).catch((error: unknown) => ({
-      containers: [] as string[],
-      networks: [] as string[],
-      images: [] as string[],
-      errors: [(error as Error).message],
-    })),
-    findSidecarImage(docker),
-  ]).catch(async (error: unknown) => {
+  const [swept, sidecarImage] = await sweptAndSidecar.catch(async (error: unknown) => {
     await giveUp();
     throw error;
   });
@@ -171,6 +188,8 @@ export async function createContainerRuntime(options: {
         processLimits,
         onEgressLine,
         resolveSecrets,
+        ...(inspected ? { prefetchedImage: inspected.take } : {}),
+        ...(options.onStartSent ? { onStartSent: options.onStartSent } : {}),
         ...(options.policy ? { policy: options.policy } : {}),
         ...(options.testHooks ? { hooks: options.testHooks } : {}),
       });
@@ -196,5 +215,35 @@ function observedStarts(name: string, server: ContainedServer, observer: Runtime
     onExit: (listener) => server.onExit(listener),
     stderr: () => server.stderr(),
     stop: () => server.stop(),
+  };
+}
+
+type PrefetchedImages = {
+  /** The inspection asked for this server's image at the runtime's start, once; else undefined. */
+  take(config: Pick<ContainerServerConfig, 'name' | 'image'>): Promise<Docker.ImageInspectInfo> | undefined;
+};
+
+/**
+ * One inspection per server about to start, asked now and taken once, by that server's first
+ * start of that image (a restart, or a registration changed since, asks the engine again). A
+ * failure is the image check's to report, when it takes the answer.
+ */
+function prefetchImages(
+  docker: Docker,
+  servers: readonly Pick<ContainerServerConfig, 'name' | 'image'>[],
+): PrefetchedImages {
+  const inspected = new Map<string, { image: string; answer: Promise<Docker.ImageInspectInfo> }>();
+  for (const { name, image } of servers) {
+    const answer = docker.getImage(image).inspect();
+    answer.catch(() => {});
+    inspected.set(name, { image, answer });
+  }
+  return {
+    take: ({ name, image }) => {
+      const found = inspected.get(name);
+      if (!found) return undefined;
+      inspected.delete(name);
+      return found.image === image ? found.answer : undefined;
+    },
   };
 }

@@ -45,6 +45,13 @@ export async function removeManaged(
   // `ringfence.managed=1` unless the caller names another value (a persistent sandbox's removal by name).
   const own = labels.some((label) => label.startsWith(`${LABEL.managed}=`));
   const filters = { label: own ? [...labels] : [`${LABEL.managed}=1`, ...labels] };
+  // The three lists are asked at once (one round trip to the engine, not three, when there is
+  // nothing to remove, as at most starts); each is still read, and acted on, in the order below.
+  const listedImages = docker.listImages({ filters: { label: [...filters.label] } });
+  const listedNetworks = docker.listNetworks({ filters });
+  // Read later, or never if an earlier step throws: not an unhandled rejection meanwhile.
+  listedImages.catch(() => {});
+  listedNetworks.catch(() => {});
   const containers = await listContainers(docker, { all: true, filters });
   await Promise.all(
     containers
@@ -65,10 +72,11 @@ export async function removeManaged(
     docker,
     (l) => l?.[LABEL.role] !== 'snapshot' && select(l),
     filters.label,
+    listedImages,
   );
   report.images.push(...images.images);
   report.errors.push(...images.errors);
-  const networks = await docker.listNetworks({ filters });
+  const networks = await listedNetworks;
   for (const network of networks.filter((n) => select(n.Labels))) {
     try {
       if ((await removeNetworks(docker, [network.Id])).length > 0) report.networks.push(network.Name);

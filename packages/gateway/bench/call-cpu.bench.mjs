@@ -6,6 +6,8 @@
 // /proc, per thread: the gateway's main thread, V8's and libuv's helper threads (the audit's
 // fdatasync runs in libuv's pool). BENCH_NODE_ARGS adds node flags for `mcp serve` (profiling);
 // BENCH_AUDIT_TMPFS=1 puts RINGFENCE_HOME on /dev/shm (the fdatasync then costs nothing).
+// BENCH_VARIANT=bare-attach measures the floor instead of `mcp serve`: bare-attach-relay.mjs, the
+// same probe container behind the gateway's attach stream and nothing else (no MCP, no pipeline).
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -21,6 +23,8 @@ const repo = fileURLToPath(new URL('../../..', import.meta.url));
 const cli = join(repo, 'packages/cli/bin/run.js');
 const WARM = Number(process.env.BENCH_WARM ?? 3000);
 const CALLS = Number(process.env.BENCH_CALLS ?? 3000);
+const VARIANT = process.env.BENCH_VARIANT ?? 'gateway';
+if (VARIANT !== 'gateway' && VARIANT !== 'bare-attach') throw new Error(`unknown BENCH_VARIANT ${VARIANT}`);
 const NODE_ARGS = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : [];
 const TICK_US = 1e6 / Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim());
 
@@ -43,18 +47,22 @@ const home = await mkdtemp(
   join(process.env.BENCH_AUDIT_TMPFS === '1' ? '/dev/shm' : tmpdir(), 'rf-call-cpu-'),
 );
 const env = { ...process.env, RINGFENCE_HOME: home };
-const added = spawnSync(process.execPath, [cli, 'mcp', 'add', 's0', '--image', probe.ref], { env });
-if (added.status !== 0) throw new Error(added.stderr.toString());
+if (VARIANT === 'gateway') {
+  const added = spawnSync(process.execPath, [cli, 'mcp', 'add', 's0', '--image', probe.ref], { env });
+  if (added.status !== 0) throw new Error(added.stderr.toString());
+}
+const relay = fileURLToPath(new URL('./bare-attach-relay.mjs', import.meta.url));
 const client = new Client({ name: 'bench-call-cpu', version: '1' });
 const transport = new StdioClientTransport({
   command: process.execPath,
-  args: [...NODE_ARGS, cli, 'mcp', 'serve'],
+  args: VARIANT === 'gateway' ? [...NODE_ARGS, cli, 'mcp', 'serve'] : [...NODE_ARGS, relay, probe.ref],
   env,
   stderr: 'ignore',
 });
 await client.connect(transport);
 const pid = transport.pid;
-const call = () => client.callTool({ name: 's0_probe', arguments: {} });
+const tool = VARIANT === 'gateway' ? 's0_probe' : 'probe';
+const call = () => client.callTool({ name: tool, arguments: {} });
 for (let i = 0; i < WARM; i++) await call();
 
 async function measure(callers) {
@@ -97,6 +105,7 @@ console.log(
     {
       ...result,
       settings: {
+        variant: VARIANT,
         warm: WARM,
         calls: CALLS,
         node_args: NODE_ARGS,

@@ -121,11 +121,12 @@ export class InFlightCalls {
     return new Promise<T>((resolve, reject) => {
       let settled = false;
       let lastProgress = Number.NEGATIVE_INFINITY;
-      const relay = progressRelay(options.onProgress);
+      // Made at the first progress: most calls have none.
+      let relay: ReturnType<typeof progressRelay> | undefined;
 
       const finish = () => {
         settled = true;
-        relay.stop();
+        relay?.stop();
         options.signal?.removeEventListener('abort', onAbort);
         this.calls.delete(token);
         if (this.calls.size === 0) this.timer?.unref();
@@ -147,6 +148,7 @@ export class InFlightCalls {
           if (!checked || settled) return false;
           lastProgress = checked.progress;
           entry.idleAt = Date.now() + options.idleMs;
+          relay ??= progressRelay(options.onProgress);
           relay.push(checked);
           return true;
         },
@@ -167,7 +169,7 @@ export class InFlightCalls {
         (value) => {
           if (settled) return;
           // The latest progress still waiting goes before the answer, never after it.
-          relay.flush();
+          relay?.flush();
           finish();
           resolve(value);
         },

@@ -475,17 +475,27 @@ export class UpstreamClient {
                 signal,
               )
             : send(method, sent, relayed);
-        return answer
-          .catch(async (error: unknown) => {
-            // The SDK's own words for it are a bare "Connection closed".
-            if (isConnectionLoss(error)) throw new UpstreamError('UPSTREAM_LOST', await this.describeLoss());
-            // A 2026 server's -32021: it needs a capability this request did not declare. Said
-            // for the gateway's client, which is told it as that error (never as a result).
-            throw (
-              missingCapabilityOf(error, this.server, this.side.grants, options.clientCapabilities) ?? error
-            );
-          })
-          .finally(() => this.owners.delete(token));
+        // One settling step (not a catch and a finally): the owner is forgotten either way.
+        return answer.then(
+          (value) => {
+            this.owners.delete(token);
+            return value;
+          },
+          async (error: unknown) => {
+            try {
+              // The SDK's own words for it are a bare "Connection closed".
+              if (isConnectionLoss(error))
+                throw new UpstreamError('UPSTREAM_LOST', await this.describeLoss());
+              // A 2026 server's -32021: it needs a capability this request did not declare. Said
+              // for the gateway's client, which is told it as that error (never as a result).
+              throw (
+                missingCapabilityOf(error, this.server, this.side.grants, options.clientCapabilities) ?? error
+              );
+            } finally {
+              this.owners.delete(token);
+            }
+          },
+        );
       },
       {
         idleMs,

@@ -8,6 +8,8 @@
 // BENCH_AUDIT_TMPFS=1 puts RINGFENCE_HOME on /dev/shm (the fdatasync then costs nothing).
 // BENCH_UPSTREAM=remote measures the remote path instead: the streamable-HTTP `echo` server of
 // test/fixtures/tool-server.mjs on loopback, registered with `mcp add --url`.
+// BENCH_VARIANT=bare-attach measures the floor instead of `mcp serve`: bare-attach-relay.mjs, the
+// same probe container behind the gateway's attach stream and nothing else (no MCP, no pipeline).
 import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -24,6 +26,8 @@ const repo = fileURLToPath(new URL('../../..', import.meta.url));
 const cli = join(repo, 'packages/cli/bin/run.js');
 const WARM = Number(process.env.BENCH_WARM ?? 3000);
 const CALLS = Number(process.env.BENCH_CALLS ?? 3000);
+const VARIANT = process.env.BENCH_VARIANT ?? 'gateway';
+if (VARIANT !== 'gateway' && VARIANT !== 'bare-attach') throw new Error(`unknown BENCH_VARIANT ${VARIANT}`);
 const NODE_ARGS = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : [];
 const TICK_US = 1e6 / Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim());
 
@@ -72,15 +76,17 @@ async function startRemote() {
 }
 
 const remote = REMOTE ? await startRemote() : undefined;
-const target = REMOTE
-  ? ['--url', remote.url]
-  : ['--image', (await buildProbeImage(createDockerClient())).ref];
-const added = spawnSync(process.execPath, [cli, 'mcp', 'add', 's0', ...target], { env });
-if (added.status !== 0) throw new Error(added.stderr.toString());
+const probe = REMOTE ? undefined : await buildProbeImage(createDockerClient());
+if (VARIANT === 'gateway') {
+  const target = REMOTE ? ['--url', remote.url] : ['--image', probe.ref];
+  const added = spawnSync(process.execPath, [cli, 'mcp', 'add', 's0', ...target], { env });
+  if (added.status !== 0) throw new Error(added.stderr.toString());
+} else if (REMOTE) throw new Error('BENCH_VARIANT=bare-attach measures the contained path only');
+const relay = fileURLToPath(new URL('./bare-attach-relay.mjs', import.meta.url));
 const client = new Client({ name: 'bench-call-cpu', version: '1' });
 const transport = new StdioClientTransport({
   command: process.execPath,
-  args: [...NODE_ARGS, cli, 'mcp', 'serve'],
+  args: VARIANT === 'gateway' ? [...NODE_ARGS, cli, 'mcp', 'serve'] : [...NODE_ARGS, relay, probe.ref],
   env,
   stderr: 'ignore',
 });
@@ -88,7 +94,7 @@ await client.connect(transport);
 const pid = transport.pid;
 const call = REMOTE
   ? () => client.callTool({ name: 's0_echo', arguments: { text: 'benchmark payload 0123456789' } })
-  : () => client.callTool({ name: 's0_probe', arguments: {} });
+  : () => client.callTool({ name: VARIANT === 'gateway' ? 's0_probe' : 'probe', arguments: {} });
 for (let i = 0; i < WARM; i++) await call();
 
 async function measure(callers) {
@@ -133,6 +139,7 @@ console.log(
       ...result,
       settings: {
         upstream: REMOTE ? 'remote' : 'contained',
+        variant: VARIANT,
         warm: WARM,
         calls: CALLS,
         node_args: NODE_ARGS,

@@ -1,3 +1,4 @@
+export { attachStdio } from './attach.js';
 export { DockerContainedServer, type StartHooks, stderrLogPath } from './contained-server.js';
 export {
   DEFAULT_LIMITS,

@@ -204,6 +204,50 @@ describe('InFlightCalls: time, cancel and loss', () => {
     expect(a.upstreamSignal.aborted).toBe(true);
   });
 
+  it('calls sharing the timer each end at their own deadline, whatever the others do', async () => {
+    const calls = new InFlightCalls();
+    const long = pending(calls, { idleMs: 10_000 });
+    await vi.advanceTimersByTimeAsync(1_000);
+    const short = pending(calls, { idleMs: 3_000 });
+    const kept = pending(calls, { idleMs: 2_000, ceilingMs: 7_500 });
+    const done = pending(calls, { idleMs: 1_000 });
+    done.answer('ok');
+    await expect(done.settled).resolves.toBe('ok');
+    // `kept` makes progress every second: only its ceiling ends it.
+    for (let t = 1; t <= 6; t++) {
+      await vi.advanceTimersByTimeAsync(1_000);
+      calls.progress(kept.token, { progress: t });
+      if (t < 3) expect(short.upstreamSignal.aborted).toBe(false);
+      else expect(short.upstreamSignal.aborted).toBe(true);
+    }
+    await expect(short.settled).rejects.toThrow('idle');
+    expect(kept.upstreamSignal.aborted).toBe(false);
+    await vi.advanceTimersByTimeAsync(1_499);
+    expect(kept.upstreamSignal.aborted).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    await expect(kept.settled).rejects.toThrow('ceiling');
+    expect(long.upstreamSignal.aborted).toBe(false);
+    await vi.advanceTimersByTimeAsync(10_000 - 8_500 - 1);
+    expect(long.upstreamSignal.aborted).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    await expect(long.settled).rejects.toThrow('idle');
+    expect(calls.size).toBe(0);
+  });
+
+  it('a call started after the others had none in flight still gets its deadline', async () => {
+    const calls = new InFlightCalls();
+    const first = pending(calls, { idleMs: 60_000 });
+    first.answer(1);
+    await first.settled;
+    await vi.advanceTimersByTimeAsync(30_000);
+    // The shared timer, still waiting for the first call's deadline, must not be the second's.
+    const second = pending(calls, { idleMs: 60_000 });
+    await vi.advanceTimersByTimeAsync(59_999);
+    expect(second.upstreamSignal.aborted).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    await expect(second.settled).rejects.toThrow('idle');
+  });
+
   it("follows the caller's cancel, and one already aborted is never sent", async () => {
     const calls = new InFlightCalls();
     const client = new AbortController();

@@ -37,20 +37,75 @@ interface Entry {
   /** Settles the call with this error (once) and cancels the upstream request. */
   fail(error: Error): void;
   progress(params: Record<string, unknown>): boolean;
+  /** When (Date.now()) the call ends for want of an answer or progress; moved on by progress. */
+  idleAt: number;
+  /** When the call ends whatever it sent. */
+  readonly ceilingAt: number;
+  readonly endings: CallEndings;
 }
+
+/** Random bytes are drawn this many tokens at a time (one call into the CSPRNG, not one per call). */
+const TOKENS_PER_DRAW = 64;
+const TOKEN_BYTES = 16;
 
 /**
  * The calls in flight on one upstream connection, each under a progress token of the gateway's
  * own: 128 random bits, so a server cannot name a call it was not given, and the caller's token
- * never leaves the gateway (each caller gets its own back). Each call has its timers (reset by
- * progress, bounded by a ceiling), follows its caller's cancel, and can be failed at once by the
- * transport (its answer stream broke) or all together (the connection or the container is gone).
+ * never leaves the gateway (each caller gets its own back). Each call has its deadlines (the idle
+ * one moved on by progress, bounded by a ceiling), follows its caller's cancel, and can be failed
+ * at once by the transport (its answer stream broke) or all together (the connection or the
+ * container is gone). The deadlines of all calls share one timer, set for the earliest: a call
+ * that starts or makes progress arms nothing (its deadline is later than the one the timer waits
+ * for), and a call that ends leaves the timer to find nothing due.
  */
 export class InFlightCalls {
   private readonly calls = new Map<string, Entry>();
+  private timer: NodeJS.Timeout | undefined;
+  /** When the timer fires (Date.now()); Infinity when no timer is set. */
+  private timerAt = Number.POSITIVE_INFINITY;
+  private random = Buffer.alloc(0);
+  private randomOffset = 0;
 
   get size(): number {
     return this.calls.size;
+  }
+
+  private token(): string {
+    if (this.randomOffset >= this.random.length) {
+      this.random = randomBytes(TOKEN_BYTES * TOKENS_PER_DRAW);
+      this.randomOffset = 0;
+    }
+    const token = `rf-${this.random.toString('hex', this.randomOffset, this.randomOffset + TOKEN_BYTES)}`;
+    // Used bytes are wiped: no token can be read back from memory kept for later ones.
+    this.random.fill(0, this.randomOffset, this.randomOffset + TOKEN_BYTES);
+    this.randomOffset += TOKEN_BYTES;
+    return token;
+  }
+
+  /** The timer waits for `at` at the latest. */
+  private armBy(at: number): void {
+    if (at >= this.timerAt) {
+      // Held while calls are in flight, as each call's own timers were; released when none are.
+      this.timer?.ref();
+      return;
+    }
+    clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => this.expire(), Math.max(0, at - Date.now()));
+  }
+
+  /** The timer fired: end the calls whose deadline has come, and wait for the next one. */
+  private expire(): void {
+    this.timer = undefined;
+    this.timerAt = Number.POSITIVE_INFINITY;
+    const now = Date.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const entry of [...this.calls.values()]) {
+      if (entry.ceilingAt <= now) entry.fail(entry.endings.ceiling());
+      else if (entry.idleAt <= now) entry.fail(entry.endings.idle());
+      else next = Math.min(next, entry.idleAt, entry.ceilingAt);
+    }
+    if (next !== Number.POSITIVE_INFINITY && this.calls.size > 0) this.armBy(next);
   }
 
   /**
@@ -61,22 +116,20 @@ export class InFlightCalls {
    */
   run<T>(send: (token: string, signal: AbortSignal) => Promise<T>, options: CallRun): Promise<T> {
     if (options.signal?.aborted) return Promise.reject(options.endings.cancelled());
-    const token = `rf-${randomBytes(16).toString('hex')}`;
+    const token = this.token();
     const upstream = new AbortController();
     return new Promise<T>((resolve, reject) => {
       let settled = false;
-      let idle: NodeJS.Timeout | undefined;
-      let ceiling: NodeJS.Timeout | undefined;
       let lastProgress = Number.NEGATIVE_INFINITY;
-      const relay = progressRelay(options.onProgress);
+      // Made at the first progress: most calls have none.
+      let relay: ReturnType<typeof progressRelay> | undefined;
 
       const finish = () => {
         settled = true;
-        clearTimeout(idle);
-        clearTimeout(ceiling);
-        relay.stop();
+        relay?.stop();
         options.signal?.removeEventListener('abort', onAbort);
         this.calls.delete(token);
+        if (this.calls.size === 0) this.timer?.unref();
       };
       const fail = (error: Error) => {
         if (settled) return;
@@ -84,43 +137,48 @@ export class InFlightCalls {
         reject(error);
         upstream.abort(error);
       };
-      const armIdle = () => {
-        clearTimeout(idle);
-        idle = setTimeout(() => fail(options.endings.idle()), options.idleMs);
-      };
       const onAbort = () => fail(options.endings.cancelled());
-      ceiling = setTimeout(() => fail(options.endings.ceiling()), options.ceilingMs);
       options.signal?.addEventListener('abort', onAbort, { once: true });
-      armIdle();
 
-      this.calls.set(token, {
+      const now = Date.now();
+      const entry: Entry = {
         fail,
         progress: (params) => {
           const checked = checkProgress(params, lastProgress);
           if (!checked || settled) return false;
           lastProgress = checked.progress;
-          armIdle();
+          entry.idleAt = Date.now() + options.idleMs;
+          relay ??= progressRelay(options.onProgress);
           relay.push(checked);
           return true;
         },
-      });
+        idleAt: now + options.idleMs,
+        ceilingAt: now + options.ceilingMs,
+        endings: options.endings,
+      };
+      this.calls.set(token, entry);
+      this.armBy(Math.min(entry.idleAt, entry.ceilingAt));
 
-      Promise.resolve()
-        .then(() => send(token, upstream.signal))
-        .then(
-          (value) => {
-            if (settled) return;
-            // The latest progress still waiting goes before the answer, never after it.
-            relay.flush();
-            finish();
-            resolve(value);
-          },
-          (error: unknown) => {
-            if (settled) return;
-            finish();
-            reject(error);
-          },
-        );
+      let sent: Promise<T>;
+      try {
+        sent = send(token, upstream.signal);
+      } catch (error) {
+        sent = Promise.reject(error);
+      }
+      sent.then(
+        (value) => {
+          if (settled) return;
+          // The latest progress still waiting goes before the answer, never after it.
+          relay?.flush();
+          finish();
+          resolve(value);
+        },
+        (error: unknown) => {
+          if (settled) return;
+          finish();
+          reject(error);
+        },
+      );
     });
   }
 

@@ -2,6 +2,7 @@ import { pathToFileURL } from 'node:url';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   Client,
+  type JSONRPCResultResponse,
   LOG_LEVEL_META_KEY,
   type PriorDiscovery,
   ProtocolError,
@@ -36,6 +37,18 @@ import { declaredCapabilities, missingCapabilityOf } from './client-capabilities
 import { isConnectionLoss } from './connection-loss.js';
 import { ListenStream } from './listen.js';
 import { paramHeaders } from './mcp-headers.js';
+import { StreamTransport } from './stream-transport.js';
+import { LooseResult } from './wire-check.js';
+
+/**
+ * The SDK's client, with its response dispatch reachable: a plain result answer the transport
+ * recognised (`wire-check.ts`) goes straight to it, not through the SDK's message schemas again.
+ */
+class GatewayClient extends Client {
+  deliverResponse(message: JSONRPCResultResponse): void {
+    this._onresponse(message);
+  }
+}
 
 /**
  * How long the era probe (`server/discover`, once per registration) waits: a 2025 server on a
@@ -70,7 +83,6 @@ const LIST_KEY = {
   resources: 'resources',
   'resources/templates': 'resourceTemplates',
 } as const;
-const LooseResult = z.looseObject({});
 
 export const CLIENT_INFO = { name: 'ringfence-gateway', version: '0.1.0' } as const;
 
@@ -121,7 +133,7 @@ function retryParams(input: UpstreamInput): Record<string, unknown> {
  * schema compiling inside the SDK, bounded paginated listing, and timeouts on everything.
  */
 export class UpstreamClient {
-  readonly client: Client;
+  readonly client: GatewayClient;
   private changeListener: (() => void) | undefined;
   private logListener: ((params: unknown) => void) | undefined;
   private resourceListener: ((uri: unknown) => void) | undefined;
@@ -145,7 +157,7 @@ export class UpstreamClient {
     readonly limits: CallLimits = DEFAULT_CALL_LIMITS,
     private readonly side: ClientSide = NO_CLIENT_SIDE,
   ) {
-    this.client = new Client(CLIENT_INFO, {
+    this.client = new GatewayClient(CLIENT_INFO, {
       capabilities: {
         roots: {},
         ...(side.grants.sampling ? { sampling: {} } : {}),
@@ -242,6 +254,9 @@ export class UpstreamClient {
    */
   async connect(transport: Transport, prior?: PriorDiscovery): Promise<void> {
     await this.client.connect(transport, { timeout: this.timeouts.connectMs, ...(prior ? { prior } : {}) });
+    // Only once connected: the era probe and the handshake read the transport's messages themselves.
+    if (transport instanceof StreamTransport)
+      transport.onresponse = (message) => this.client.deliverResponse(message);
     if (this.era() !== 'modern') return;
     this.listen = new ListenStream(
       this.client,
@@ -460,17 +475,27 @@ export class UpstreamClient {
                 signal,
               )
             : send(method, sent, relayed);
-        return answer
-          .catch(async (error: unknown) => {
-            // The SDK's own words for it are a bare "Connection closed".
-            if (isConnectionLoss(error)) throw new UpstreamError('UPSTREAM_LOST', await this.describeLoss());
-            // A 2026 server's -32021: it needs a capability this request did not declare. Said
-            // for the gateway's client, which is told it as that error (never as a result).
-            throw (
-              missingCapabilityOf(error, this.server, this.side.grants, options.clientCapabilities) ?? error
-            );
-          })
-          .finally(() => this.owners.delete(token));
+        // One settling step (not a catch and a finally): the owner is forgotten either way.
+        return answer.then(
+          (value) => {
+            this.owners.delete(token);
+            return value;
+          },
+          async (error: unknown) => {
+            try {
+              // The SDK's own words for it are a bare "Connection closed".
+              if (isConnectionLoss(error))
+                throw new UpstreamError('UPSTREAM_LOST', await this.describeLoss());
+              // A 2026 server's -32021: it needs a capability this request did not declare. Said
+              // for the gateway's client, which is told it as that error (never as a result).
+              throw (
+                missingCapabilityOf(error, this.server, this.side.grants, options.clientCapabilities) ?? error
+              );
+            } finally {
+              this.owners.delete(token);
+            }
+          },
+        );
       },
       {
         idleMs,

@@ -80,4 +80,40 @@ describe('droppedLineId', () => {
     expect(droppedLineId(b('{"result":{"id":99,'), b('...]},"jsonrpc":"2.0","id":"x"}'))).toBe('x');
     expect(droppedLineId(b('{"result":{"id":99,'), b('"id":5}}'))).toBeUndefined();
   });
+
+  it('once connected, hands plain answers on directly and every other line as the SDK parses it', async () => {
+    const input = new PassThrough();
+    const direct: unknown[] = [];
+    const messages: unknown[] = [];
+    const errors: string[] = [];
+    const transport = new StreamTransport(input, new PassThrough());
+    transport.onmessage = (m) => messages.push(m);
+    transport.onerror = (e) => errors.push(e.constructor.name);
+    transport.onresponse = (m) => direct.push(m);
+    await transport.start();
+    const lines = [
+      '{"jsonrpc":"2.0","id":1,"result":{"content":[]}}',
+      // The SDK's schema drops a bad serverInfo: not the direct path.
+      '{"jsonrpc":"2.0","id":2,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":1},"content":[]}}',
+      '{"jsonrpc":"2.0","id":3,"result":{"__proto__":{"isError":true},"content":[]}}',
+      '{"jsonrpc":"2.0","id":4,"result":[]}',
+      '{"jsonrpc":"2.0","id":5,"result":{},"smuggled":1}',
+      '{"jsonrpc":"2.0","id":6,"method":"roots/list"}',
+      '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}',
+      '{"jsonrpc":"2.0","id":7,"error":{"code":-1,"message":"no"}}',
+      'not json',
+    ];
+    input.write(`${lines.join('\n')}\n`);
+    await new Promise((r) => setImmediate(r));
+    expect(direct).toEqual([{ jsonrpc: '2.0', id: 1, result: { content: [] } }]);
+    expect(messages).toEqual([
+      { jsonrpc: '2.0', id: 2, result: { _meta: {}, content: [] } },
+      { jsonrpc: '2.0', id: 3, result: { content: [] } },
+      { jsonrpc: '2.0', id: 6, method: 'roots/list' },
+      { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 't', progress: 1 } },
+      { jsonrpc: '2.0', id: 7, error: { code: -1, message: 'no' } },
+    ]);
+    expect(Object.hasOwn((messages[1] as { result: object }).result, '__proto__')).toBe(false);
+    expect(errors).toEqual(['ZodError', 'ZodError', 'SyntaxError']);
+  });
 });

@@ -1,11 +1,12 @@
 import {
-  deserializeMessage,
   type JSONRPCMessage,
-  serializeMessage,
+  type JSONRPCResultResponse,
+  parseJSONRPCMessage,
   type Transport,
 } from '@modelcontextprotocol/client';
 import { UpstreamError } from '../ports/errors.js';
 import { droppedLineId, LineReader } from './line-reader.js';
+import { plainResultResponse } from './wire-check.js';
 
 /**
  * MCP's stdio framing (one JSON-RPC message per line) over any pair of streams — here the
@@ -26,6 +27,11 @@ export class StreamTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
+  /**
+   * Where a plain result answer goes once the client is connected (`wire-check.ts`): straight to
+   * the SDK's response dispatch, parsed once. Unset, or for any other message, `onmessage` as ever.
+   */
+  onresponse?: (message: JSONRPCResultResponse) => void;
   private readonly buffer: LineReader;
   private readonly maxLineBytes: number;
   private closed = false;
@@ -45,15 +51,20 @@ export class StreamTransport implements Transport {
     const sink = {
       line: (bytes: Buffer) => {
         let message: JSONRPCMessage;
+        let answer: JSONRPCResultResponse | undefined;
         try {
           // A CRLF line: the CR is cut from the bytes (a regex over the text would scan all of it).
           const end = bytes.length > 0 && bytes[bytes.length - 1] === 13 ? bytes.length - 1 : bytes.length;
-          message = deserializeMessage(bytes.toString('utf8', 0, end));
+          // The SDK's deserializeMessage, with the JSON parsed once whichever way it goes on.
+          const value: unknown = JSON.parse(bytes.toString('utf8', 0, end));
+          answer = this.onresponse ? plainResultResponse(value) : undefined;
+          message = answer ?? parseJSONRPCMessage(value);
         } catch (error) {
           this.onerror?.(error as Error);
           return;
         }
-        this.onmessage?.(message);
+        if (answer && this.onresponse) this.onresponse(answer);
+        else this.onmessage?.(message);
       },
       oversized: (head: Buffer, tail: Buffer) => {
         const what = `the server's answer exceeded ${this.maxLineBytes} bytes; it was dropped (the server is kept)`;
@@ -78,7 +89,8 @@ export class StreamTransport implements Transport {
   send(message: JSONRPCMessage): Promise<void> {
     return new Promise((resolve, reject) => {
       if (this.closed) return reject(new UpstreamError('UPSTREAM_CLOSED', 'the server connection is closed'));
-      this.output.write(serializeMessage(message), (error) => (error ? reject(error) : resolve()));
+      // One write per message, newline included (the SDK's serializeMessage).
+      this.output.write(`${JSON.stringify(message)}\n`, (error) => (error ? reject(error) : resolve()));
     });
   }
 

@@ -196,8 +196,10 @@ describe('the one-walk path of prepareEntry', () => {
       }
       const session = pick(['sess', 'sess', 'sess', '', 'z'.repeat(1025)]);
       const sandbox = pick([undefined, 'box', 'box', '']);
-      const fast = outcome(() => prepareEntry(input as AuditInput, session, sandbox));
-      const generic = outcome(() => prepareEntryGenerically(input as AuditInput, session, sandbox));
+      const fast = outcome(() => prepareEntry(input as unknown as AuditInput, session, sandbox));
+      const generic = outcome(() =>
+        prepareEntryGenerically(input as unknown as AuditInput, session, sandbox),
+      );
       expect(
         fast,
         JSON.stringify({ i, input }, (_k, v) => (v === undefined ? '<undefined>' : v)),

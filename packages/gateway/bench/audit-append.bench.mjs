@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // CPU of the audit writer per call: one decision entry (awaited, as the pipeline does before it
-// forwards) and one deferred result entry, from 8 callers at once, on tmpfs so the fdatasync costs
+// forwards) and one deferred result entry (not awaited, as in the pipeline), from 8 callers at once, on tmpfs so the fdatasync costs
 // nothing and what is left is preparing, serialising, hashing and the writer's own syscalls.
 // BENCH_BASELINE=<built checkout> runs the same against that build, interleaved, in one run.
 // `fdatasync_p50_ms`: what the durability of one decision costs in time on the disk an audit log
@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 const repo = fileURLToPath(new URL('../../..', import.meta.url));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CALLS = Number(process.env.BENCH_CALLS ?? 4000);
+const AWAIT_RESULT = process.env.BENCH_AWAIT_RESULT === '1';
 const builds = {
   current: repo,
   ...(process.env.BENCH_BASELINE ? { baseline: process.env.BENCH_BASELINE } : {}),
@@ -32,10 +33,15 @@ async function round(root, dir) {
       type: 'mcp.decision',
       refs: { phase: 'call', server: 'up', tool: 'echo', allowed: true, rule: 'default', arguments: args },
     });
-    await log.append(
+    const written = log.append(
       { type: 'mcp.result', parentSeq: seq, refs: { server: 'up', tool: 'echo', is_error: false, result } },
       { defer: true },
     );
+    // The pipeline does not wait for a result entry (serve/pipeline/run.ts); BENCH_AWAIT_RESULT=1
+    // waits anyway (this bench's first form: a caller then stalls until DEFER_MS when every
+    // caller waits on a result and no decision comes to take them along).
+    if (AWAIT_RESULT) await written;
+    else written.catch(() => {});
   };
   for (let i = 0; i < 200; i++) await call();
   const start = process.cpuUsage();
@@ -99,7 +105,14 @@ try {
         summary,
         ...ratio,
         fdatasync_p50_ms,
-        settings: { rounds: ROUNDS, calls: CALLS, dir, fdatasync_dir: syncDir, node: process.version },
+        settings: {
+          rounds: ROUNDS,
+          calls: CALLS,
+          await_result: AWAIT_RESULT,
+          dir,
+          fdatasync_dir: syncDir,
+          node: process.version,
+        },
       },
       null,
       2,

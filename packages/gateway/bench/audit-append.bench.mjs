@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // CPU of the audit writer per call: one decision entry (awaited, as the pipeline does before it
-// forwards) and one deferred result entry (not awaited, as in the pipeline), from 8 callers at once, on tmpfs so the fdatasync costs
-// nothing and what is left is preparing, serialising, hashing and the writer's own syscalls.
+// forwards) and one deferred result entry (not awaited, as in the pipeline), from 8 callers at
+// once, on tmpfs so the fdatasync costs nothing and what is left is preparing, serialising,
+// hashing and the writer's own syscalls.
 // BENCH_BASELINE=<built checkout> runs the same against that build, interleaved, in one run.
 // `fdatasync_p50_ms`: what the durability of one decision costs in time on the disk an audit log
 // would live on (one line written and fdatasync'd, as the writer does, in BENCH_DIR or the

@@ -1,5 +1,7 @@
 import { canonicalize, isRingfenceError } from '@ringfence/policy';
+import { clip } from './clip.js';
 import { AuditError } from './errors.js';
+import { middleText } from './middle.js';
 import {
   checkEntryShape,
   hashLine,
@@ -10,13 +12,7 @@ import {
   type ShapeCheck,
   serializeEntry,
 } from './spec.js';
-import {
-  AUDIT_GENESIS,
-  AUDIT_STRING_MAX,
-  type AuditDigest,
-  type AuditInput,
-  type AuditType,
-} from './types.js';
+import { AUDIT_GENESIS, type AuditDigest, type AuditInput, type AuditType } from './types.js';
 
 // The tables and checks live in spec.ts; these importers of format.ts keep their names.
 export {
@@ -66,14 +62,6 @@ export function contentDigest(value: unknown): AuditDigest | null {
   return value instanceof PrecomputedDigest ? value.digest : canonicalForm(value).digest.digest;
 }
 
-function clip(text: string): string {
-  if (text.length <= AUDIT_STRING_MAX) return text;
-  let head = text.slice(0, AUDIT_STRING_MAX - 1);
-  // Never leave half of a surrogate pair behind: it would make the line non-canonical elsewhere.
-  if (/[\ud800-\udbff]$/.test(head)) head = head.slice(0, -1);
-  return `${head}…`;
-}
-
 /** Shortens long strings and drops undefined members, recursively. */
 function clean<T>(value: T): T {
   if (typeof value === 'string') return clip(value) as T;
@@ -86,6 +74,7 @@ function clean<T>(value: T): T {
 /** An entry as the caller described it, digests computed, waiting for seq, ts and prev. */
 export interface PreparedEntry {
   readonly type: AuditType;
+  /** The entry's fields as written (digests in place of content, strings cut), seq, ts and prev aside. */
   readonly fields: Readonly<Record<string, unknown>>;
   /**
    * The entry's line between `"ts":"…",` and `,"prev":…`, serialised once when it is prepared:
@@ -96,6 +85,33 @@ export interface PreparedEntry {
   readonly parentSeq: number | undefined;
 }
 
+/** `fields` is read back from `middle` when asked for (tests, `completeEntry`): the writer never needs it. */
+class Prepared implements PreparedEntry {
+  constructor(
+    readonly type: AuditType,
+    readonly middle: string,
+    readonly parentSeq: number | undefined,
+  ) {}
+
+  get fields(): Readonly<Record<string, unknown>> {
+    return JSON.parse(`{${this.middle}}`) as Record<string, unknown>;
+  }
+}
+
+/** The member of `refs` that holds raw content, per type, replaced by its digest. */
+function contentOf(input: AuditInput): { readonly key?: string; readonly digest?: AuditDigest | null } {
+  if (input.type === 'mcp.decision' && input.refs.phase === 'call')
+    return { key: 'arguments', digest: contentDigest(input.refs.arguments) };
+  if (input.type === 'mcp.result') return { key: 'result', digest: contentDigest(input.refs.result) };
+  if (input.type === 'mcp.server_request')
+    return { key: 'request', digest: contentDigest(input.refs.request) };
+  if (input.type === 'mcp.server_answer') {
+    const { answer } = input.refs;
+    return { key: 'answer', digest: answer === undefined ? null : contentDigest(answer) };
+  }
+  return {};
+}
+
 /**
  * Turns what a caller hands in into an entry minus what only the writer knows (seq, ts, prev):
  * raw arguments and results become digests here and long strings are shortened. The shape is
@@ -104,33 +120,49 @@ export interface PreparedEntry {
  * @throws {AuditError} `AUDIT_INVALID_ENTRY`
  */
 export function prepareEntry(input: AuditInput, session: string, sandbox?: string): PreparedEntry {
-  const base = {
+  const content = contentOf(input);
+  const top = topOf(input, session, sandbox);
+  // One walk that checks and writes (middle.ts); what it does not accept goes the generic way,
+  // which refuses it with the reason or, if it is well-formed after all, writes the same bytes.
+  const middle = middleText(top, input.refs, content.key, content.digest, PROBE_SEQ);
+  if (middle !== undefined) return new Prepared(input.type, middle, top.parent_seq);
+  return prepareGeneric(input, top, content);
+}
+
+/** {@link prepareEntry} the generic way only: what its fast path is tested against. */
+export function prepareEntryGenerically(input: AuditInput, session: string, sandbox?: string): PreparedEntry {
+  return prepareGeneric(input, topOf(input, session, sandbox), contentOf(input));
+}
+
+/** The entry's own fields, as both paths start from them (parent_seq only where it belongs). */
+function topOf(input: AuditInput, session: string, sandbox: string | undefined) {
+  const hasParent = input.type === 'mcp.result' || input.type === 'mcp.server_answer';
+  return {
     type: input.type,
     session: input.session ?? session,
     agent: input.agent,
     scope: input.scope,
     sandbox,
+    parent_seq: hasParent ? input.parentSeq : undefined,
   };
-  let fields: Record<string, unknown>;
-  if (input.type === 'mcp.decision' && input.refs.phase === 'call') {
-    const { arguments: args, ...rest } = input.refs;
-    fields = { ...base, refs: { ...rest, arguments: contentDigest(args) } };
-  } else if (input.type === 'mcp.result') {
-    const { result, ...rest } = input.refs;
-    fields = { ...base, parent_seq: input.parentSeq, refs: { ...rest, result: contentDigest(result) } };
-  } else if (input.type === 'mcp.server_request') {
-    const { request, ...rest } = input.refs;
-    fields = { ...base, refs: { ...rest, request: contentDigest(request) } };
-  } else if (input.type === 'mcp.server_answer') {
-    const { answer, ...rest } = input.refs;
-    fields = {
-      ...base,
-      parent_seq: input.parentSeq,
-      refs: { ...rest, answer: answer === undefined ? null : contentDigest(answer) },
-    };
-  } else {
-    fields = { ...base, refs: input.refs };
+}
+
+/** The generic path: a cleaned copy, the strict shape check of a probe entry, its serialisation. */
+function prepareGeneric(
+  input: AuditInput,
+  top: ReturnType<typeof topOf>,
+  content: { readonly key?: string; readonly digest?: AuditDigest | null },
+): PreparedEntry {
+  const { parent_seq, ...base } = top;
+  let refs: Record<string, unknown> = input.refs as unknown as Record<string, unknown>;
+  if (content.key !== undefined) {
+    const { [content.key]: _raw, ...rest } = refs;
+    refs = { ...rest, [content.key]: content.digest };
   }
+  const fields: Record<string, unknown> =
+    input.type === 'mcp.result' || input.type === 'mcp.server_answer'
+      ? { ...base, parent_seq, refs }
+      : { ...base, refs };
   const cleaned = clean(fields);
   // A placeholder seq above any parent_seq; the real one is checked again when it is known.
   const probe = checkEntryShape({ ...cleaned, seq: PROBE_SEQ, ts: PROBE_TS, prev: AUDIT_GENESIS });
@@ -142,12 +174,7 @@ export function prepareEntry(input: AuditInput, session: string, sandbox?: strin
   }
   const line = serializeEntry(probe.entry);
   const parentSeq = (probe.entry as { parent_seq?: number }).parent_seq;
-  return {
-    type: input.type,
-    fields: cleaned,
-    middle: line.slice(PROBE_HEAD.length, line.length - PROBE_TAIL.length),
-    parentSeq,
-  };
+  return new Prepared(input.type, line.slice(PROBE_HEAD.length, line.length - PROBE_TAIL.length), parentSeq);
 }
 
 const PROBE_SEQ = Number.MAX_SAFE_INTEGER;

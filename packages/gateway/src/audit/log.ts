@@ -153,17 +153,23 @@ export class AuditLog {
     return new Promise<number>((resolve, reject) => {
       this.queue.push({ prepared, resolve, reject, deferred: options.defer === true });
       if (options.defer && !this.draining) {
-        // A deferred entry rides along with the next append (one lock, one write, one fsync for
-        // both), or is written on its own after DEFER_MS: the order of entries never changes.
-        this.deferTimer ??= setTimeout(() => {
-          this.deferTimer = undefined;
-          if (this.queue.length > 0) this.draining ??= this.drain();
-        }, DEFER_MS);
+        this.startDeferTimer();
         return;
       }
       this.stopDeferTimer();
       this.draining ??= this.drain();
     });
+  }
+
+  /**
+   * A deferred entry rides along with the next append (one lock, one write, one fsync for both),
+   * or is written on its own after DEFER_MS: the order of entries never changes.
+   */
+  private startDeferTimer(): void {
+    this.deferTimer ??= setTimeout(() => {
+      this.deferTimer = undefined;
+      if (this.queue.length > 0) this.draining ??= this.drain();
+    }, DEFER_MS);
   }
 
   private stopDeferTimer(): void {
@@ -189,7 +195,13 @@ export class AuditLog {
   private async drain(): Promise<void> {
     try {
       // Later appends wait their turn; each round takes everything queued so far (group commit).
-      while (this.queue.length > 0) {
+      for (let round = 0; this.queue.length > 0; round++) {
+        // Entries nobody waits on that came during a round do not make a round (a write and an
+        // fsync) of their own: they wait for the next append as if they had come between rounds.
+        if (round > 0 && !this.closed && !this.queue.some((item) => !item.deferred)) {
+          this.startDeferTimer();
+          break;
+        }
         const batch = this.queue.splice(0, this.options.maxBatch ?? 256);
         try {
           await this.locked(() => this.writeBatch(batch));

@@ -16,7 +16,8 @@ import type { OnReadOpts, Socket } from 'node:net';
  * - two buffers of the tunnel's own once a read fills the shared one (a bulk transfer): each is
  *   written to the client without a copy and read into again once the kernel has taken it. While
  *   the client has one of them pending the next read goes into the other; with both pending the
- *   upstream is paused until the client drains, the same bound as the 'data' path's. A short read
+ *   upstream is paused until the client has taken the later one (its write's callback: writes
+ *   complete in order), the same bound as the 'data' path's. A short read
  *   with nothing pending means the upstream is drained, and the tunnel goes back to the shared
  *   buffer (its own go to a small spare list, so a tunnel idle after a download holds nothing).
  */
@@ -44,7 +45,6 @@ export class DownstreamReader {
   private own: [Buffer, Buffer] | null = null;
   /** Index of the own buffer the next read lands in. */
   private current = 0;
-  private readonly resume = () => this.upstream?.resume();
   /** A failed write is the client's teardown (its error/close handlers end the tunnel). */
   private readonly resumeAfterWrite = (error?: Error | null) => {
     if (!error) this.upstream?.resume();

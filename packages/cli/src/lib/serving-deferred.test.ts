@@ -2,7 +2,7 @@ import type { ContainerServerConfig } from '@ringfence/gateway/config';
 import type { ContainedServer, ContainedStdio } from '@ringfence/gateway/ports';
 import type { ContainerRuntime } from '@ringfence/gateway/runtime';
 import { describe, expect, it, vi } from 'vitest';
-import { DeferredContainedServer, EarlyContainers } from './serving.js';
+import { DeferredContainedServer, EarlyContainers, UNDER_WAY_WAIT_MS } from './serving.js';
 
 const config = {
   name: 'docs',
@@ -96,6 +96,29 @@ describe('EarlyContainers (container servers begun before the gateway asks)', ()
     const early = new EarlyContainers([config], async () => unavailable);
     await new Promise((resolve) => setTimeout(resolve, 10));
     await expect(early.take(config).start()).rejects.toMatchObject({ code: 'CONTAINERS_UNAVAILABLE' });
+  });
+
+  it('lets the endpoint load after a bounded wait when an engine step before the start never answers', async () => {
+    // An engine that takes a create (or a network, the reaper, the sidecar) and never answers:
+    // the start is never sent, and its own 60 s budget is the gateway's, which is not loaded yet.
+    // Waiting for the start to be sent must not hold mcp serve's endpoint back for good.
+    vi.useFakeTimers();
+    try {
+      const { runtime, inner } = fakeRuntime();
+      vi.mocked(inner.start).mockImplementation(() => new Promise<ContainedStdio>(() => {}));
+      const early = new EarlyContainers([config], async () => runtime);
+      let settled = false;
+      void early.underWay().then(() => {
+        settled = true;
+      });
+      await vi.advanceTimersByTimeAsync(UNDER_WAY_WAIT_MS - 1);
+      expect(settled).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(settled).toBe(true);
+      expect(inner.start).toHaveBeenCalledTimes(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('tells a listener that comes late about an exit that came first', async () => {

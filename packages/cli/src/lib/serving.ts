@@ -369,6 +369,12 @@ export class DeferredContainedServer implements ContainedServer {
 }
 
 /**
+ * How long mcp serve waits for its container servers' starts to be sent before it loads the
+ * endpoint's code anyway: far above a normal start's few hundred ms, far below a start's budget.
+ */
+export const UNDER_WAY_WAIT_MS = 5_000;
+
+/**
  * The container servers `mcp serve` will start, begun as soon as the runtime is on its way rather
  * than once the served endpoint's code is loaded: container create and start, and the server's own
  * boot, then run beside that loading. Nothing is listed from them before the gateway takes them
@@ -410,9 +416,20 @@ export class EarlyContainers {
     this.sent.get(name)?.();
   }
 
-  /** Every server begun here has had its container's start sent, or failed. */
+  /**
+   * Every server begun here has had its container's start sent, or failed, or UNDER_WAY_WAIT_MS
+   * passed. Bounded: the engine client has no timeout of its own, and an engine that never answers
+   * a step before the start (a create, a network) would otherwise hold the served endpoint back
+   * for good, when the gateway's own start budget (60 s) would have reported that server and
+   * served the others.
+   */
   underWay(): Promise<void> {
-    return this.begun;
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, UNDER_WAY_WAIT_MS);
+      timer.unref();
+    });
+    return Promise.race([this.begun, bound]).finally(() => clearTimeout(timer));
   }
 
   /**

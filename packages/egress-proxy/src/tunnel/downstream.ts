@@ -16,7 +16,8 @@ import type { OnReadOpts, Socket } from 'node:net';
  * - two buffers of the tunnel's own once a read fills the shared one (a bulk transfer): each is
  *   written to the client without a copy and read into again once the kernel has taken it. While
  *   the client has one of them pending the next read goes into the other; with both pending the
- *   upstream is paused until the client drains, the same bound as the 'data' path's. A short read
+ *   upstream is paused until the client has taken the later one (its write's callback: writes
+ *   complete in order), the same bound as the 'data' path's. A short read
  *   with nothing pending means the upstream is drained, and the tunnel goes back to the shared
  *   buffer (its own go to a small spare list, so a tunnel idle after a download holds nothing).
  */
@@ -44,9 +45,10 @@ export class DownstreamReader {
   private own: [Buffer, Buffer] | null = null;
   /** Index of the own buffer the next read lands in. */
   private current = 0;
-  /** Bytes read into each own buffer the last time, to know which one the client still holds. */
-  private readonly sizes: [number, number] = [0, 0];
-  private readonly resume = () => this.upstream?.resume();
+  /** A failed write is the client's teardown (its error/close handlers end the tunnel). */
+  private readonly resumeAfterWrite = (error?: Error | null) => {
+    if (!error) this.upstream?.resume();
+  };
 
   /** The `onread` option for the upstream's `net.connect`. */
   readonly onread: OnReadOpts = {
@@ -60,9 +62,15 @@ export class DownstreamReader {
     this.client = client;
     const early = this.early;
     this.early = [];
+    const last = early.pop();
+    if (last === undefined) return;
     for (const chunk of early) client.write(chunk);
     // Paused when bytes came before the relay existed; a listener-less resume is what restarts it.
-    if (early.length > 0) this.afterWrite(client);
+    if (client.writableLength + last.length > COPY_BOUND) this.writeThenWait(client, last);
+    else {
+      client.write(last);
+      upstream.resume();
+    }
   }
 
   private onRead(n: number, buffer: Buffer): boolean {
@@ -76,21 +84,29 @@ export class DownstreamReader {
     // waits (paused) for the tunnel's teardown or idle timeout.
     if (client.destroyed || !client.writable) return false;
     if (buffer !== shared) return this.fromOwn(client, n, buffer);
-    client.write(Buffer.from(buffer.subarray(0, n)));
+    const copy = Buffer.from(buffer.subarray(0, n));
     // A read that fills the shared buffer: more is waiting, this is a bulk transfer.
     if (n === CHUNK && this.own === null) {
       this.own = spare.pop() ?? [Buffer.allocUnsafeSlow(CHUNK), Buffer.allocUnsafeSlow(CHUNK)];
       this.current = 0;
     }
-    return client.writableLength > COPY_BOUND ? this.pauseUntilDrain(client) : true;
+    // More than a chunk pending once this one is queued behind what is pending: wait until the
+    // client has taken this one (and so everything before it).
+    if (client.writableLength + n > COPY_BOUND) return this.writeThenWait(client, copy);
+    client.write(copy);
+    return true;
   }
 
   private fromOwn(client: Socket, n: number, buffer: Buffer): boolean {
-    client.write(buffer.subarray(0, n));
-    const i = this.current;
-    this.sizes[i] = n;
-    const pending = client.writableLength;
-    if (pending === 0) {
+    const chunk = buffer.subarray(0, n);
+    // Earlier bytes still pending (the other own buffer may be among them): this chunk is queued
+    // behind them, so wait until the client has taken it, which frees both buffers.
+    if (client.writableLength > 0) {
+      this.current ^= 1;
+      return this.writeThenWait(client, chunk);
+    }
+    client.write(chunk);
+    if (client.writableLength === 0) {
       // The kernel took it all: the same buffer is free for the next read, unless the upstream
       // is drained, in which case the tunnel goes back to holding no buffer of its own.
       if (n < CHUNK && this.own !== null) {
@@ -99,18 +115,19 @@ export class DownstreamReader {
       }
       return true;
     }
-    // Writes complete in order: when more is pending than this chunk, the other buffer is held too.
-    this.current = i ^ 1;
-    return pending > n ? this.pauseUntilDrain(client) : true;
+    // Only this chunk is pending: the next read goes into the other buffer.
+    this.current ^= 1;
+    return true;
   }
 
-  private pauseUntilDrain(client: Socket): false {
-    client.once('drain', this.resume);
+  /**
+   * Writes the last chunk before a pause and resumes the upstream when that write completes.
+   * Writes complete in order, so by then the client holds nothing of ours. Not 'drain': a socket
+   * emits it only after a write that reached its high-water mark, and a few short chunks pending
+   * never do, which left the upstream paused for good (a stalled tunnel).
+   */
+  private writeThenWait(client: Socket, chunk: Buffer): false {
+    client.write(chunk, this.resumeAfterWrite);
     return false;
-  }
-
-  private afterWrite(client: Socket): void {
-    if (client.writableLength > COPY_BOUND) client.once('drain', this.resume);
-    else this.upstream?.resume();
   }
 }

@@ -14,6 +14,7 @@ import { EgressAuditor } from './egress-audit.js';
 import { createDockerClient, type EngineInfo, probeEngine, resolveEngineEndpoint } from './engine.js';
 import { currentOwner } from './labels.js';
 import type { WorkspaceRoot } from './mounts.js';
+import { type PrefetchedImages, prefetchImages } from './prefetched-images.js';
 import { type ContainerProcessLimits, containerProcessLimits, hostHardLimitsFor } from './process-limits.js';
 import { reaperLogPath, startReaper } from './reaper.js';
 import { type SweepReport, sweepDeadGateways } from './sweep.js';
@@ -215,35 +216,5 @@ function observedStarts(name: string, server: ContainedServer, observer: Runtime
     onExit: (listener) => server.onExit(listener),
     stderr: () => server.stderr(),
     stop: () => server.stop(),
-  };
-}
-
-type PrefetchedImages = {
-  /** The inspection asked for this server's image at the runtime's start, once; else undefined. */
-  take(config: Pick<ContainerServerConfig, 'name' | 'image'>): Promise<Docker.ImageInspectInfo> | undefined;
-};
-
-/**
- * One inspection per server about to start, asked now and taken once, by that server's first
- * start of that image (a restart, or a registration changed since, asks the engine again). A
- * failure is the image check's to report, when it takes the answer.
- */
-function prefetchImages(
-  docker: Docker,
-  servers: readonly Pick<ContainerServerConfig, 'name' | 'image'>[],
-): PrefetchedImages {
-  const inspected = new Map<string, { image: string; answer: Promise<Docker.ImageInspectInfo> }>();
-  for (const { name, image } of servers) {
-    const answer = docker.getImage(image).inspect();
-    answer.catch(() => {});
-    inspected.set(name, { image, answer });
-  }
-  return {
-    take: ({ name, image }) => {
-      const found = inspected.get(name);
-      if (!found) return undefined;
-      inspected.delete(name);
-      return found.image === image ? found.answer : undefined;
-    },
   };
 }

@@ -337,6 +337,48 @@ describe('sampling and elicitation from servers', () => {
     ]);
   });
 
+  it('a task-augmented call’s requests go to the session that made the task, with another session calling meanwhile', async () => {
+    const { gateway, upstreams } = await start([
+      remote('shared', { allow_sampling: true, allow_elicitation: true }),
+    ]);
+    const server = upstreams.get('shared')!;
+    // The task's session, as the endpoint makes it: it records what reaches it.
+    const taskSeen: string[] = [];
+    const taskSink = {
+      agent: 'task-agent',
+      capable: () => true,
+      forward: async (_server: string, method: string) => {
+        taskSeen.push(method);
+        return method === 'elicitation/create'
+          ? { action: 'accept', content: { key: 'k' } }
+          : { role: 'assistant', model: 'm', content: { type: 'text', text: 'ok' } };
+      },
+    };
+    const started = await gateway.callAsTask('shared_hold', {}, { agent: 'task-agent' }, '2025-11-25', {
+      sink: taskSink,
+    });
+    expect('task' in started).toBe(true);
+    await expect.poll(() => server.owners.length).toBe(1);
+    // Another session calls the same server while the task runs in the background.
+    const bob = await connect(gateway);
+    const plain = bob.client.callTool({ name: 'shared_hold', arguments: {} });
+    await expect.poll(() => server.owners.length).toBe(2);
+    const [taskOwner, bobOwner] = server.owners as [object, object];
+    // The task's call started as the task's session, after the task was made (no context to lean on).
+    expect(taskOwner).toBe(taskSink);
+    expect(bobOwner).not.toBe(taskSink);
+    expect(await server.send('elicitation/create', ELICIT, taskOwner)).toMatch(/^answer /);
+    expect(taskSeen).toEqual(['elicitation/create']);
+    expect(bob.seen).toEqual([]);
+    expect(await server.send('sampling/createMessage', SAMPLE, bobOwner)).toMatch(/^answer /);
+    expect(bob.seen.map((s) => s.method)).toEqual(['sampling/createMessage']);
+    expect(taskSeen).toEqual(['elicitation/create']);
+    // Unattributed while both wait: nobody's.
+    expect(await server.send('sampling/createMessage', SAMPLE)).toMatch(/calls from 2 client sessions/);
+    server.letGo();
+    await plain;
+  });
+
   it('refuses what is too large, sampling with tools, and elicitation by URL', async () => {
     const { gateway } = await start([remote('writer', { allow_sampling: true, allow_elicitation: true })]);
     const person = await connect(gateway);

@@ -19,6 +19,8 @@ export function plan({ repo, quick, dirs, prereqs }) {
     BENCH_ROUNDS: size(3, 1),
     BENCH_CALLS: size(200, 100),
     BENCH_CONCURRENT: size(400, 200),
+    // Steady state, as call-cpu measures it: both variants get the same warm-up calls.
+    BENCH_WARM: size(2000, 500),
     ...extra,
   });
   const callCpu = (extra = {}) => ({

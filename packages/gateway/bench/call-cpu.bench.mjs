@@ -10,17 +10,16 @@
 // test/fixtures/tool-server.mjs on loopback, registered with `mcp add --url`.
 // BENCH_VARIANT=bare-attach measures the floor instead of `mcp serve`: bare-attach-relay.mjs, the
 // same probe container behind the gateway's attach stream and nothing else (no MCP, no pipeline).
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { createDockerClient } from '@ringfence/gateway/runtime';
-import { buildProbeImage } from './lib.mjs';
+import { buildProbeImage, startEchoUpstream } from './lib.mjs';
 
 const repo = fileURLToPath(new URL('../../..', import.meta.url));
 const cli = join(repo, 'packages/cli/bin/run.js');
@@ -50,32 +49,7 @@ const home = await mkdtemp(
 );
 const env = { ...process.env, RINGFENCE_HOME: home };
 
-/** The fixture's streamable-HTTP server with one `echo` tool, on loopback. */
-async function startRemote() {
-  const tools = join(home, 'tools.json');
-  await writeFile(
-    tools,
-    JSON.stringify([
-      {
-        name: 'echo',
-        description: 'Echo.',
-        inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-      },
-    ]),
-  );
-  await writeFile(join(home, 'b.json'), '{}');
-  const child = spawn(
-    process.execPath,
-    [join(repo, 'test/fixtures/tool-server.mjs'), tools, join(home, 'b.json')],
-    {
-      stdio: ['ignore', 'pipe', 'ignore'],
-    },
-  );
-  const line = await new Promise((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
-  return { child, url: `http://127.0.0.1:${JSON.parse(line).port}/mcp` };
-}
-
-const remote = REMOTE ? await startRemote() : undefined;
+const remote = REMOTE ? await startEchoUpstream(home, 'ignore') : undefined;
 const probe = REMOTE ? undefined : await buildProbeImage(createDockerClient());
 if (VARIANT === 'gateway') {
   const target = REMOTE ? ['--url', remote.url] : ['--image', probe.ref];

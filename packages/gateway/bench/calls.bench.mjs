@@ -13,16 +13,15 @@
 // neighbour hits every relay alike; medians over rounds are quoted, with ratios against direct.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { cpuMs, freePort, median, percentile } from './lib.mjs';
+import { cpuMs, freePort, median, percentile, startEchoUpstream } from './lib.mjs';
 
 const repo = fileURLToPath(new URL('../../..', import.meta.url));
 const cli = join(repo, 'packages/cli/bin/run.js');
@@ -40,28 +39,6 @@ const BASELINE = process.env.BENCH_BASELINE;
 const baselineCli = BASELINE && join(BASELINE, 'packages/cli/bin/run.js');
 
 const round3 = (x) => Number(x.toFixed(3));
-
-async function startUpstream(dir) {
-  const tools = join(dir, 'tools.json');
-  await writeFile(
-    tools,
-    JSON.stringify([
-      {
-        name: 'echo',
-        description: 'Echo.',
-        inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-      },
-    ]),
-  );
-  await writeFile(join(dir, 'b.json'), '{}');
-  const child = spawn(
-    process.execPath,
-    [join(repo, 'test/fixtures/tool-server.mjs'), tools, join(dir, 'b.json')],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const line = await new Promise((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
-  return { child, url: `http://127.0.0.1:${JSON.parse(line).port}/mcp` };
-}
 
 /** Resolves once `url` answers HTTP at all (any status). */
 async function waitForHttp(url, child) {
@@ -161,7 +138,7 @@ const home = join(dir, 'home');
 // A second home on tmpfs (where fsync costs nothing) separates the durable audit write from the rest.
 const shmDir = existsSync('/dev/shm') ? await mkdtemp('/dev/shm/rf-bench-') : undefined;
 const shmHome = shmDir ? join(shmDir, 'home') : undefined;
-const upstream = await startUpstream(dir);
+const upstream = await startEchoUpstream(dir);
 const baseHome = baselineCli && join(dir, 'baseline-home');
 // `mcp serve --metrics` beside the same gateway without it: what counting costs per call.
 const metricsHome = join(dir, 'metrics-home');

@@ -1,10 +1,12 @@
 // What the gateway's and the CLI's benches share: medians and percentiles, CPU time from /proc,
 // a free loopback port, and the probe server image (test/fixtures/probe-server.mjs on the Node
 // base image) that contained benches and the demo run.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { buildContextImage, buildNodeBaseImage } from '@ringfence/gateway/images';
 
@@ -55,4 +57,32 @@ export async function buildProbeImage(docker, repository = 'ringfence-bench/prob
       ],
     },
   });
+}
+
+/**
+ * The fixture's streamable-HTTP server (test/fixtures/tool-server.mjs) with one `echo` tool, on
+ * loopback; its files go in `dir`. `stderr`: where its own log goes ('inherit' or 'ignore').
+ */
+export async function startEchoUpstream(dir, stderr = 'inherit') {
+  const tools = join(dir, 'tools.json');
+  await writeFile(
+    tools,
+    JSON.stringify([
+      {
+        name: 'echo',
+        description: 'Echo.',
+        inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+      },
+    ]),
+  );
+  await writeFile(join(dir, 'b.json'), '{}');
+  const child = spawn(
+    process.execPath,
+    [join(repo, 'test/fixtures/tool-server.mjs'), tools, join(dir, 'b.json')],
+    {
+      stdio: ['ignore', 'pipe', stderr],
+    },
+  );
+  const line = await new Promise((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
+  return { child, url: `http://127.0.0.1:${JSON.parse(line).port}/mcp` };
 }
